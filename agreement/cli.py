@@ -1,0 +1,263 @@
+"""``ls-agreement compute``: one agreement measure of a CSV of annotations.
+
+The CSV has one row per annotation with the columns ``item``, ``annotator``
+and ``label`` (and ``rank``, 1 for primary and 2 for secondary, for the
+augmented kappa). Bad input ends with exit status 2 and one line on stderr
+saying what is wrong; a measure that is undefined for the data prints
+``null`` (with ``--json``) and a warning that says why.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+import numpy as np
+import pandas as pd
+
+from agreement.alpha import krippendorff_alpha
+from agreement.augmented import augmented_kappa, augmented_sweep, classify_items, ranked_labels
+from agreement.bootstrap import ConfidenceInterval, bootstrap_ci
+from agreement.counts import label_counts
+from agreement.information import information_agreement
+from agreement.kappa import fleiss_kappa, kappa_report
+from agreement.pairwise import annotator_labels
+from agreement.spa import WEIGHING_SCHEMES, spa
+from agreement.undefined import UndefinedMeasureWarning
+
+__all__ = ["ComputeOptions", "InputError", "add_compute_parser", "read_annotations", "run_compute"]
+
+METRICS = ("alpha", "spa", "fleiss", "cohen", "scott", "pabak", "pi", "augmented")
+TWO_RATER = ("cohen", "scott", "pabak", "pi", "augmented")
+LEVELS = ("nominal", "ordinal", "interval", "ratio")
+_SNIFF_BYTES = 65_536
+
+
+class InputError(Exception):
+    """Input the command cannot use; its message is one line for the user."""
+
+
+@dataclass(frozen=True)
+class ComputeOptions:
+    """Everything ``compute`` was asked, read once from the command line."""
+
+    path: Path
+    metric: str
+    level: str = "nominal"
+    weights: str = "annotations_m1"
+    p: float = 0.5
+    confidence: float | None = None
+    n_resamples: int = 1000
+    seed: int | None = None
+    as_json: bool = False
+
+    @classmethod
+    def from_namespace(cls, args: argparse.Namespace) -> ComputeOptions:
+        """Validate parsed arguments; raises :class:`InputError`."""
+        if not 0.5 <= args.p <= 1.0:
+            raise InputError(f"--p must lie between 0.5 and 1 (the primary label's weight); got {args.p}.")
+        if args.ci is not None and not 0.0 < args.ci < 1.0:
+            raise InputError(f"--ci must lie strictly between 0 and 1, e.g. 0.95; got {args.ci}.")
+        if args.bootstrap < 2:
+            raise InputError(f"--bootstrap needs at least 2 resamples; got {args.bootstrap}.")
+        return cls(path=Path(args.file), metric=args.metric, level=args.level, weights=args.weights, p=args.p,
+                   confidence=args.ci, n_resamples=args.bootstrap, seed=args.seed, as_json=args.json)
+
+
+def add_compute_parser(subparsers: Any) -> None:
+    """Register ``compute`` on an argparse sub-parser collection."""
+    parser = subparsers.add_parser(
+        "compute",
+        help="compute one agreement measure from a CSV of annotations",
+        description="Compute an agreement measure from a CSV with columns item,annotator,label (and rank for "
+                    "augmented: 1 primary, 2 secondary).",
+    )
+    parser.add_argument("file", help="CSV file, one row per annotation")
+    parser.add_argument("--metric", required=True, choices=METRICS)
+    parser.add_argument("--level", default="nominal", choices=LEVELS, help="alpha's level of measurement")
+    parser.add_argument("--weights", default="annotations_m1", choices=WEIGHING_SCHEMES, help="SPA weighing scheme")
+    parser.add_argument("--p", type=float, default=0.5, help="augmented kappa: weight of the primary label, 0.5-1")
+    parser.add_argument("--ci", type=float, default=None, metavar="LEVEL", help="bootstrap interval, e.g. 0.95")
+    parser.add_argument("--bootstrap", type=int, default=1000, metavar="N", help="bootstrap resamples (default 1000)")
+    parser.add_argument("--seed", type=int, default=None, help="random seed of the bootstrap")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.set_defaults(handler=_handle)
+
+
+def _handle(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    try:
+        options = ComputeOptions.from_namespace(args)
+        return run_compute(options, stdout=stdout, stderr=stderr)
+    except InputError as error:
+        print(f"ls-agreement compute: error: {error}", file=stderr)
+        return 2
+
+
+def read_annotations(path: Path, *, columns: tuple[str, ...]) -> tuple[pd.DataFrame, int]:
+    """Read the CSV; return its rows with all ``columns`` filled, and how many rows were skipped.
+
+    Raises
+    ------
+    InputError
+        For a missing, empty, binary or unparsable file, missing columns, or
+        no usable rows.
+    """
+    if not path.exists():
+        raise InputError(f"{path} does not exist.")
+    if path.is_dir():
+        raise InputError(f"{path} is a directory, not a CSV file.")
+    with path.open("rb") as handle:
+        head = handle.read(_SNIFF_BYTES)
+    if not head.strip():
+        raise InputError(f"{path} is empty.")
+    if b"\x00" in head:
+        raise InputError(f"{path} is not a text CSV file (it holds binary data).")
+    try:
+        table = pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[""], skipinitialspace=True)
+    except UnicodeDecodeError:
+        raise InputError(f"{path} is not UTF-8 text.") from None
+    except (pd.errors.ParserError, pd.errors.EmptyDataError) as error:
+        raise InputError(f"{path} is not a valid CSV file: {str(error).strip().splitlines()[0]}") from None
+    table.columns = [str(c).strip() for c in table.columns]
+    missing = [c for c in columns if c not in table.columns]
+    if missing:
+        have = ", ".join(table.columns) or "none"
+        raise InputError(f"{path} has no column {', '.join(map(repr, missing))}; its columns are: {have}.")
+    table = table[list(columns)]
+    usable = table.notna().all(axis=1)
+    if not usable.any():
+        raise InputError(f"{path} has no row with all of: {', '.join(columns)}.")
+    return table[usable].reset_index(drop=True), int((~usable).sum())
+
+
+def _numeric_labels(table: pd.DataFrame, level: str, path: Path) -> pd.DataFrame:
+    numbers = pd.to_numeric(table["label"], errors="coerce")
+    if numbers.isna().any():
+        bad = table["label"][numbers.isna()].iloc[0]
+        raise InputError(f"The {level} level needs numeric labels, but {path} has the label {bad!r}.")
+    return table.assign(label=numbers.to_numpy(dtype=np.float64))
+
+
+def _finite(value: float) -> float | None:
+    return None if value is None or not math.isfinite(value) else float(value)
+
+
+def _interval(ci: ConfidenceInterval, seed: int | None) -> dict[str, Any]:
+    return {"low": _finite(ci.low), "high": _finite(ci.high), "confidence": ci.confidence,
+            "standard_error": _finite(ci.standard_error), "n_resamples": ci.n_resamples,
+            "n_undefined": ci.n_undefined, "seed": seed}
+
+
+def _compute(options: ComputeOptions) -> dict[str, Any]:
+    columns = ("item", "annotator", "label", "rank") if options.metric == "augmented" else ("item", "annotator", "label")
+    table, skipped = read_annotations(options.path, columns=columns)
+    annotators = sorted(table["annotator"].unique())
+    if options.metric in TWO_RATER and len(annotators) != 2:
+        shown = ", ".join(annotators[:5]) + (", ..." if len(annotators) > 5 else "")
+        raise InputError(
+            f"The {options.metric} metric compares exactly two annotators; {options.path} has "
+            f"{len(annotators)} ({shown})."
+        )
+    result: dict[str, Any] = {
+        "metric": options.metric,
+        "n_items": int(table["item"].nunique()),
+        "n_annotations": int(len(table)) if options.metric != "augmented" else int(
+            len(table[["item", "annotator"]].drop_duplicates())),
+        "n_annotators": len(annotators),
+        "skipped_rows": skipped,
+    }
+    bootstrap = {"n_resamples": options.n_resamples, "confidence": options.confidence or 0.95, "seed": options.seed}
+    if options.metric in ("alpha", "spa", "fleiss"):
+        if options.metric == "alpha" and options.level != "nominal":
+            table = _numeric_labels(table, options.level, options.path)
+        counts = label_counts(table)
+        result["n_pairable_items"] = int((counts.counts.sum(axis=1) >= 2).sum())
+        if options.metric == "alpha":
+            result["level"] = options.level
+            result["value"] = krippendorff_alpha(counts, level=options.level)
+            extra = {"level": options.level}
+        elif options.metric == "spa":
+            result["weights"] = options.weights
+            result["value"] = spa(counts, weights=options.weights)
+            extra = {"weights": options.weights}
+        else:
+            result["value"] = fleiss_kappa(counts)
+            extra = {}
+        if options.confidence is not None:
+            result["ci"] = _interval(bootstrap_ci(counts, options.metric, **bootstrap, **extra), options.seed)
+    elif options.metric == "augmented":
+        ranked = ranked_labels(table)
+        both = ranked.rated(0) & ranked.rated(1)
+        first, second = ranked.matrix(0, p=options.p)[both], ranked.matrix(1, p=options.p)[both]
+        kappa = augmented_kappa(first, second)
+        classes = classify_items(ranked)["item_class"].value_counts()
+        result.update({
+            "p": options.p, "value": kappa.kappa, "observed": kappa.observed, "expected": kappa.expected,
+            "n_common_items": kappa.n_items,
+            "sweep": {f"{p:.1f}": _finite(v) for p, v in augmented_sweep(ranked).items()},
+            "item_classes": {str(name): int(count) for name, count in classes.items()},
+        })
+        if options.confidence is not None:
+            result["ci"] = _interval(bootstrap_ci(np.hstack([first, second]), "augmented", **bootstrap), options.seed)
+    else:
+        labels = annotator_labels(table)
+        pair = labels.table(0, 1)
+        result["n_common_items"] = int(pair.sum())
+        if options.metric == "pi":
+            info = information_agreement(pair)
+            result.update({"value": info.p_i, "information": info.information,
+                           "entropy_first": info.entropy_first, "entropy_second": info.entropy_second,
+                           "ratios": {str(c): _finite(r) for c, r in zip(labels.categories, info.ratios)}})
+            name = "information"
+        else:
+            report = kappa_report(pair)
+            result.update({"value": getattr(report, options.metric), "observed": report.observed,
+                           "cohen": report.cohen, "scott": report.scott, "pabak": report.pabak,
+                           "prevalence": report.prevalence, "bias": report.bias})
+            name = options.metric
+        if options.confidence is not None:
+            result["ci"] = _interval(bootstrap_ci(pair, name, **bootstrap), options.seed)
+    return result
+
+
+def _clean(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _clean(v) for k, v in value.items()}
+    if isinstance(value, (float, np.floating)):
+        return _finite(float(value))
+    if isinstance(value, np.integer):
+        return int(value)
+    return value
+
+
+def run_compute(options: ComputeOptions, *, stdout: TextIO = sys.stdout, stderr: TextIO = sys.stderr) -> int:
+    """Compute, print the result, and return the exit status (0, or 2 for bad input)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", UndefinedMeasureWarning)
+        try:
+            result = _compute(options)
+        except InputError:
+            raise
+        except ValueError as error:
+            raise InputError(str(error)) from None
+    messages = list(dict.fromkeys(str(w.message) for w in caught if issubclass(w.category, UndefinedMeasureWarning)))
+    for message in messages:
+        print(f"ls-agreement compute: warning: {message}", file=stderr)
+    result = _clean({**result, "warnings": messages})
+    if options.as_json:
+        print(json.dumps(result), file=stdout)
+        return 0
+    value = "undefined" if result["value"] is None else f"{result['value']:.4f}"
+    qualifier = f" ({result['level']})" if "level" in result else f" ({result['weights']})" if "weights" in result else ""
+    line = f"{result['metric']}{qualifier} = {value} over {result['n_items']} items and {result['n_annotations']} annotations"
+    if "ci" in result and result["ci"]["low"] is not None:
+        ci = result["ci"]
+        line += f"; {ci['confidence']:.0%} interval [{ci['low']:.4f}, {ci['high']:.4f}]"
+    print(line, file=stdout)
+    return 0

@@ -1,0 +1,268 @@
+"""The data every measure starts from: per-item label counts and two-rater tables.
+
+Two shapes of data run through the package:
+
+* a **count matrix** of shape ``(n_items, n_categories)``: entry ``[i, c]`` is how
+  many annotators put item ``i`` into category ``c`` (float, so that the
+  fractional weights of the augmented kappa fit). SPA, Krippendorff's alpha and
+  Fleiss' kappa take it. Memory is O(items x categories).
+* a **contingency table** of shape ``(n_categories, n_categories)`` for two
+  annotators: entry ``[c, k]`` is how many items the first put in ``c`` and the
+  second in ``k``. Cohen's kappa, Scott's pi, PABAK and P_I take it.
+
+The converters here turn the long format (one row per annotation: item,
+annotator, label) and the wide format (items x annotators) into these shapes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from numpy.typing import ArrayLike, NDArray
+
+__all__ = [
+    "LabelCounts",
+    "aggregate_raters",
+    "as_count_matrix",
+    "as_contingency_table",
+    "code_labels",
+    "contingency_table",
+    "label_counts",
+    "require_columns",
+    "shown",
+]
+
+
+@dataclass(frozen=True)
+class LabelCounts:
+    """Per-item label counts with the names of their rows and columns.
+
+    Attributes
+    ----------
+    counts : ndarray, with shape (n_items, n_categories)
+        ``counts[i, c]`` is the (possibly fractional) number of annotations
+        putting item ``i`` into category ``c``.
+    items : pandas.Index
+        The item of each row.
+    categories : pandas.Index
+        The category of each column.
+    """
+
+    counts: NDArray[np.float64]
+    items: pd.Index
+    categories: pd.Index
+
+    def __post_init__(self) -> None:
+        if self.counts.shape != (len(self.items), len(self.categories)):
+            raise ValueError(
+                f"The count matrix has shape {self.counts.shape}, but there are "
+                f"{len(self.items)} items and {len(self.categories)} categories."
+            )
+
+    def __array__(self, dtype: object = None, copy: object = None) -> NDArray[np.float64]:
+        return self.counts if dtype is None else self.counts.astype(dtype)
+
+    @property
+    def n_items(self) -> int:
+        """Number of items (rows)."""
+        return int(self.counts.shape[0])
+
+    @property
+    def n_annotations(self) -> float:
+        """Total number of annotations (sum of all counts)."""
+        return float(self.counts.sum())
+
+    def numeric_values(self) -> NDArray[np.float64] | None:
+        """The categories as numbers, or None when they are not all numeric."""
+        values = pd.to_numeric(pd.Series(self.categories, dtype=object), errors="coerce")
+        if values.isna().any():
+            return None
+        return values.to_numpy(dtype=np.float64)
+
+
+def shown(value: object) -> str:
+    """A value as a user wrote it, for error messages (``1``, not ``np.int64(1)``)."""
+    return repr(value.item() if isinstance(value, np.generic) else value)
+
+
+def require_columns(table: pd.DataFrame, columns: Sequence[str]) -> None:
+    """Raise a one-sentence ValueError naming the columns ``table`` lacks."""
+    missing = [c for c in columns if c not in table.columns]
+    if missing:
+        have = ", ".join(map(str, table.columns)) or "none"
+        raise ValueError(
+            f"The table has no column {', '.join(repr(m) for m in missing)}; its columns are: {have}."
+        )
+
+
+def code_labels(labels: pd.Series, categories: ArrayLike | None) -> tuple[NDArray[np.intp], pd.Index]:
+    """Integer codes of ``labels`` in ``categories`` (the sorted distinct labels when not given).
+
+    Raises a ValueError naming the labels outside ``categories``.
+    """
+    if categories is not None:
+        cats = pd.Index(categories)
+        if cats.has_duplicates:
+            raise ValueError("The categories must be distinct; some are given twice.")
+        codes = cats.get_indexer(labels)
+        unknown = pd.unique(labels[codes < 0])
+        if len(unknown):
+            names = ", ".join(shown(u) for u in unknown[:5])
+            more = f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
+            raise ValueError(f"Labels outside the given categories: {names}{more}.")
+        return codes.astype(np.intp), cats
+    try:
+        codes, cats = pd.factorize(labels, sort=True)
+    except TypeError:
+        codes, cats = pd.factorize(labels, sort=False)
+    return codes.astype(np.intp), pd.Index(cats)
+
+
+def _bincount_matrix(rows: NDArray[np.intp], cols: NDArray[np.intp], shape: tuple[int, int],
+                     weights: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
+    """Dense ``shape`` matrix of summed (weighted) occurrences of (row, col) pairs."""
+    flat = rows.astype(np.int64) * shape[1] + cols
+    out = np.bincount(flat, weights=weights, minlength=shape[0] * shape[1])
+    return out.astype(np.float64, copy=False).reshape(shape)
+
+
+def label_counts(
+    table: pd.DataFrame,
+    *,
+    item: str = "item",
+    annotator: str = "annotator",
+    label: str = "label",
+    categories: ArrayLike | None = None,
+) -> LabelCounts:
+    """Turn a long table of annotations into per-item label counts.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        One row per annotation, with the columns named by ``item``,
+        ``annotator`` and ``label``. Rows whose label is missing (NaN or None)
+        are missing data and are left out.
+    item, annotator, label : str
+        Column names.
+    categories : array_like, optional
+        All categories, in column order. Labels outside them raise. By default
+        the sorted distinct labels.
+
+    Returns
+    -------
+    LabelCounts
+        Items in order of first appearance.
+
+    Raises
+    ------
+    ValueError
+        If a column is missing, an item or annotator is missing, an annotator
+        labeled an item more than once, or a label is outside ``categories``.
+
+    Examples
+    --------
+    >>> t = pd.DataFrame({"item": [1, 1, 2], "annotator": ["a", "b", "a"], "label": ["x", "y", "x"]})
+    >>> label_counts(t).counts
+    array([[1., 1.],
+           [1., 0.]])
+    """
+    require_columns(table, [item, annotator, label])
+    if table[item].isna().any() or table[annotator].isna().any():
+        raise ValueError("Every annotation needs an item and an annotator; some rows have neither.")
+    present = table[table[label].notna()]
+    pairs = present[[item, annotator]]
+    duplicated = pairs.duplicated()
+    if duplicated.any():
+        first = pairs[duplicated].iloc[0]
+        raise ValueError(
+            f"Annotator {shown(first[annotator])} labeled item {shown(first[item])} more than once "
+            f"({int(duplicated.sum())} repeated pairs); a count table takes one label per annotator and item."
+        )
+    item_codes, items = pd.factorize(table[item], sort=False)
+    present_items = item_codes[table[label].notna().to_numpy()]
+    cat_codes, cats = code_labels(present[label], categories)
+    counts = _bincount_matrix(present_items.astype(np.intp), cat_codes, (len(items), len(cats)))
+    return LabelCounts(counts=counts, items=pd.Index(items), categories=cats)
+
+
+def aggregate_raters(data: ArrayLike, *, categories: ArrayLike | None = None) -> LabelCounts:
+    """Turn wide data (items x annotators, NaN where missing) into label counts.
+
+    Parameters
+    ----------
+    data : array_like, with shape (n_items, n_annotators)
+        ``data[i, j]`` is annotator ``j``'s label for item ``i``; NaN or None
+        where annotator ``j`` did not label item ``i``.
+    categories : array_like, optional
+        All categories, in column order; by default the sorted distinct labels.
+
+    Returns
+    -------
+    LabelCounts
+        Items numbered ``0 .. n_items - 1``.
+    """
+    frame = pd.DataFrame(np.asarray(data, dtype=object))
+    if frame.ndim != 2 or frame.shape[0] == 0:
+        raise ValueError("The data must be a two-dimensional array of items by annotators.")
+    long = frame.stack(future_stack=True).rename("label").reset_index()
+    long.columns = ["item", "annotator", "label"]
+    counts = label_counts(long, categories=categories)
+    full = np.zeros((frame.shape[0], counts.counts.shape[1]))
+    full[counts.items.to_numpy(dtype=np.intp)] = counts.counts
+    return LabelCounts(counts=full, items=pd.RangeIndex(frame.shape[0]), categories=counts.categories)
+
+
+def contingency_table(first: ArrayLike, second: ArrayLike, *, labels: ArrayLike | None = None) -> pd.DataFrame:
+    """Cross-tabulate two annotators' labels over the items both labeled.
+
+    Parameters
+    ----------
+    first, second : array_like, with shape (n_items,)
+        The two annotators' labels, aligned by item. Pairs where either is
+        missing (NaN or None) are left out.
+    labels : array_like, optional
+        All categories, in order; by default the sorted union of both.
+
+    Returns
+    -------
+    pandas.DataFrame, with shape (n_categories, n_categories)
+        Rows are the first annotator's labels, columns the second's.
+    """
+    a = pd.Series(np.asarray(first, dtype=object))
+    b = pd.Series(np.asarray(second, dtype=object))
+    if len(a) != len(b):
+        raise ValueError(f"The two annotators' label lists differ in length ({len(a)} and {len(b)}).")
+    both = a.notna() & b.notna()
+    a, b = a[both], b[both]
+    codes, cats = code_labels(pd.concat([a, b], ignore_index=True), labels)
+    n = len(a)
+    table = _bincount_matrix(codes[:n], codes[n:], (len(cats), len(cats)))
+    return pd.DataFrame(table, index=cats, columns=cats)
+
+
+def as_count_matrix(counts: ArrayLike | LabelCounts) -> NDArray[np.float64]:
+    """Return a count matrix as a two-dimensional float64 array (items x categories).
+
+    Its values (finite, non-negative) are checked as the measures read it.
+    """
+    matrix = counts.counts if isinstance(counts, LabelCounts) else np.asarray(counts, dtype=np.float64)
+    if matrix.ndim != 2:
+        raise ValueError(
+            f"Counts must be a two-dimensional array of items by categories; got {matrix.ndim} dimension(s)."
+        )
+    return matrix  # values are checked block by block where they are read (agreement.itemsums.row_blocks)
+
+
+def as_contingency_table(table: ArrayLike) -> NDArray[np.float64]:
+    """Validate and return a two-rater contingency table as a float64 square array."""
+    matrix = np.asarray(table, dtype=np.float64)
+    if matrix.ndim != 2 or matrix.shape[0] != matrix.shape[1]:
+        raise ValueError(
+            f"A contingency table must be square (categories x categories); got shape {matrix.shape}."
+        )
+    if not np.isfinite(matrix).all() or (matrix < 0).any():
+        raise ValueError("A contingency table must hold finite, non-negative counts.")
+    return matrix

@@ -1,0 +1,127 @@
+"""Augmented kappa for multiply labeled items (seed 000: Rosenberg & Binkowski)."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from agreement import (
+    augmented_item_kappa,
+    augmented_kappa,
+    augmented_sweep,
+    bootstrap_ci,
+    classify_items,
+    cohen_kappa,
+    contingency_table,
+    ranked_labels,
+)
+
+
+def long_table(annotations):
+    """{annotator: [(primary, secondary or None), ...]} -> item, annotator, label, rank rows."""
+    rows = []
+    for annotator, labels in annotations.items():
+        for i, (primary, secondary) in enumerate(labels, 1):
+            rows.append((f"msg{i}", annotator, primary, 1))
+            if secondary is not None:
+                rows.append((f"msg{i}", annotator, secondary, 2))
+    return pd.DataFrame(rows, columns=["item", "annotator", "label", "rank"])
+
+
+# Seed 000, Table 1 (annotator A); B is built so that each message shows one of the seed's partial-agreement cases.
+A = [("a", "b"), ("b", "a"), ("b", None), ("c", None), ("c", "b"), ("d", None)]
+B = [("a", None), ("a", "b"), ("b", None), ("c", "d"), ("b", "c"), ("a", None)]
+RANKED = ranked_labels(long_table({"A": A, "B": B}), categories=["a", "b", "c", "d"])
+
+
+def test_table_2_annotation_matrix_and_table_3_frequencies():
+    # Seed 000, Tables 1-3: M_A at p = 0.6 over messages 1-5, column totals 1, 2.4, 1.6, 0 and Freq_A.
+    table_1 = ranked_labels(long_table({"A": A[:5]}), categories=["a", "b", "c", "d"])
+    m = table_1.matrix(0, p=0.6)
+    np.testing.assert_allclose(m, [[0.6, 0.4, 0, 0], [0.4, 0.6, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0], [0, 0.4, 0.6, 0]])
+    np.testing.assert_allclose(m.sum(axis=0), [1, 2.4, 1.6, 0])
+    np.testing.assert_allclose(m.sum(axis=0) / 5, [0.2, 0.48, 0.32, 0])
+
+
+@pytest.mark.parametrize("p", [1.0, 0.8, 0.6, 0.5])
+def test_kappa_by_hand(p):
+    # Per message sum(M_A * M_B): p, 2p(1-p), 1, p, 2p(1-p), 0. Freq_A = (2, 3-p, 1+p, 1-... ) / 6, see below.
+    ma, mb = RANKED.matrix(0, p=p), RANKED.matrix(1, p=p)
+    observed = (p + 2 * p * (1 - p) + 1 + p + 2 * p * (1 - p) + 0) / 6
+    freq_a = np.array([1, 3 - p, 1 + p, 1]) / 6  # a: p + (1-p); b: (1-p) + p + 1 + (1-p); c: 1 + p; d: 1
+    freq_b = np.array([1 + p + 1, 2, 1, 1 - p]) / 6  # a: 1 + p + 1; b: (1-p) + 1 + p; c: p + (1-p); d: 1-p
+    expected = freq_a @ freq_b
+    result = augmented_kappa(ma, mb)
+    assert result.observed == pytest.approx(observed)
+    assert result.expected == pytest.approx(expected)
+    assert result.kappa == pytest.approx((observed - expected) / (1 - expected))
+    assert augmented_sweep(RANKED, ps=[p]).iloc[0] == pytest.approx(result.kappa)
+
+
+def test_per_item_kappa_averages_to_the_corpus_kappa():
+    for p in (1.0, 0.5):
+        items = augmented_item_kappa(RANKED, p=p)
+        assert items.mean() == pytest.approx(augmented_sweep(RANKED, ps=[p]).iloc[0])
+
+
+def test_the_four_item_classes():
+    # Seed 000, section 6: {ab, a} and {c, cd}: agreement on the primary (better at p=1.0); {ab, ba} and {cb, bc}:
+    # primary and secondary swapped (better at p=0.5); {b, b}: constant high; {d, a}: constant low.
+    classes = classify_items(RANKED)["item_class"]
+    assert list(classes) == ["better at p=1.0", "better at p=0.5", "constant high", "better at p=1.0",
+                             "better at p=0.5", "constant low"]
+
+
+def test_p_one_ignores_secondaries_and_equals_cohen_on_primaries():
+    primaries_a = [a for a, _ in A]
+    primaries_b = [b for b, _ in B]
+    table = contingency_table(primaries_a, primaries_b, labels=["a", "b", "c", "d"])
+    assert augmented_sweep(RANKED, ps=[1.0]).iloc[0] == pytest.approx(cohen_kappa(table))
+
+
+@given(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 4), st.integers(0, 3), st.integers(0, 4)),
+                min_size=3, max_size=30))
+def test_p_one_equals_cohen_on_random_primaries(rows):
+    # A secondary equal to 4 means "none"; a secondary equal to the primary is skipped too.
+    data = {"A": [(p, s if s not in (4, p) else None) for p, s, _, _ in rows],
+            "B": [(p, s if s not in (4, p) else None) for _, _, p, s in rows]}
+    ranked = ranked_labels(long_table(data), categories=[0, 1, 2, 3])
+    table = contingency_table([p for p, _ in data["A"]], [p for p, _ in data["B"]], labels=[0, 1, 2, 3])
+    import warnings
+
+    from agreement import UndefinedMeasureWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedMeasureWarning)
+        a, b = augmented_sweep(ranked, ps=[1.0]).iloc[0], cohen_kappa(table)
+    assert (np.isnan(a) and np.isnan(b)) or a == pytest.approx(b)
+
+
+def test_three_annotators_average_over_pairs():
+    # Seed 000, section 6 averages kappa' "across the three annotators".
+    C = [("a", None), ("b", "a"), ("b", None), ("c", None), ("c", None), ("d", None)]
+    ranked = ranked_labels(long_table({"A": A, "B": B, "C": C}), categories=["a", "b", "c", "d"])
+    pairs = [(0, 1), (0, 2), (1, 2)]
+    by_hand = np.mean([augmented_kappa(ranked.matrix(i, p=0.7), ranked.matrix(j, p=0.7)).kappa for i, j in pairs])
+    assert augmented_sweep(ranked, ps=[0.7]).iloc[0] == pytest.approx(by_hand)
+
+
+def test_bootstrap_of_the_augmented_kappa():
+    x = np.hstack([RANKED.matrix(0, p=0.5), RANKED.matrix(1, p=0.5)])
+    ci = bootstrap_ci(x, "augmented", n_resamples=500, seed=2)
+    assert ci.estimate == pytest.approx(augmented_kappa(RANKED.matrix(0, p=0.5), RANKED.matrix(1, p=0.5)).kappa)
+    assert ci.low <= ci.estimate <= ci.high
+
+
+def test_bad_input_is_a_clear_error():
+    with pytest.raises(ValueError, match="p must lie between 0.5 and 1"):
+        RANKED.matrix(0, p=0.4)
+    with pytest.raises(ValueError, match="rank must be 1"):
+        ranked_labels(pd.DataFrame({"item": [1], "annotator": ["a"], "label": ["x"], "rank": [3]}))
+    with pytest.raises(ValueError, match="secondary label but no primary"):
+        ranked_labels(pd.DataFrame({"item": [1], "annotator": ["a"], "label": ["x"], "rank": [2]}))
+    with pytest.raises(ValueError, match="two labels of rank 1"):
+        ranked_labels(pd.DataFrame({"item": [1, 1], "annotator": ["a", "a"], "label": ["x", "y"], "rank": [1, 1]}))
+    with pytest.raises(ValueError, match="no column 'rank'"):
+        ranked_labels(pd.DataFrame({"item": [1], "annotator": ["a"], "label": ["x"]}))
