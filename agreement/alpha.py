@@ -23,12 +23,14 @@ categories array is ever made:
   :math:`\\delta_{ck} = \\sum_{g=c}^{k} n_g - (n_c + n_k)/2` equals
   :math:`|m_k - m_c|` with the mid-rank :math:`m_c = \\sum_{g \\le c} n_g - n_c/2`,
   so ordinal alpha is interval alpha on the mid-ranks;
-* ratio and caller-given distances: the C x C coincidence matrix.
+* ratio and caller-given distances: the C x C distance matrix, applied row by row
+  (O(items x categories^2) time, O(items x categories) memory).
 """
 
 from __future__ import annotations
 
-from typing import Literal, Union, get_args
+from dataclasses import dataclass
+from typing import Literal, get_args
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -38,29 +40,48 @@ from agreement.itemsums import n_batches, pairable_inverse, row_blocks, row_sums
 from agreement.undefined import warn_undefined
 
 __all__ = [
+    "LEVELS",
     "Level",
+    "LevelName",
+    "Metric",
     "alpha_batch",
     "alpha_item_disagreement",
     "coincidence_matrix",
     "distance_matrix",
     "expected_disagreement",
     "krippendorff_alpha",
+    "resolve_metric",
 ]
 
 LevelName = Literal["nominal", "ordinal", "interval", "ratio"]
-Level = Union[LevelName, ArrayLike]
+Level = LevelName | ArrayLike
 LEVELS: tuple[str, ...] = get_args(LevelName)
 
 
-def _resolve(counts: ArrayLike | LabelCounts, level: Level, values: ArrayLike | None
-             ) -> tuple[NDArray[np.float64], str, NDArray[np.float64] | None]:
-    """Count matrix, the level name, and what the level's distances need.
+@dataclass(frozen=True)
+class Metric:
+    """What a level of measurement needs to compute its squared distances.
 
-    Returns ``(x, kind, param)`` where ``kind`` is a level name or ``"matrix"``;
-    ``param`` is the column values (interval, ratio), None (nominal), the
-    column order that sorts the values (ordinal), or the squared-distance
-    matrix.
+    Exactly one field is set, or none for nominal.
+
+    Attributes
+    ----------
+    values : ndarray, with shape (n_categories,), optional
+        Interval: each column's value (centred, for numerical stability).
+    order : ndarray of int, with shape (n_categories,), optional
+        Ordinal: the column order that sorts the values.
+    delta : ndarray, with shape (n_categories, n_categories), optional
+        Ratio or a caller-given matrix: the squared distances.
     """
+
+    values: NDArray[np.float64] | None = None
+    order: NDArray[np.intp] | None = None
+    delta: NDArray[np.float64] | None = None
+
+
+def resolve_metric(counts: ArrayLike | LabelCounts, level: Level, values: ArrayLike | None
+                   ) -> tuple[NDArray[np.float64], Metric]:
+    """Validate the arguments of :func:`krippendorff_alpha`; return the count matrix and its :class:`Metric`."""
     x = as_count_matrix(counts)
     n_categories = x.shape[1]
     if not isinstance(level, str):
@@ -74,11 +95,11 @@ def _resolve(counts: ArrayLike | LabelCounts, level: Level, values: ArrayLike | 
             raise ValueError("The distance matrix must hold finite, non-negative distances with a zero diagonal.")
         if not np.allclose(delta, delta.T):
             raise ValueError("The distance matrix must be symmetric.")
-        return x, "matrix", delta
+        return x, Metric(delta=delta)
     if level not in LEVELS:
         raise ValueError(f"Unknown level of measurement {level!r}; choose one of: {', '.join(LEVELS)}.")
     if level == "nominal":
-        return x, level, None
+        return x, Metric()
     if values is None and isinstance(counts, LabelCounts):
         found = counts.numeric_values()
         if found is None and level != "ordinal":
@@ -95,8 +116,10 @@ def _resolve(counts: ArrayLike | LabelCounts, level: Level, values: ArrayLike | 
     if level == "ratio" and (v < 0).any():
         raise ValueError("Ratio alpha needs non-negative values.")
     if level == "ordinal":
-        return x, level, np.argsort(v, kind="stable")
-    return x, level, v - v.mean() if level == "interval" else v
+        return x, Metric(order=np.argsort(v, kind="stable"))
+    if level == "ratio":
+        return x, Metric(delta=_ratio_distances(v))
+    return x, Metric(values=v - v.mean())
 
 
 def _ratio_distances(v: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -184,25 +207,26 @@ def _interval_sums(x: NDArray[np.float64], w: NDArray[np.float64] | None, v: NDA
     return observed, np.maximum(2.0 * (total * t2 - t1**2), 0.0), total
 
 
-def _sums(x: NDArray[np.float64], w: NDArray[np.float64] | None, kind: str, param: NDArray[np.float64] | None
+def _sums(x: NDArray[np.float64], w: NDArray[np.float64] | None, metric: Metric
           ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
     """Per batch: observed-disagreement sum, expected-disagreement sum, pairable total.
 
     One pass over the rows in blocks; ordinal takes a first pass for the
     pairable marginals that place its mid-ranks, then one pass per batch.
     """
-    if kind == "interval":
-        return _interval_sums(x, w, param)
+    if metric.values is not None:
+        return _interval_sums(x, w, metric.values)
     batches = n_batches(w)
     totals = np.zeros((batches, x.shape[1]))
-    if kind == "ordinal":
+    if metric.order is not None:
         for block in row_blocks(x, w):
             totals += (block.w * (block.n >= 2)) @ block.x
         parts = [_interval_sums(x, None if w is None else w[b:b + 1], ranks)
-                 for b, ranks in enumerate(_midranks(totals, param))]
-        return tuple(np.concatenate(values) for values in zip(*parts))  # type: ignore[return-value]
+                 for b, ranks in enumerate(_midranks(totals, metric.order))]
+        observed, expected, total = (np.concatenate(values) for values in zip(*parts, strict=True))
+        return observed, expected, total
     observed = np.zeros(batches)
-    delta = None if kind == "nominal" else (_ratio_distances(param) if kind == "ratio" else param)
+    delta = metric.delta
     for block in row_blocks(x, w, squares=delta is None):
         pairable = block.w * (block.n >= 2)
         totals += pairable @ block.x
@@ -221,13 +245,13 @@ def _sums(x: NDArray[np.float64], w: NDArray[np.float64] | None, kind: str, para
     return observed, expected, total
 
 
-def alpha_batch(x: NDArray[np.float64], w: NDArray[np.float64] | None, *, kind: str = "nominal",
-                param: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
+def alpha_batch(x: NDArray[np.float64], w: NDArray[np.float64] | None, *, metric: Metric = Metric()
+                ) -> NDArray[np.float64]:
     """Alpha for each batch of item weights ``w`` (shape ``(B, n_rows)``; None: unit weights).
 
-    ``x``, ``kind`` and ``param`` are as :func:`_resolve` returns them.
+    ``x`` and ``metric`` are as :func:`resolve_metric` returns them.
     """
-    return _alpha_from_sums(*_sums(x, w, kind, param))
+    return _alpha_from_sums(*_sums(x, w, metric))
 
 
 def _alpha_from_sums(observed: NDArray[np.float64], expected: NDArray[np.float64], total: NDArray[np.float64]
@@ -294,8 +318,8 @@ def krippendorff_alpha(
     >>> round(krippendorff_alpha(t), 4)
     0.56
     """
-    x, kind, param = _resolve(counts, level, values)
-    observed, expected, total = _sums(x, None, kind, param)
+    x, metric = resolve_metric(counts, level, values)
+    observed, expected, total = _sums(x, None, metric)
     value = float(_alpha_from_sums(observed, expected, total)[0])
     if np.isnan(value):
         return warn_undefined("Krippendorff's alpha", _warn_reason(float(total[0]), float(expected[0])))
@@ -328,8 +352,8 @@ def expected_disagreement(
     float
         NaN, with a warning, when fewer than two values are pairable.
     """
-    x, kind, param = _resolve(counts, level, values)
-    _, expected, total = _sums(x, None, kind, param)
+    x, metric = resolve_metric(counts, level, values)
+    _, expected, total = _sums(x, None, metric)
     if total[0] <= 1:
         return warn_undefined("The expected disagreement", _warn_reason(float(total[0]), 0.0))
     return float(expected[0] / (total[0] * (total[0] - 1.0)))
@@ -364,18 +388,18 @@ def alpha_item_disagreement(
     ndarray, with shape (n_items,)
         NaN for items with fewer than two annotations.
     """
-    x, kind, param = _resolve(counts, level, values)
+    x, metric = resolve_metric(counts, level, values)
     n, q = row_sums(x)
     inverse = pairable_inverse(n)
-    if kind == "ordinal":
+    interval_values = metric.values
+    if metric.order is not None:
         if marginals is None:
             marginals = (inverse > 0) @ x
-        kind, param = "interval", _midranks(np.asarray(marginals, dtype=np.float64), param)
-    if kind == "nominal":
-        sums = n * n - q
-    elif kind == "interval":
-        sums = _interval_terms(n, x @ param, x @ param**2)
+        interval_values = _midranks(np.asarray(marginals, dtype=np.float64), metric.order)
+    if interval_values is not None:
+        sums = _interval_terms(n, x @ interval_values, x @ interval_values**2)
+    elif metric.delta is not None:
+        sums = ((x @ metric.delta) * x).sum(axis=1)
     else:
-        delta = _ratio_distances(param) if kind == "ratio" else param
-        sums = ((x @ delta) * x).sum(axis=1)
+        sums = n * n - q
     return np.where(inverse > 0, sums * inverse / np.where(n > 0, n, 1.0), np.nan)

@@ -34,8 +34,8 @@ from agreement.itemsums import unit_weights
 from agreement.undefined import warn_undefined
 
 __all__ = [
-    "AugmentedKappa",
     "ITEM_CLASSES",
+    "AugmentedKappa",
     "RankedLabels",
     "augmented_batch",
     "augmented_item_kappa",
@@ -313,6 +313,6 @@ def classify_items(ranked: RankedLabels, *, tolerance: float = 0.1, high: float 
         ["better at p=1.0", "better at p=0.5", "constant high", "constant low"],
         default="",
     )
-    item_class = pd.Series(pd.Categorical(np.where(classes == "", None, classes), categories=ITEM_CLASSES),
-                           index=ranked.items)
+    # "" (kappa' undefined) is not among the categories, so it becomes a missing class.
+    item_class = pd.Series(pd.Categorical(classes, categories=ITEM_CLASSES), index=ranked.items)
     return pd.DataFrame({"kappa_p1": at_one, "kappa_p05": at_half, "item_class": item_class})

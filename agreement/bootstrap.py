@@ -20,7 +20,7 @@ from functools import partial
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from agreement.alpha import Level, _resolve, alpha_batch
+from agreement.alpha import Level, alpha_batch, resolve_metric
 from agreement.augmented import augmented_batch
 from agreement.counts import LabelCounts, as_contingency_table, as_count_matrix
 from agreement.itemsums import compress_rows, unit_weights
@@ -29,7 +29,7 @@ from agreement.pairwise import TWO_RATER_MEASURES
 from agreement.spa import WeighingScheme, spa_batch
 from agreement.undefined import UndefinedMeasureWarning
 
-__all__ = ["ConfidenceInterval", "ITEM_MEASURES", "bootstrap_ci", "bootstrap_items", "bootstrap_table"]
+__all__ = ["ITEM_MEASURES", "ConfidenceInterval", "bootstrap_ci", "bootstrap_items", "bootstrap_table"]
 
 ITEM_MEASURES = ("spa", "alpha", "fleiss", "augmented")
 BatchOverItems = Callable[[NDArray[np.float64], NDArray[np.float64]], NDArray[np.float64]]
@@ -149,7 +149,7 @@ def bootstrap_table(
     if not np.allclose(t, np.round(t)):
         raise ValueError("Bootstrapping a contingency table needs whole counts of items.")
     estimate = float(batch(t[None])[0])
-    n_items = int(round(t.sum()))
+    n_items = round(t.sum())
     if n_items == 0:
         return _summarize(estimate, np.full(n_resamples, np.nan), confidence)
     rng = np.random.default_rng(seed)
@@ -194,19 +194,19 @@ def bootstrap_ci(
     >>> round(ci.estimate, 3)
     0.75
     """
-    options = {"n_resamples": n_resamples, "confidence": confidence, "seed": seed}
     if measure in TWO_RATER_MEASURES:
-        return bootstrap_table(data, TWO_RATER_MEASURES[measure], **options)
+        return bootstrap_table(data, TWO_RATER_MEASURES[measure], n_resamples=n_resamples, confidence=confidence,
+                               seed=seed)
     if measure == "alpha":
-        x, kind, param = _resolve(data, level, values)
-        return bootstrap_items(x, partial(alpha_batch, kind=kind, param=param), **options)
-    batches: dict[str, BatchOverItems] = {
-        "spa": partial(spa_batch, weights=weights),
-        "fleiss": fleiss_batch,
-        "augmented": augmented_batch,
-    }
-    if measure not in batches:
+        x, metric = resolve_metric(data, level, values)
+        batch: BatchOverItems = partial(alpha_batch, metric=metric)
+    elif measure == "spa":
+        x, batch = as_count_matrix(data), partial(spa_batch, weights=weights)
+    elif measure == "fleiss":
+        x, batch = as_count_matrix(data), fleiss_batch
+    elif measure == "augmented":
+        x, batch = np.asarray(data, dtype=np.float64), augmented_batch
+    else:
         known = ", ".join([*ITEM_MEASURES, *TWO_RATER_MEASURES])
         raise ValueError(f"Unknown measure {measure!r}; choose one of: {known}.")
-    x = np.asarray(data, dtype=np.float64) if measure == "augmented" else as_count_matrix(data)
-    return bootstrap_items(x, batches[measure], **options)
+    return bootstrap_items(x, batch, n_resamples=n_resamples, confidence=confidence, seed=seed)

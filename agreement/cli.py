@@ -16,26 +16,26 @@ import sys
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, TextIO, cast
 
 import numpy as np
 import pandas as pd
 
-from agreement.alpha import krippendorff_alpha
+from agreement.alpha import LEVELS, LevelName, krippendorff_alpha
 from agreement.augmented import augmented_kappa, augmented_sweep, classify_items, ranked_labels
 from agreement.bootstrap import ConfidenceInterval, bootstrap_ci
 from agreement.counts import label_counts
 from agreement.information import information_agreement
 from agreement.kappa import fleiss_kappa, kappa_report
 from agreement.pairwise import annotator_labels
-from agreement.spa import WEIGHING_SCHEMES, spa
+from agreement.spa import WEIGHING_SCHEMES, WeighingScheme, spa
 from agreement.undefined import UndefinedMeasureWarning
 
 __all__ = ["ComputeOptions", "InputError", "add_compute_parser", "read_annotations", "run_compute"]
 
 METRICS = ("alpha", "spa", "fleiss", "cohen", "scott", "pabak", "pi", "augmented")
 TWO_RATER = ("cohen", "scott", "pabak", "pi", "augmented")
-LEVELS = ("nominal", "ordinal", "interval", "ratio")
+
 _SNIFF_BYTES = 65_536
 
 
@@ -49,8 +49,8 @@ class ComputeOptions:
 
     path: Path
     metric: str
-    level: str = "nominal"
-    weights: str = "annotations_m1"
+    level: LevelName = "nominal"
+    weights: WeighingScheme = "annotations_m1"
     p: float = 0.5
     confidence: float | None = None
     n_resamples: int = 1000
@@ -66,7 +66,8 @@ class ComputeOptions:
             raise InputError(f"--ci must lie strictly between 0 and 1, e.g. 0.95; got {args.ci}.")
         if args.bootstrap < 2:
             raise InputError(f"--bootstrap needs at least 2 resamples; got {args.bootstrap}.")
-        return cls(path=Path(args.file), metric=args.metric, level=args.level, weights=args.weights, p=args.p,
+        return cls(path=Path(args.file), metric=args.metric, level=cast(LevelName, args.level),
+                   weights=cast(WeighingScheme, args.weights), p=args.p,
                    confidence=args.ci, n_resamples=args.bootstrap, seed=args.seed, as_json=args.json)
 
 
@@ -154,6 +155,66 @@ def _interval(ci: ConfidenceInterval, seed: int | None) -> dict[str, Any]:
             "n_undefined": ci.n_undefined, "seed": seed}
 
 
+def _interval_of(data: Any, measure: str, options: ComputeOptions) -> dict[str, Any]:
+    ci = bootstrap_ci(data, measure, n_resamples=options.n_resamples, confidence=options.confidence or 0.95,
+                      seed=options.seed, level=options.level, weights=options.weights)
+    return _interval(ci, options.seed)
+
+
+def _item_level(table: pd.DataFrame, options: ComputeOptions) -> dict[str, Any]:
+    """alpha, spa and fleiss, from the per-item label counts."""
+    if options.metric == "alpha" and options.level != "nominal":
+        table = _numeric_labels(table, options.level, options.path)
+    counts = label_counts(table)
+    result: dict[str, Any] = {"n_pairable_items": int((counts.counts.sum(axis=1) >= 2).sum())}
+    if options.metric == "alpha":
+        result.update(level=options.level, value=krippendorff_alpha(counts, level=options.level))
+    elif options.metric == "spa":
+        result.update(weights=options.weights, value=spa(counts, weights=options.weights))
+    else:
+        result.update(value=fleiss_kappa(counts))
+    if options.confidence is not None:
+        result["ci"] = _interval_of(counts, options.metric, options)
+    return result
+
+
+def _augmented(table: pd.DataFrame, options: ComputeOptions) -> dict[str, Any]:
+    """The augmented kappa of two annotators, its sweep over p and the item classes."""
+    ranked = ranked_labels(table)
+    both = ranked.rated(0) & ranked.rated(1)
+    first, second = ranked.matrix(0, p=options.p)[both], ranked.matrix(1, p=options.p)[both]
+    kappa = augmented_kappa(first, second)
+    classes = classify_items(ranked)["item_class"].value_counts()
+    result: dict[str, Any] = {
+        "p": options.p, "value": kappa.kappa, "observed": kappa.observed, "expected": kappa.expected,
+        "n_common_items": kappa.n_items,
+        "sweep": {f"{p:.1f}": _finite(v) for p, v in augmented_sweep(ranked).items()},
+        "item_classes": {str(name): int(count) for name, count in classes.items()},
+    }
+    if options.confidence is not None:
+        result["ci"] = _interval_of(np.hstack([first, second]), "augmented", options)
+    return result
+
+
+def _two_rater(table: pd.DataFrame, options: ComputeOptions) -> dict[str, Any]:
+    """cohen, scott, pabak and pi, from the two annotators' contingency table."""
+    labels = annotator_labels(table)
+    pair = labels.table(0, 1)
+    result: dict[str, Any] = {"n_common_items": int(pair.sum())}
+    if options.metric == "pi":
+        info = information_agreement(pair)
+        result.update(value=info.p_i, information=info.information, entropy_first=info.entropy_first,
+                      entropy_second=info.entropy_second,
+                      ratios={str(c): _finite(r) for c, r in zip(labels.categories, info.ratios, strict=True)})
+    else:
+        report = kappa_report(pair)
+        result.update(value=getattr(report, options.metric), observed=report.observed, cohen=report.cohen,
+                      scott=report.scott, pabak=report.pabak, prevalence=report.prevalence, bias=report.bias)
+    if options.confidence is not None:
+        result["ci"] = _interval_of(pair, "information" if options.metric == "pi" else options.metric, options)
+    return result
+
+
 def _compute(options: ComputeOptions) -> dict[str, Any]:
     columns = ("item", "annotator", "label", "rank") if options.metric == "augmented" else ("item", "annotator", "label")
     table, skipped = read_annotations(options.path, columns=columns)
@@ -164,66 +225,19 @@ def _compute(options: ComputeOptions) -> dict[str, Any]:
             f"The {options.metric} metric compares exactly two annotators; {options.path} has "
             f"{len(annotators)} ({shown})."
         )
+    annotations = table[["item", "annotator"]].drop_duplicates() if options.metric == "augmented" else table
     result: dict[str, Any] = {
         "metric": options.metric,
         "n_items": int(table["item"].nunique()),
-        "n_annotations": int(len(table)) if options.metric != "augmented" else int(
-            len(table[["item", "annotator"]].drop_duplicates())),
+        "n_annotations": len(annotations),
         "n_annotators": len(annotators),
         "skipped_rows": skipped,
     }
-    bootstrap = {"n_resamples": options.n_resamples, "confidence": options.confidence or 0.95, "seed": options.seed}
     if options.metric in ("alpha", "spa", "fleiss"):
-        if options.metric == "alpha" and options.level != "nominal":
-            table = _numeric_labels(table, options.level, options.path)
-        counts = label_counts(table)
-        result["n_pairable_items"] = int((counts.counts.sum(axis=1) >= 2).sum())
-        if options.metric == "alpha":
-            result["level"] = options.level
-            result["value"] = krippendorff_alpha(counts, level=options.level)
-            extra = {"level": options.level}
-        elif options.metric == "spa":
-            result["weights"] = options.weights
-            result["value"] = spa(counts, weights=options.weights)
-            extra = {"weights": options.weights}
-        else:
-            result["value"] = fleiss_kappa(counts)
-            extra = {}
-        if options.confidence is not None:
-            result["ci"] = _interval(bootstrap_ci(counts, options.metric, **bootstrap, **extra), options.seed)
-    elif options.metric == "augmented":
-        ranked = ranked_labels(table)
-        both = ranked.rated(0) & ranked.rated(1)
-        first, second = ranked.matrix(0, p=options.p)[both], ranked.matrix(1, p=options.p)[both]
-        kappa = augmented_kappa(first, second)
-        classes = classify_items(ranked)["item_class"].value_counts()
-        result.update({
-            "p": options.p, "value": kappa.kappa, "observed": kappa.observed, "expected": kappa.expected,
-            "n_common_items": kappa.n_items,
-            "sweep": {f"{p:.1f}": _finite(v) for p, v in augmented_sweep(ranked).items()},
-            "item_classes": {str(name): int(count) for name, count in classes.items()},
-        })
-        if options.confidence is not None:
-            result["ci"] = _interval(bootstrap_ci(np.hstack([first, second]), "augmented", **bootstrap), options.seed)
-    else:
-        labels = annotator_labels(table)
-        pair = labels.table(0, 1)
-        result["n_common_items"] = int(pair.sum())
-        if options.metric == "pi":
-            info = information_agreement(pair)
-            result.update({"value": info.p_i, "information": info.information,
-                           "entropy_first": info.entropy_first, "entropy_second": info.entropy_second,
-                           "ratios": {str(c): _finite(r) for c, r in zip(labels.categories, info.ratios)}})
-            name = "information"
-        else:
-            report = kappa_report(pair)
-            result.update({"value": getattr(report, options.metric), "observed": report.observed,
-                           "cohen": report.cohen, "scott": report.scott, "pabak": report.pabak,
-                           "prevalence": report.prevalence, "bias": report.bias})
-            name = options.metric
-        if options.confidence is not None:
-            result["ci"] = _interval(bootstrap_ci(pair, name, **bootstrap), options.seed)
-    return result
+        return {**result, **_item_level(table, options)}
+    if options.metric == "augmented":
+        return {**result, **_augmented(table, options)}
+    return {**result, **_two_rater(table, options)}
 
 
 def _clean(value: Any) -> Any:

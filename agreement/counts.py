@@ -16,18 +16,18 @@ annotator, label) and the wide format (items x annotators) into these shapes.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import ArrayLike, DTypeLike, NDArray
 
 __all__ = [
     "LabelCounts",
     "aggregate_raters",
-    "as_count_matrix",
     "as_contingency_table",
+    "as_count_matrix",
     "code_labels",
     "contingency_table",
     "label_counts",
@@ -62,7 +62,7 @@ class LabelCounts:
                 f"{len(self.items)} items and {len(self.categories)} categories."
             )
 
-    def __array__(self, dtype: object = None, copy: object = None) -> NDArray[np.float64]:
+    def __array__(self, dtype: DTypeLike | None = None, copy: bool | None = None) -> NDArray[np.float64]:
         return self.counts if dtype is None else self.counts.astype(dtype)
 
     @property

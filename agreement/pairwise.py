@@ -23,7 +23,7 @@ from agreement.information import information_batch
 from agreement.kappa import table_measure_batch
 from agreement.undefined import UndefinedMeasureWarning
 
-__all__ = ["AnnotatorLabels", "PairwiseMatrix", "TWO_RATER_MEASURES", "annotator_labels", "pairwise_matrix"]
+__all__ = ["TWO_RATER_MEASURES", "AnnotatorLabels", "PairwiseMatrix", "annotator_labels", "pairwise_matrix"]
 
 TWO_RATER_MEASURES: MappingProxyType[str, Callable[[NDArray[np.float64]], NDArray[np.float64]]] = MappingProxyType({
     "cohen": partial(table_measure_batch, measure="cohen"),

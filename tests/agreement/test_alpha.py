@@ -21,6 +21,7 @@ from agreement import (
     label_counts,
     spa,
 )
+from agreement.alpha import alpha_batch, resolve_metric
 from tests.agreement.strategies import count_matrices
 
 LEVELS = ("nominal", "ordinal", "interval", "ratio")
@@ -235,12 +236,10 @@ def test_perfect_agreement_gives_one(sizes, rnd, level):
 @given(count_matrices(min_items=2), st.sampled_from(LEVELS))
 def test_bootstrap_weights_equal_repeating_items(counts, level):
     # The batch path that the bootstrap uses: weighting an item k times equals repeating it k times.
-    from agreement.alpha import _resolve, alpha_batch
-
     rng = np.random.default_rng(0)
     weights = rng.integers(0, 4, size=counts.shape[0])
-    x, kind, param = _resolve(counts, level, np.arange(1, counts.shape[1] + 1))
-    batch = alpha_batch(x, weights[None, :].astype(float), kind=kind, param=param)[0]
+    x, metric = resolve_metric(counts, level, np.arange(1, counts.shape[1] + 1))
+    batch = alpha_batch(x, weights[None, :].astype(float), metric=metric)[0]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UndefinedMeasureWarning)
         repeated = krippendorff_alpha(np.repeat(counts, weights, axis=0), level=level,

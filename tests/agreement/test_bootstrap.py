@@ -17,7 +17,7 @@ def test_distinct_rows_and_multiplicities_rebuild_the_matrix(counts):
     rows, multiplicity = compress_rows(counts)
     assert multiplicity.sum() == counts.shape[0]
     rebuilt = np.repeat(rows, multiplicity, axis=0)
-    key = lambda m: sorted(map(tuple, m))  # noqa: E731
+    key = lambda m: sorted(map(tuple, m))
     assert key(rebuilt) == key(counts)
 
 

@@ -89,8 +89,8 @@ def brute_force_variance(n, probabilities):
 def appendix_a_eq41(n, c):
     """Seed 004, eq. 41 (Appendix A), as printed."""
     edges = n * (n - 1) / 2
-    k_sps = lambda v: comb(n, v) * c * (c - 1) ** (n - v)  # noqa: E731
-    k_csp = lambda a, b: comb(n, a) * comb(n - a, b) * c * (c - 1) * (c - 2) ** (n - a - b)  # noqa: E731
+    k_sps = lambda v: comb(n, v) * c * (c - 1) ** (n - v)
+    k_csp = lambda a, b: comb(n, a) * comb(n - a, b) * c * (c - 1) * (c - 2) ** (n - a - b)
     cross = sum(2 ** (a != b) * k_csp(a, b) * a * b * (a - 1) * (b - 1)
                 for a in range(n + 1) for b in range(min(a, n - a) + 1))
     self_pairs = sum(k_sps(v) * v**2 * (v - 1) ** 2 for v in range(n + 1))
@@ -100,8 +100,8 @@ def appendix_a_eq41(n, c):
 def printed_eq20(n, c):
     """Seed 004, eq. 20-21 (main text), as printed: constant 1/(N^2 C^4), 2^{I(n0 = n1)} inside K_csp."""
     edges = n * (n - 1) / 2
-    k_sps = lambda v: comb(n, v) * c * (c - 1) ** (n - v)  # noqa: E731
-    k_csp = lambda a, b: 2 ** (a == b) * comb(n, a) * comb(n - a, b) * c * (c - 1) * (c - 2) ** (n - a - b)  # noqa: E731
+    k_sps = lambda v: comb(n, v) * c * (c - 1) ** (n - v)
+    k_csp = lambda a, b: 2 ** (a == b) * comb(n, a) * comb(n - a, b) * c * (c - 1) * (c - 2) ** (n - a - b)
     cross = sum(k_csp(a, b) * a * b * (a - 1) * (b - 1) for a in range(n + 1) for b in range(min(a, n - a) + 1))
     self_pairs = sum(k_sps(v) * v**2 * (v - 1) ** 2 for v in range(n + 1))
     return (cross + self_pairs) / (edges**2 * c**4) - (1 / c) ** 2
