@@ -1,15 +1,23 @@
-"""The ``ls-agreement`` command: one entry point, one sub-command per job."""
+"""The ``ls-agreement`` command: one entry point, one sub-command per job.
+
+Settings are read here, once, from the environment and the flags, into the
+frozen dataclasses of :mod:`plugin.settings`, and passed down.
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import sys
-from collections.abc import Sequence
-from typing import NoReturn
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, NoReturn, TextIO
 
 from agreement.cli import add_compute_parser
+from plugin.settings import MappingOptions, ScoringOptions, SettingsError, connection_from
 
-__all__ = ["main"]
+__all__ = ["build_parser", "main"]
 
 
 class _Parser(argparse.ArgumentParser):
@@ -17,6 +25,37 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def _add_sync_parser(commands: Any) -> None:
+    parser = commands.add_parser(
+        "sync",
+        help="score every task of a Label Studio project and write the scores into task meta",
+        description="Read a project (or a JSON export), score agreement per task and control, and write each "
+                    "task's scores into meta['agreement']. Only tasks whose scores changed are written.",
+    )
+    source = parser.add_argument_group("source")
+    source.add_argument("--project", type=int, help="Label Studio project id")
+    source.add_argument("--export", type=Path, help="a Label Studio JSON export file, scored offline (no writes)")
+    source.add_argument("--label-config", type=Path, help="labeling config XML for --export (else inferred)")
+    source.add_argument("--url", help="Label Studio URL (default: $LABEL_STUDIO_URL)")
+    source.add_argument("--api-key", help="legacy token or personal access token (default: $LABEL_STUDIO_API_KEY)")
+    source.add_argument("--page-size", type=int, default=None, help="tasks per page when reading (default 500)")
+    options = parser.add_argument_group("scoring")
+    options.add_argument("--threshold", type=float, default=0.5, help="flag tasks below this agreement (0.5)")
+    options.add_argument("--absent-span", choices=("label", "missing"), default="label",
+                         help='an annotator who marked nothing at a span gives "no span" (label) or nothing')
+    options.add_argument("--span-alignment", choices=("exact", "overlap"), default="exact")
+    options.add_argument("--span-jaccard", type=float, default=0.5, help="least overlap for --span-alignment overlap")
+    options.add_argument("--box-iou", type=float, default=0.5, help="least IoU for two boxes to match")
+    options.add_argument("--include-ground-truth", action="store_true",
+                         help="count ground-truth annotations as an annotator")
+    options.add_argument("--seed", type=int, default=0, help="bootstrap seed of the project intervals")
+    output = parser.add_argument_group("output")
+    output.add_argument("--dry-run", action="store_true", help="compute and report, write nothing")
+    output.add_argument("--json", action="store_true", help="print one JSON object")
+    output.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    parser.set_defaults(handler=_run_sync)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -28,7 +67,118 @@ def build_parser() -> argparse.ArgumentParser:
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     add_compute_parser(commands)
+    _add_sync_parser(commands)
     return parser
+
+
+def _progress_bar(stderr: TextIO, quiet: bool) -> Any:
+    """A ``progress(stage, done, total)`` callback drawing one tqdm bar per stage."""
+    if quiet:
+        return None
+    from tqdm import tqdm
+
+    bars: dict[str, Any] = {}
+
+    def progress(stage: str, done: int, total: int) -> None:
+        bar = bars.get(stage)
+        if bar is None:
+            label = {"fetch": "reading tasks", "write": "writing scores"}.get(stage, stage)
+            bar = bars[stage] = tqdm(total=total, desc=label, unit="task", file=stderr, mininterval=1.0)
+        bar.total = max(bar.total or 0, total)
+        bar.update(done - bar.n)
+        if done >= total:
+            bar.close()
+
+    return progress
+
+
+def _fmt(value: float | None, digits: int = 3) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def _text_report(summary: Mapping[str, Any]) -> str:
+    lines = [f"{summary['source']}: {summary['n_tasks']} tasks, {summary['n_annotations']} annotations by "
+             f"{summary['n_annotators']} annotators"]
+    lines.append(f"{'control':20s} {'tag':16s} {'level':9s} {'items':>6s}  {'SPA':>6s} {'95% interval':>16s} "
+                 f"{'alpha':>7s} {'fleiss':>7s}")
+    for name, c in summary["controls"].items():
+        ci = c["spa_ci"]
+        interval = f"[{_fmt(ci[0])}, {_fmt(ci[1])}]" if ci else "-"
+        lines.append(f"{name:20s} {c['tag']:16s} {c['level']:9s} {c['n_items']:6d}  {_fmt(c['spa']):>6s} "
+                     f"{interval:>16s} {_fmt(c['alpha']):>7s} {_fmt(c['fleiss']):>7s}")
+    lines.append(f"Flagged {summary['flagged']} tasks with agreement below {summary['threshold']:.2f}.")
+    if summary["dry_run"]:
+        lines.append(f"Dry run: {summary['tasks_to_write']} tasks would be written.")
+    elif summary["written"] is not None:
+        seconds = summary["seconds"]
+        lines.append(f"Wrote scores to {summary['tasks_written']} tasks ({summary['tasks_unchanged']} unchanged, "
+                     f"{len(summary['tasks_failed'])} failed) in {sum(seconds.values()):.1f} s "
+                     f"(fetch {seconds['fetch']:.1f} s, compute {seconds['compute']:.1f} s, "
+                     f"write {seconds['write']:.1f} s).")
+    for failure in summary["tasks_failed"][:10]:
+        lines.append(f"Task {failure['task']} was not written: {failure['error']}")
+    for reason, count in summary["skipped"].items():
+        lines.append(f"{count} skipped: {reason}")
+    return "\n".join(lines)
+
+
+def _run_sync(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    from plugin.labelconfig import infer_controls, parse_label_config
+    from plugin.labelstudio import LabelStudioClient, LabelStudioError, read_export
+    from plugin.sync import pending_writes, score_tasks, sync_project
+
+    try:
+        if (args.project is None) == (args.export is None):
+            raise SettingsError("Give either --project ID (a live project) or --export FILE (offline).")
+        if not 0.0 <= args.threshold <= 1.0:
+            raise SettingsError(f"--threshold must lie between 0 and 1; got {args.threshold}.")
+        mapping = MappingOptions(absent_span=args.absent_span, span_alignment=args.span_alignment,
+                                 span_jaccard=args.span_jaccard, box_iou=args.box_iou,
+                                 include_ground_truth=args.include_ground_truth)
+        scoring = ScoringOptions(threshold=args.threshold, seed=args.seed)
+        progress = _progress_bar(stderr, args.quiet)
+        if args.export is not None:
+            tasks = read_export(args.export)
+            config = args.label_config.read_text() if args.label_config else None
+            controls = parse_label_config(config) if config else infer_controls(tasks)
+            scores = score_tasks(tasks, controls, mapping=mapping, scoring=scoring)
+            summary = _summary(f"Export {args.export}", scores, scoring, dry_run=True,
+                               to_write=len(pending_writes(scores, updated_at="")))
+        else:
+            connection = connection_from(os.environ, url=args.url, api_key=args.api_key, page_size=args.page_size)
+            client = LabelStudioClient(connection)
+            report = sync_project(client, args.project, None, mapping=mapping, scoring=scoring,
+                                  dry_run=args.dry_run, progress=progress)
+            summary = _summary(f"Project {args.project}", report.scores, scoring, dry_run=args.dry_run,
+                               to_write=report.tasks_written + len(report.failures) if not args.dry_run else
+                               len(report.scores.tasks) - report.tasks_unchanged, report=report)
+    except (SettingsError, LabelStudioError, ValueError, OSError) as error:
+        print(f"ls-agreement sync: error: {error}", file=stderr)
+        return 2
+    print(json.dumps(summary) if args.json else _text_report(summary), file=stdout)
+    return 1 if summary["tasks_failed"] else 0
+
+
+def _summary(source: str, scores: Any, scoring: ScoringOptions, *, dry_run: bool, to_write: int,
+             report: Any = None) -> dict[str, Any]:
+    """The JSON summary of a sync (also the text report's data)."""
+    return {
+        "source": source,
+        "dry_run": dry_run,
+        "n_tasks": len(scores.tasks),
+        "n_annotations": scores.n_annotations,
+        "n_annotators": len(scores.annotators),
+        "threshold": scoring.threshold,
+        "flagged": sum(t.flagged for t in scores.tasks.values()),
+        "tasks_to_write": to_write,
+        "written": None if report is None or dry_run else True,
+        "tasks_written": 0 if report is None else report.tasks_written,
+        "tasks_unchanged": len(scores.tasks) - to_write if report is None else report.tasks_unchanged,
+        "tasks_failed": [] if report is None else [{"task": t, "error": e} for t, e in report.failures],
+        "seconds": {} if report is None else {k: round(v, 3) for k, v in report.seconds.items()},
+        "controls": {name: score.summary() for name, score in scores.controls.items()},
+        "skipped": dict(scores.skips.reasons.most_common()),
+    }
 
 
 def main(argv: Sequence[str] | None = None) -> int:

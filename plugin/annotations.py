@@ -1,0 +1,161 @@
+"""Plain annotation records from Label Studio tasks, with the rules for what counts.
+
+Skipped annotations (``was_cancelled``), drafts and predictions do not count;
+ground-truth annotations do not count as an annotator unless asked; when one
+annotator has several annotations on a task, the latest counts. Everything
+left out is counted in a :class:`Skips` report, never dropped silently.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["Skips", "Submission", "annotator_key", "collect_submissions", "task_id"]
+
+
+@dataclass
+class Skips:
+    """Counts of what was left out, by reason, for the run's report."""
+
+    reasons: Counter[str] = field(default_factory=Counter)
+
+    def add(self, reason: str, count: int = 1) -> None:
+        """Count ``count`` occurrences of ``reason`` (a short phrase)."""
+        self.reasons[reason] += count
+
+    @property
+    def total(self) -> int:
+        """How many things were skipped in all."""
+        return sum(self.reasons.values())
+
+    def lines(self) -> list[str]:
+        """One line per reason, most frequent first."""
+        return [f"{count} skipped: {reason}" for reason, count in self.reasons.most_common()]
+
+
+@dataclass(frozen=True)
+class Submission:
+    """One annotator's counted annotation of one task.
+
+    Attributes
+    ----------
+    task : int
+        Task id.
+    annotation : int
+        Annotation id.
+    annotator : str
+        The annotator: the user id as text (``completed_by``), or ``"gt:<id>"``
+        for a ground-truth annotation counted as its own annotator.
+    results : tuple of dict
+        The annotation's result items, as Label Studio stores them.
+    updated_at : str
+        When it was last changed (ISO 8601).
+    """
+
+    task: int
+    annotation: int
+    annotator: str
+    results: tuple[Mapping[str, Any], ...]
+    updated_at: str = ""
+
+
+def annotator_key(completed_by: Any) -> str | None:
+    """The annotator of ``completed_by``, an int in task lists, an object ``{id, email}`` in ``tasks.get``."""
+    if isinstance(completed_by, Mapping):
+        completed_by = completed_by.get("id")
+    if isinstance(completed_by, bool) or completed_by is None:
+        return None
+    if isinstance(completed_by, int):
+        return str(completed_by)
+    if isinstance(completed_by, str) and completed_by.strip():
+        return completed_by.strip()
+    return None
+
+
+def _as_int(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value)
+    return None
+
+
+def task_id(task: Any) -> int | None:
+    """The id of a task object, or None when it has none."""
+    return _as_int(task.get("id")) if isinstance(task, Mapping) else None
+
+
+def collect_submissions(
+    tasks: Iterable[Mapping[str, Any]], skips: Skips, *, include_ground_truth: bool = False
+) -> dict[int, list[Submission]]:
+    """The counted submissions of every task, by task id.
+
+    Parameters
+    ----------
+    tasks : iterable of mapping
+        Tasks as Label Studio gives them (``tasks.list`` with all fields, or
+        a JSON export), each with its ``annotations``.
+    skips : Skips
+        Receives a count of everything left out, by reason.
+    include_ground_truth : bool, default False
+        Count ground-truth annotations, each as its own annotator.
+
+    Returns
+    -------
+    dict of int to list of Submission
+        Every task that was read, including those without counted
+        annotations (an empty list), so their scores can be cleared.
+    """
+    out: dict[int, list[Submission]] = {}
+    for task in tasks:
+        identifier = task_id(task)
+        if identifier is None:
+            skips.add("task without an id")
+            continue
+        latest: dict[str, Submission] = {}
+        annotations = task.get("annotations") or []
+        if not isinstance(annotations, list):
+            skips.add("task whose annotations are not a list")
+            annotations = []
+        for annotation in annotations:
+            if not isinstance(annotation, Mapping):
+                skips.add("annotation that is not an object")
+                continue
+            if annotation.get("was_cancelled"):
+                skips.add("skipped (cancelled) annotation")
+                continue
+            annotator = annotator_key(annotation.get("completed_by"))
+            if annotator is None:
+                skips.add("annotation without an annotator (completed_by)")
+                continue
+            if annotation.get("ground_truth"):
+                if not include_ground_truth:
+                    skips.add("ground-truth annotation (not counted as an annotator)")
+                    continue
+                annotator = f"gt:{annotator}"
+            results = annotation.get("result")
+            if not isinstance(results, list):
+                skips.add("annotation whose result is not a list")
+                continue
+            submission = Submission(
+                task=identifier,
+                annotation=_as_int(annotation.get("id")) or 0,
+                annotator=annotator,
+                results=tuple(r for r in results if isinstance(r, Mapping)),
+                updated_at=str(annotation.get("updated_at") or annotation.get("created_at") or ""),
+            )
+            if len(submission.results) != len(results):
+                skips.add("result item that is not an object", len(results) - len(submission.results))
+            previous = latest.get(annotator)
+            if previous is not None:
+                skips.add("older annotation by the same annotator on a task (the latest counts)")
+                if (previous.updated_at, previous.annotation) > (submission.updated_at, submission.annotation):
+                    continue
+            latest[annotator] = submission
+        out[identifier] = sorted(latest.values(), key=lambda s: s.annotator)
+    return out

@@ -1,0 +1,123 @@
+"""The one module that talks to Label Studio: reading projects and tasks, writing task meta.
+
+Through label-studio-sdk 2.x. A legacy token and a personal access token (a
+JWT, refreshed by the SDK) both work. Writes are retried with exponential
+backoff on timeouts, connection errors, 429 and 5xx answers.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+from label_studio_sdk import LabelStudio
+from label_studio_sdk.core.api_error import ApiError
+
+from plugin.settings import Connection
+
+__all__ = ["LabelStudioClient", "LabelStudioError", "read_export"]
+
+_RETRY_STATUS = {429, 500, 502, 503, 504}
+
+
+class LabelStudioError(Exception):
+    """Label Studio refused or failed a request; the message is one line for the user."""
+
+
+def _describe(error: Exception) -> str:
+    if isinstance(error, ApiError):
+        body = error.body if isinstance(error.body, str) else json.dumps(error.body)[:200]
+        if error.status_code in (401, 403):
+            return f"Label Studio refused the API key ({error.status_code}): {body}"
+        return f"Label Studio answered {error.status_code}: {body}"
+    return f"Label Studio could not be reached: {type(error).__name__}: {error}"
+
+
+def _retryable(error: Exception) -> bool:
+    if isinstance(error, ApiError):
+        return error.status_code in _RETRY_STATUS
+    return isinstance(error, (httpx.TimeoutException, httpx.TransportError))
+
+
+class LabelStudioClient:
+    """Label Studio, as this project uses it.
+
+    Parameters
+    ----------
+    connection : Connection
+    httpx_client : httpx.Client, optional
+        Injected HTTP client (tests use ``httpx.MockTransport``).
+    sleep : callable, optional
+        Waits between retries; injected by tests.
+    """
+
+    def __init__(self, connection: Connection, *, httpx_client: httpx.Client | None = None,
+                 sleep: Callable[[float], None] = time.sleep) -> None:
+        self._connection = connection
+        self._sleep = sleep
+        self._sdk = LabelStudio(base_url=connection.url, api_key=connection.api_key, timeout=connection.timeout,
+                                httpx_client=httpx_client, max_retries=0)
+
+    def _call(self, action: Callable[[], Any]) -> Any:
+        delay = self._connection.backoff
+        for attempt in range(self._connection.retries + 1):
+            try:
+                return action()
+            except (ApiError, httpx.HTTPError) as error:
+                if attempt == self._connection.retries or not _retryable(error):
+                    raise LabelStudioError(_describe(error)) from None
+                self._sleep(delay)
+                delay *= 2
+        raise AssertionError("unreachable")
+
+    def label_config(self, project: int) -> str:
+        """The project's labeling config (XML)."""
+        return str(self._call(lambda: self._sdk.projects.get(id=project)).label_config or "")
+
+    def tasks(self, project: int, *, on_total: Callable[[int], None] | None = None) -> Iterator[dict[str, Any]]:
+        """Every task of ``project`` with its annotations, page by page, as plain dicts.
+
+        ``on_total`` is told the number of tasks once the first page arrives.
+        """
+        pager = self._call(lambda: self._sdk.tasks.list(project=project, fields="all",
+                                                        page_size=self._connection.page_size))
+        if on_total is not None:
+            on_total(int(getattr(pager.response, "total", 0) or 0))
+        try:
+            for page in pager.iter_pages():
+                for task in page.items or []:
+                    yield task.model_dump(mode="json")
+        except ApiError as error:
+            if error.status_code != 404:  # the SDK ends its pages with a 404
+                raise LabelStudioError(_describe(error)) from None
+        except httpx.HTTPError as error:
+            raise LabelStudioError(_describe(error)) from None
+
+    def update_meta(self, task: int, meta: dict[str, Any]) -> None:
+        """Replace the task's meta (callers merge first; see :mod:`plugin.writeback`)."""
+        self._call(lambda: self._sdk.tasks.update(id=str(task), meta=meta))
+
+
+def read_export(path: Path) -> list[Any]:
+    """Tasks from a Label Studio JSON export file (a list of tasks).
+
+    Raises
+    ------
+    ValueError
+        If the file cannot be read or is not a JSON list of task objects.
+    """
+    try:
+        data = json.loads(path.read_bytes())
+    except FileNotFoundError:
+        raise ValueError(f"{path} does not exist.") from None
+    except IsADirectoryError:
+        raise ValueError(f"{path} is a directory, not an export file.") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ValueError(f"{path} is not a JSON export: {error}.") from None
+    if not isinstance(data, list):
+        raise ValueError(f"{path} is not a Label Studio JSON export (a list of tasks).")
+    return data  # entries that are not tasks are counted and skipped downstream

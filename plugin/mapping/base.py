@@ -1,0 +1,71 @@
+"""What every mapping module produces, and the result filtering they share."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import pandas as pd
+
+from plugin.annotations import Skips, Submission
+from plugin.labelconfig import Control
+
+__all__ = ["ROW_COLUMNS", "MappedControl", "control_results", "frame"]
+
+ROW_COLUMNS = ("task", "item", "annotator", "label")
+Level = Literal["nominal", "ordinal", "interval"]
+
+
+@dataclass(frozen=True)
+class MappedControl:
+    """One control's annotations as items with one label per annotator.
+
+    Attributes
+    ----------
+    control : Control
+    level : {"nominal", "ordinal", "interval"}
+        The level of measurement its labels imply.
+    rows : pandas.DataFrame
+        Columns ``task``, ``item``, ``annotator``, ``label``: one row per
+        annotator and item.
+    categories : tuple, optional
+        Every possible label in order (from the config), or None when the
+        labels observed are the categories.
+    ranked : pandas.DataFrame, optional
+        Multiple choices only: ``task``, ``item``, ``annotator``, ``label``,
+        ``rank`` (1 primary, 2 secondary) for the augmented kappa.
+    """
+
+    control: Control
+    level: Level
+    rows: pd.DataFrame
+    categories: tuple[Any, ...] | None = None
+    ranked: pd.DataFrame | None = None
+
+
+def frame(rows: Sequence[tuple[Any, ...]], columns: Sequence[str] = ROW_COLUMNS) -> pd.DataFrame:
+    """A DataFrame of ``rows`` with ``columns``, typed even when empty."""
+    table = pd.DataFrame(list(rows), columns=list(columns))
+    table["task"] = table["task"].astype("int64")
+    table["item"] = table["item"].astype(str)
+    table["annotator"] = table["annotator"].astype(str)
+    return table
+
+
+def control_results(submission: Submission, control: Control, skips: Skips) -> Iterator[Mapping[str, Any]]:
+    """The result items of ``submission`` that belong to ``control``, with a ``value`` object.
+
+    Items of another ``type`` than the control's are skipped and counted.
+    """
+    for result in submission.results:
+        if result.get("from_name") != control.name:
+            continue
+        kind = str(result.get("type", "")).lower()
+        if kind and kind != control.result_type:
+            skips.add(f"result of type {kind!r} for the {control.tag} control {control.name!r}")
+            continue
+        if not isinstance(result.get("value"), Mapping):
+            skips.add(f"result without a value object for {control.name!r}")
+            continue
+        yield result

@@ -1,0 +1,265 @@
+"""Scores of a project and of each of its tasks, from mapped controls; no I/O.
+
+Per control: SPA (``annotations_m1`` weights) with a bootstrap interval,
+Krippendorff's alpha at the level the tag implies, Fleiss' kappa, the kappa
+family for every pair of annotators, and for multiple choices the augmented
+kappa and per-label agreement.
+
+Per task and control: SPA over the task's items (one item for a choice, one
+per span or label for spans and multiple choices) and the task's alpha term,
+``1 - d_task / D_e``, where ``d_task`` is the task's mean pairwise
+disagreement and ``D_e`` the project's expected disagreement (seed 004,
+eq. 5). Per task: the mean over its controls, and a flag when that agreement
+is below the threshold on a task with at least two annotations.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from agreement import (
+    UndefinedMeasureWarning,
+    alpha_item_disagreement,
+    annotator_labels,
+    augmented_sweep,
+    bootstrap_ci,
+    classify_items,
+    expected_disagreement,
+    fleiss_kappa,
+    item_agreement,
+    krippendorff_alpha,
+    label_counts,
+    ranked_labels,
+    spa,
+)
+from agreement.counts import LabelCounts
+from agreement.pairwise import TWO_RATER_MEASURES
+from plugin.mapping import MappedControl
+from plugin.settings import ScoringOptions
+
+__all__ = ["ControlScore", "TaskScore", "score_control", "summarize_tasks"]
+
+
+def _number(value: float) -> float | None:
+    """A finite float rounded to 6 places, or None (undefined)."""
+    return None if value is None or not math.isfinite(value) else round(float(value), 6)
+
+
+@dataclass(frozen=True)
+class ControlScore:
+    """A control's project-level scores.
+
+    Attributes
+    ----------
+    name, tag, level : str
+    n_items, n_pairable_items, n_annotations, n_annotators : int
+    spa : float or None
+        SPA with ``annotations_m1`` weights.
+    spa_ci : tuple of float, optional
+        Its bootstrap interval ``(low, high)``.
+    alpha : float or None
+        Krippendorff's alpha at ``level``.
+    fleiss : float or None
+    pairs : list of dict
+        Per annotator pair: ``annotators``, ``n_items``, ``cohen``, ``scott``, ``pabak``.
+    augmented : dict, optional
+        Multiple choices: kappa' by p, and how many items fall in each class.
+    labels : dict, optional
+        Multiple choices: per label, its yes/no ``spa`` and ``alpha``.
+    task_scores : pandas.DataFrame
+        Indexed by task: ``spa``, ``alpha``, ``n_items`` of this control.
+    """
+
+    name: str
+    tag: str
+    level: str
+    n_items: int
+    n_pairable_items: int
+    n_annotations: int
+    n_annotators: int
+    spa: float | None
+    spa_ci: tuple[float | None, float | None] | None
+    alpha: float | None
+    fleiss: float | None
+    pairs: list[dict[str, Any]] = field(default_factory=list)
+    augmented: dict[str, Any] | None = None
+    labels: dict[str, dict[str, float | None]] | None = None
+    task_scores: pd.DataFrame = field(default_factory=pd.DataFrame, repr=False)
+
+    def summary(self) -> dict[str, Any]:
+        """The control's scores as JSON-ready data (without the per-task table)."""
+        out: dict[str, Any] = {
+            "tag": self.tag, "level": self.level, "spa": self.spa,
+            "spa_ci": list(self.spa_ci) if self.spa_ci else None, "alpha": self.alpha, "fleiss": self.fleiss,
+            "n_items": self.n_items, "n_pairable_items": self.n_pairable_items,
+            "n_annotations": self.n_annotations, "n_annotators": self.n_annotators, "pairs": self.pairs,
+        }
+        if self.augmented is not None:
+            out["augmented"] = self.augmented
+        if self.labels is not None:
+            out["labels"] = self.labels
+        return out
+
+
+@dataclass(frozen=True)
+class TaskScore:
+    """A task's scores, as written into its meta.
+
+    Attributes
+    ----------
+    task : int
+    n_annotations : int
+        Counted annotations (annotators) on the task.
+    spa, alpha : float or None
+        The mean over the task's controls; None while undefined.
+    flagged : bool
+    reasons : tuple of str
+    controls : dict
+        Per control: ``spa``, ``alpha``, ``n_items``.
+    """
+
+    task: int
+    n_annotations: int
+    spa: float | None
+    alpha: float | None
+    flagged: bool
+    reasons: tuple[str, ...]
+    controls: dict[str, dict[str, Any]]
+
+
+def _values(counts: LabelCounts, level: str) -> np.ndarray | None:
+    return None if level == "nominal" else counts.numeric_values()
+
+
+def _task_terms(counts: LabelCounts, tasks: np.ndarray, level: str, expected: float) -> pd.DataFrame:
+    """Per task: SPA over its items and its alpha term, by weighted sums over items (no per-task loop)."""
+    codes, task_ids = pd.factorize(tasks)
+    n = counts.counts.sum(axis=1)
+    pairable = n >= 2
+    agreement = np.where(pairable, item_agreement(counts), 0.0)
+    disagreement = np.where(pairable, alpha_item_disagreement(counts, level=level, values=_values(counts, level)), 0.0)
+    weight = np.where(pairable, n - 1.0, 0.0)  # annotations_m1
+    size = len(task_ids)
+    spa_numerator = np.bincount(codes, weights=weight * agreement, minlength=size)
+    spa_denominator = np.bincount(codes, weights=weight, minlength=size)
+    pair_values = np.bincount(codes, weights=np.where(pairable, n, 0.0), minlength=size)
+    observed = np.bincount(codes, weights=np.where(pairable, n, 0.0) * disagreement, minlength=size)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        task_spa = np.where(spa_denominator > 0, spa_numerator / spa_denominator, np.nan)
+        alpha = 1.0 - (observed / pair_values) / expected if expected and math.isfinite(expected) else np.nan
+        task_alpha = np.where(pair_values > 0, alpha, np.nan)
+    n_items = np.bincount(codes, weights=(n > 0).astype(float), minlength=size).astype(int)
+    return pd.DataFrame({"spa": task_spa, "alpha": task_alpha, "n_items": n_items}, index=pd.Index(task_ids, name="task"))
+
+
+def _pairs(rows: pd.DataFrame) -> list[dict[str, Any]]:
+    labels = annotator_labels(rows)
+    out = []
+    for a in range(len(labels.annotators)):
+        for b in range(a + 1, len(labels.annotators)):
+            table = labels.table(a, b)
+            if table.sum() == 0:
+                continue
+            scores = {name: _number(float(TWO_RATER_MEASURES[name](table[None])[0]))
+                      for name in ("cohen", "scott", "pabak")}
+            out.append({"annotators": [str(labels.annotators[a]), str(labels.annotators[b])],
+                        "n_items": int(table.sum()), **scores})
+    return out
+
+
+def _augmented(ranked: pd.DataFrame) -> dict[str, Any] | None:
+    if ranked["annotator"].nunique() < 2:
+        return None
+    labels = ranked_labels(ranked)
+    sweep = augmented_sweep(labels)
+    classes = classify_items(labels)["item_class"].value_counts()
+    return {"kappa": {f"{p:.1f}": _number(v) for p, v in sweep.items()},
+            "item_classes": {str(k): int(v) for k, v in classes.items()}}
+
+
+def _per_label(mapped: MappedControl, counts: LabelCounts) -> dict[str, dict[str, float | None]]:
+    """Multiple choices: agreement on each label's yes/no items."""
+    names = np.asarray(counts.items.str.split(":", n=1).str[1], dtype=object)
+    out = {}
+    for label in mapped.control.labels or sorted(set(names)):
+        subset = counts.counts[names == label]
+        out[label] = {"spa": _number(spa(subset)), "alpha": _number(krippendorff_alpha(subset))}
+    return out
+
+
+def score_control(mapped: MappedControl, options: ScoringOptions) -> ControlScore:
+    """Score one mapped control for the project and for each task.
+
+    Undefined measures become None; their warnings are expected while few
+    annotations exist and are not re-emitted.
+    """
+    rows = mapped.rows
+    control = mapped.control
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedMeasureWarning)
+        counts = label_counts(rows, categories=mapped.categories)
+        values = _values(counts, mapped.level)
+        pairable = int((counts.counts.sum(axis=1) >= 2).sum())
+        project_spa = spa(counts)
+        interval = None
+        if pairable:
+            ci = bootstrap_ci(counts, "spa", n_resamples=options.n_resamples, confidence=options.confidence,
+                              seed=options.seed)
+            interval = (_number(ci.low), _number(ci.high))
+        alpha = krippendorff_alpha(counts, level=mapped.level, values=values)
+        expected = expected_disagreement(counts, level=mapped.level, values=values) if pairable else math.nan
+        tasks = rows.drop_duplicates("item").set_index("item")["task"].reindex(counts.items).to_numpy()
+        task_scores = _task_terms(counts, tasks, mapped.level, expected)
+        return ControlScore(
+            name=control.name, tag=control.tag, level=mapped.level,
+            n_items=counts.n_items, n_pairable_items=pairable, n_annotations=len(rows),
+            n_annotators=int(rows["annotator"].nunique()),
+            spa=_number(project_spa), spa_ci=interval, alpha=_number(alpha),
+            fleiss=_number(fleiss_kappa(counts)) if mapped.level == "nominal" else None,
+            pairs=_pairs(rows) if len(rows) else [],
+            augmented=_augmented(mapped.ranked) if mapped.ranked is not None and len(mapped.ranked) else None,
+            labels=_per_label(mapped, counts) if mapped.ranked is not None else None,
+            task_scores=task_scores,
+        )
+
+
+def summarize_tasks(n_annotations: Mapping[int, int], controls: Mapping[str, ControlScore],
+                    options: ScoringOptions) -> dict[int, TaskScore]:
+    """Each task's scores over its controls, with the low-agreement flag.
+
+    Parameters
+    ----------
+    n_annotations : mapping of int to int
+        Counted annotations per task, for every task read (tasks without
+        annotations included, so their scores can be cleared).
+    controls : mapping of str to ControlScore
+    options : ScoringOptions
+    """
+    per_task: dict[int, dict[str, dict[str, Any]]] = {task: {} for task in n_annotations}
+    for name, score in controls.items():
+        for task, row in score.task_scores.iterrows():
+            if task in per_task and row["n_items"] > 0:
+                per_task[task][name] = {"spa": _number(row["spa"]), "alpha": _number(row["alpha"]),
+                                        "n_items": int(row["n_items"])}
+    out = {}
+    for task, by_control in per_task.items():
+        spas = [c["spa"] for c in by_control.values() if c["spa"] is not None]
+        alphas = [c["alpha"] for c in by_control.values() if c["alpha"] is not None]
+        task_spa = _number(float(np.mean(spas))) if spas else None
+        count = int(n_annotations[task])
+        flagged = count >= 2 and task_spa is not None and task_spa < options.threshold
+        reasons = tuple(
+            f"{name}: agreement {c['spa']:.2f} below {options.threshold:.2f}"
+            for name, c in sorted(by_control.items()) if flagged and c["spa"] is not None and c["spa"] < options.threshold
+        )
+        out[task] = TaskScore(task=task, n_annotations=count, spa=task_spa,
+                              alpha=_number(float(np.mean(alphas))) if alphas else None,
+                              flagged=flagged, reasons=reasons, controls=by_control)
+    return out

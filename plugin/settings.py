@@ -1,0 +1,118 @@
+"""Settings, read once at the entry point into frozen dataclasses and passed down.
+
+Nothing else in the project reads the environment.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+__all__ = ["Connection", "MappingOptions", "ScoringOptions", "SettingsError", "connection_from"]
+
+AbsentSpan = Literal["label", "missing"]
+Alignment = Literal["exact", "overlap"]
+
+
+class SettingsError(ValueError):
+    """A setting is missing or invalid; the message is one line for the user."""
+
+
+@dataclass(frozen=True)
+class Connection:
+    """How to reach Label Studio.
+
+    Attributes
+    ----------
+    url : str
+        Base URL, e.g. ``http://localhost:8080``.
+    api_key : str
+        A legacy token or a personal access token (JWT); both work.
+    timeout : float
+        Seconds per request.
+    retries : int
+        Further attempts after a timeout or 5xx answer.
+    backoff : float
+        Seconds before the first retry; doubled each time.
+    page_size : int
+        Tasks per page when reading a project.
+    """
+
+    url: str
+    api_key: str = field(repr=False)
+    timeout: float = 30.0
+    retries: int = 4
+    backoff: float = 0.5
+    page_size: int = 500
+
+
+@dataclass(frozen=True)
+class MappingOptions:
+    """How results become items.
+
+    Attributes
+    ----------
+    absent_span : {"label", "missing"}
+        An annotator who submitted a task but marked nothing at a span (or box)
+        gives the label "no span" ("label"), or is missing there ("missing").
+    span_alignment : {"exact", "overlap"}
+        Spans are one item when their start and end are equal, or when their
+        Jaccard overlap is at least ``span_jaccard``.
+    span_jaccard : float
+        Least Jaccard overlap for ``overlap`` alignment.
+    box_iou : float
+        Least IoU for two boxes to be one item.
+    include_ground_truth : bool
+        Count ground-truth annotations, each as its own annotator.
+    """
+
+    absent_span: AbsentSpan = "label"
+    span_alignment: Alignment = "exact"
+    span_jaccard: float = 0.5
+    box_iou: float = 0.5
+    include_ground_truth: bool = False
+
+
+@dataclass(frozen=True)
+class ScoringOptions:
+    """How scores are computed and when a task is flagged.
+
+    Attributes
+    ----------
+    threshold : float
+        A task with at least two annotations whose agreement is below this is flagged.
+    confidence : float
+        Coverage of the project intervals.
+    n_resamples : int
+        Bootstrap resamples for the project intervals.
+    seed : int
+        Bootstrap seed, so that a repeated sync reports the same interval.
+    """
+
+    threshold: float = 0.5
+    confidence: float = 0.95
+    n_resamples: int = 1000
+    seed: int = 0
+
+
+def connection_from(environ: Mapping[str, str], *, url: str | None = None, api_key: str | None = None,
+                    page_size: int | None = None) -> Connection:
+    """A :class:`Connection` from ``LABEL_STUDIO_URL`` and ``LABEL_STUDIO_API_KEY``, flags taking precedence.
+
+    Raises
+    ------
+    SettingsError
+        If the URL or the key is missing.
+    """
+    url = url or environ.get("LABEL_STUDIO_URL")
+    api_key = api_key or environ.get("LABEL_STUDIO_API_KEY")
+    if not url:
+        raise SettingsError("No Label Studio URL: set LABEL_STUDIO_URL or pass --url.")
+    if not api_key:
+        raise SettingsError("No Label Studio API key: set LABEL_STUDIO_API_KEY or pass --api-key.")
+    if not url.startswith(("http://", "https://")):
+        raise SettingsError(f"The Label Studio URL must start with http:// or https://; got {url!r}.")
+    if page_size is not None and page_size < 1:
+        raise SettingsError(f"The page size must be a positive number; got {page_size}.")
+    return Connection(url=url.rstrip("/"), api_key=api_key.strip(), page_size=page_size or 500)
