@@ -5,6 +5,12 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# Label Studio itself (the server the tests and the demo run) lives in its own environment, so that its
+# pinned dependencies never constrain this package's. 1.23.2 is the version this project is tested with.
+LABEL_STUDIO_VERSION := 1.23.2
+LS_VENV := .venv-ls
+LS_STAMP := $(LS_VENV)/.installed-$(LABEL_STUDIO_VERSION)
+export LABEL_STUDIO_BIN := $(CURDIR)/$(LS_VENV)/bin/label-studio
 
 .PHONY: demo test bench clean
 
@@ -14,7 +20,13 @@ $(STAMP): setup.cfg pyproject.toml
 	$(BIN)/pip install --quiet -e '.[test,bench]'
 	touch $(STAMP)
 
-test: $(STAMP)
+$(LS_STAMP):
+	$(PYTHON) -m venv $(LS_VENV)
+	$(LS_VENV)/bin/pip install --quiet --upgrade pip
+	$(LS_VENV)/bin/pip install --quiet label-studio==$(LABEL_STUDIO_VERSION)
+	touch $(LS_STAMP)
+
+test: $(STAMP) $(LS_STAMP)
 	$(BIN)/python -m pytest -q
 
 # Until the live demo on a local Label Studio exists, the demo computes every measure on the bundled examples.
@@ -39,4 +51,4 @@ bench: $(STAMP)
 	$(BIN)/python bench/alpha_vs_krippendorff.py
 
 clean:
-	rm -rf $(VENV) build *.egg-info .hypothesis
+	rm -rf $(VENV) $(LS_VENV) build *.egg-info .hypothesis

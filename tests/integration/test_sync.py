@@ -1,0 +1,141 @@
+"""``ls-agreement sync`` against a real Label Studio with annotators who signed up."""
+
+import json
+
+import krippendorff
+import numpy as np
+import pytest
+from label_studio_sdk import LabelStudio
+
+from agreement import item_agreement, spa
+from plugin.cli import main
+from tests.labelstudio_server import personal_access_token, sign_up
+
+CONFIG = """<View>
+  <Text name="text" value="$text"/>
+  <Choices name="sentiment" toName="text" choice="single">
+    <Choice value="positive"/><Choice value="negative"/><Choice value="neutral"/>
+  </Choices>
+  <Labels name="ner" toName="text"><Label value="PER"/><Label value="ORG"/></Labels>
+  <Rating name="quality" toName="text" maxRating="5"/>
+</View>"""
+SENTIMENTS = ("positive", "negative", "neutral")
+
+# Who labels what: task index -> annotator index -> sentiment (None: that annotator skipped the task).
+PLAN = {
+    0: {0: "positive", 1: "positive", 2: "positive"},
+    1: {0: "positive", 1: "negative", 2: "negative"},
+    2: {0: "neutral", 1: "neutral"},
+    3: {1: "negative", 2: "positive"},
+    4: {0: "negative", 2: None},
+    5: {0: "positive", 1: "neutral", 2: "negative"},
+}
+
+
+def results(sentiment, who):
+    return [
+        {"from_name": "sentiment", "to_name": "text", "type": "choices", "value": {"choices": [sentiment]}},
+        {"from_name": "ner", "to_name": "text", "type": "labels",
+         "value": {"start": 0, "end": 5, "text": "Alice", "labels": ["PER" if who < 2 else "ORG"]}},
+        {"from_name": "quality", "to_name": "text", "type": "rating", "value": {"rating": 3 + who % 2}},
+    ]
+
+
+@pytest.fixture(scope="module")
+def project(label_studio):
+    admin = LabelStudio(base_url=label_studio.url, api_key=label_studio.token)
+    created = admin.projects.create(title="sync test", label_config=CONFIG)
+    admin.projects.import_tasks(id=created.id, request=[
+        {"data": {"text": f"Alice wrote note {i}."}, "meta": {"source": "import", "batch": i}} for i in range(7)])
+    tasks = sorted(t.id for t in admin.tasks.list(project=created.id, page_size=100))
+    annotators = [sign_up(label_studio.url, f"annotator{i}@example.com") for i in range(3)]
+    for index, by_annotator in PLAN.items():
+        for who, sentiment in by_annotator.items():
+            client = LabelStudio(base_url=label_studio.url, api_key=annotators[who][1])
+            if sentiment is None:
+                client.annotations.create(id=tasks[index], result=[], was_cancelled=True)
+            else:
+                client.annotations.create(id=tasks[index], result=results(sentiment, who))
+    return {"id": created.id, "tasks": tasks, "annotators": annotators, "admin": admin}
+
+
+def sync(capsys, label_studio, project, *extra, api_key=None):
+    status = main(["sync", "--project", str(project["id"]), "--url", label_studio.url,
+                   "--api-key", api_key or label_studio.token, "--json", "--quiet", *extra])
+    out = capsys.readouterr().out
+    assert status == 0, out
+    return json.loads(out)
+
+
+def expected_counts():
+    """The sentiment count matrix of PLAN, computed without the plugin."""
+    counts = np.zeros((len(PLAN), 3))
+    for index, by_annotator in PLAN.items():
+        for sentiment in by_annotator.values():
+            if sentiment is not None:
+                counts[index, SENTIMENTS.index(sentiment)] += 1
+    return counts
+
+
+def test_sync_writes_scores_equal_to_the_core_and_keeps_other_meta(capsys, label_studio, project):
+    summary = sync(capsys, label_studio, project)
+    counts = expected_counts()
+    assert summary["n_tasks"] == 7 and summary["n_annotators"] == 3
+    assert summary["skipped"] == {"skipped (cancelled) annotation": 1}
+    assert summary["controls"]["sentiment"]["spa"] == pytest.approx(spa(counts), abs=1e-6)
+    reliability = [[np.nan if who not in PLAN[i] or PLAN[i][who] is None else SENTIMENTS.index(PLAN[i][who])
+                    for i in range(len(PLAN))] for who in range(3)]
+    assert summary["controls"]["sentiment"]["alpha"] == pytest.approx(
+        krippendorff.alpha(reliability_data=reliability, level_of_measurement="nominal"), abs=1e-6)
+    # Task 4 has one counted annotation (the other was skipped) and task 6 none: five tasks are pairable.
+    assert summary["tasks_written"] == 6
+
+    per_item = item_agreement(counts)
+    admin = project["admin"]
+    for index, task_id in enumerate(project["tasks"]):
+        meta = admin.tasks.get(id=str(task_id)).meta
+        assert meta["source"] == "import" and meta["batch"] == index
+        if index == 6:
+            assert "agreement" not in meta
+            continue
+        block = meta["agreement"]
+        assert block["n_annotations"] == sum(s is not None for s in PLAN[index].values())
+        if np.isnan(per_item[index]):
+            assert block["controls"]["sentiment"]["spa"] is None and block["spa"] is None
+        else:
+            assert block["controls"]["sentiment"]["spa"] == pytest.approx(per_item[index], abs=1e-6)
+        assert block["flagged"] == (block["n_annotations"] >= 2 and block["spa"] < 0.5)
+        assert set(block) >= {"spa", "alpha", "n_annotations", "flagged", "reasons", "controls", "updated_at",
+                              "version"}
+
+
+def test_a_second_sync_writes_nothing_and_an_edit_writes_what_changed(capsys, label_studio, project):
+    admin = project["admin"]
+    assert sync(capsys, label_studio, project)["tasks_written"] == 0
+    before = {t: admin.tasks.get(id=str(t)).meta for t in project["tasks"]}
+    task = project["tasks"][2]
+    annotation = next(a for a in admin.annotations.list(id=task))
+    admin.annotations.update(id=annotation.id, result=results("positive", 0))
+    summary = sync(capsys, label_studio, project)
+    after = {t: admin.tasks.get(id=str(t)).meta for t in project["tasks"]}
+    changed = [t for t in project["tasks"] if before[t] != after[t]]
+    assert task in changed and summary["tasks_written"] == len(changed)
+    assert after[task]["agreement"]["controls"]["sentiment"]["spa"] == 0.0 and after[task]["agreement"]["flagged"]
+    for other in set(changed) - {task}:  # only tasks whose alpha moved beyond the tolerance (0.01) were rewritten
+        old, new = before[other]["agreement"], after[other]["agreement"]
+        assert old["spa"] == new["spa"] and abs(old["alpha"] - new["alpha"]) > 0.01
+    assert after[task]["source"] == "import"
+    assert sync(capsys, label_studio, project)["tasks_written"] == 0
+
+
+def test_a_personal_access_token_works_too(capsys, label_studio, project):
+    token = personal_access_token(label_studio.url)
+    assert token.count(".") == 2  # a JWT
+    summary = sync(capsys, label_studio, project, "--dry-run", api_key=token)
+    assert summary["dry_run"] and summary["tasks_to_write"] == 0 and summary["n_tasks"] == 7
+
+
+def test_a_wrong_key_is_one_line(capsys, label_studio, project):
+    status = main(["sync", "--project", str(project["id"]), "--url", label_studio.url, "--api-key", "f" * 40])
+    err = capsys.readouterr().err
+    assert status == 2 and "refused the API key (401)" in err and err.count("\n") == 1

@@ -1,0 +1,129 @@
+"""A real Label Studio for tests and benchmarks: SQLite, loopback, a throwaway data dir.
+
+The first start on an empty data dir migrates the database (about 30 s); a
+copy of a migrated dir starts in a few seconds. So a session migrates once
+into a template and every user of a server gets a copy.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import requests
+
+ADMIN_EMAIL = "admin@example.com"
+ADMIN_PASSWORD = "admin12345"
+ADMIN_TOKEN = "0123456789abcdef0123456789abcdef01234567"
+
+
+def label_studio_command() -> str:
+    """The ``label-studio`` executable: $LABEL_STUDIO_BIN, next to this Python, or on PATH."""
+    candidates = [os.environ.get("LABEL_STUDIO_BIN"), str(Path(sys.prefix) / "bin" / "label-studio"),
+                  shutil.which("label-studio")]
+    for candidate in candidates:
+        if candidate and Path(candidate).exists():
+            return candidate
+    raise RuntimeError("Label Studio is not installed: run `make test`, which installs it into .venv-ls, "
+                       "or set LABEL_STUDIO_BIN.")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class LabelStudioServer:
+    """One running Label Studio process."""
+
+    url: str
+    data_dir: Path
+    process: subprocess.Popen[bytes]
+    token: str = ADMIN_TOKEN
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait()
+
+
+def start(data_dir: Path, *, port: int | None = None, timeout: float = 180.0) -> LabelStudioServer:
+    """Start Label Studio on ``data_dir`` (created or reused) and wait until ``/health`` answers."""
+    port = port or free_port()
+    data_dir.mkdir(parents=True, exist_ok=True)
+    env = {k: v for k, v in os.environ.items() if k not in ("USERNAME", "PASSWORD", "PORT", "HOST")}
+    env.update(HOME=str(data_dir), LABEL_STUDIO_BASE_DATA_DIR=str(data_dir / "data"), LATEST_VERSION_CHECK="false",
+               SSRF_PROTECTION_ENABLED="false", DJANGO_DEBUG="false", LOG_LEVEL="WARNING")
+    command = [label_studio_command(), "start", "--no-browser", "--internal-host", "127.0.0.1", "--port", str(port),
+               "--username", ADMIN_EMAIL, "--password", ADMIN_PASSWORD, "--user-token", ADMIN_TOKEN,
+               "--enable-legacy-api-token"]
+    log = open(data_dir / "label-studio.log", "ab")  # noqa: SIM115 - closed with the process
+    process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    server = LabelStudioServer(url=f"http://127.0.0.1:{port}", data_dir=data_dir, process=process)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"Label Studio exited with status {process.returncode}; see {data_dir}/label-studio.log")
+        try:
+            if requests.get(f"{server.url}/health", timeout=2).status_code == 200:
+                return server
+        except requests.RequestException:
+            pass
+        time.sleep(0.5)
+    server.stop()
+    raise RuntimeError(f"Label Studio did not answer /health within {timeout:.0f} s; see {data_dir}/label-studio.log")
+
+
+def migrated_template(directory: Path) -> Path:
+    """A data dir with a migrated database and the admin user, made once."""
+    if not (directory / "data").exists():
+        start(directory).stop()
+    return directory
+
+
+def start_copy(template: Path, target: Path) -> LabelStudioServer:
+    """Start Label Studio on a copy of ``template``."""
+    shutil.copytree(template, target)
+    (target / "label-studio.log").unlink(missing_ok=True)
+    return start(target)
+
+
+def sign_up(url: str, email: str, password: str = "annotator-pass-1") -> tuple[int, str]:
+    """Create a user through the sign-up form; return their id and legacy token."""
+    session = requests.Session()
+    session.get(f"{url}/user/signup/", timeout=10)
+    answer = session.post(f"{url}/user/signup/", timeout=10, allow_redirects=False,
+                          data={"email": email, "password": password,
+                                "csrfmiddlewaretoken": session.cookies["csrftoken"]},
+                          headers={"Referer": f"{url}/user/signup/"})
+    if answer.status_code != 302:
+        raise RuntimeError(f"Sign-up of {email} failed with status {answer.status_code}.")
+    me = session.get(f"{url}/api/current-user/whoami", timeout=10).json()
+    token = session.get(f"{url}/api/current-user/token", timeout=10).json()["token"]
+    return int(me["id"]), token
+
+
+def personal_access_token(url: str, email: str = ADMIN_EMAIL, password: str = ADMIN_PASSWORD) -> str:
+    """Log in through the form and create a personal access token (a JWT refresh token)."""
+    session = requests.Session()
+    session.get(f"{url}/user/login/", timeout=10)
+    session.post(f"{url}/user/login/", timeout=10, allow_redirects=False,
+                 data={"email": email, "password": password, "csrfmiddlewaretoken": session.cookies["csrftoken"]},
+                 headers={"Referer": f"{url}/user/login/"})
+    answer = session.post(f"{url}/api/token/", timeout=10,
+                          headers={"X-CSRFToken": session.cookies["csrftoken"], "Referer": f"{url}/"})
+    answer.raise_for_status()
+    return str(answer.json()["token"])

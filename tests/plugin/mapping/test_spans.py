@@ -1,0 +1,85 @@
+"""Labels, HyperTextLabels and ParagraphLabels: spans as items (seed 001)."""
+
+import pandas as pd
+import pytest
+
+from agreement import krippendorff_alpha, label_counts
+from plugin.annotations import Skips, Submission
+from plugin.labelconfig import Control
+from plugin.mapping.spans import NO_SPAN, map_spans
+from plugin.settings import MappingOptions
+from tests.plugin.conftest import FIRST, SECOND, THIRD, rows_of
+
+
+def test_exact_spans_with_absent_annotators_labeled_no_span(controls, submissions):
+    first = min(submissions)
+    mapped = map_spans(controls["ner"], submissions, Skips(), MappingOptions())
+    assert mapped.categories == ("PER", "ORG", "LOC", NO_SPAN)
+    assert rows_of(mapped, first) == {
+        (f"{first}:0-5", FIRST, "PER"), (f"{first}:0-5", SECOND, "PER"), (f"{first}:0-5", THIRD, "PER"),
+        (f"{first}:15-19", FIRST, "ORG"), (f"{first}:15-19", SECOND, "ORG"), (f"{first}:15-19", THIRD, "LOC"),
+        (f"{first}:23-28", FIRST, "LOC"), (f"{first}:23-28", SECOND, NO_SPAN), (f"{first}:23-28", THIRD, NO_SPAN),
+    }
+
+
+def test_absent_span_missing_leaves_single_spans_unpaired(controls, submissions):
+    first = min(submissions)
+    mapped = map_spans(controls["ner"], submissions, Skips(), MappingOptions(absent_span="missing"))
+    assert {r for r in rows_of(mapped, first) if r[0].endswith("23-28")} == {(f"{first}:23-28", FIRST, "LOC")}
+
+
+def test_hypertext_and_paragraph_spans(controls, submissions):
+    first = min(submissions)
+    html = map_spans(controls["html_ner"], submissions, Skips(), MappingOptions())
+    assert {r[2] for r in rows_of(html, first)} == {"PER", "ORG"} and len(rows_of(html, first)) == 3
+    dialogue = map_spans(controls["dialogue_act"], submissions, Skips(), MappingOptions())
+    assert sorted(r[2] for r in rows_of(dialogue, first)) == ["answer", "question", "question"]
+
+
+def span(annotator, start, end, label, task=1):
+    return Submission(task, 1, annotator, ({"from_name": "ner", "type": "labels",
+                                            "value": {"start": start, "end": end, "labels": [label]}},))
+
+
+def test_overlap_alignment_matches_spans_by_jaccard():
+    control = Control("ner", "labels", labels=("PER", "ORG"))
+    submissions = {1: [span("a", 0, 10, "PER"), span("b", 1, 10, "PER"), span("c", 20, 30, "ORG")]}
+    exact = map_spans(control, submissions, Skips(), MappingOptions())
+    overlap = map_spans(control, submissions, Skips(), MappingOptions(span_alignment="overlap"))
+    assert exact.rows["item"].nunique() == 3
+    assert overlap.rows["item"].nunique() == 2
+    assert set(overlap.rows.groupby("item")["label"].apply(tuple).map(sorted).map(tuple)) == {
+        ("PER", "PER", "no span"), ("ORG", "no span", "no span")}
+    strict = map_spans(control, submissions, Skips(), MappingOptions(span_alignment="overlap", span_jaccard=0.95))
+    assert strict.rows["item"].nunique() == 3
+
+
+def test_datasaur_worked_example_gives_056():
+    # Seed 001: Labeler A and Reviewer; spans only one of them labeled are left out (absent_span="missing").
+    spans = [((0, 21), "EVE", "TITLE"), ((25, 42), "PER", None), ((50, 56), "PER", "PER"), ((60, 79), "PER", "PER"),
+             ((80, 84), "YEAR", "YEAR"), ((85, 89), "YEAR", "YEAR"), ((90, 101), "ORG", "PER"),
+             ((110, 115), None, "QTY")]
+    a = [{"from_name": "ner", "type": "labels", "value": {"start": s, "end": e, "labels": [x]}}
+         for (s, e), x, _ in spans if x]
+    r = [{"from_name": "ner", "type": "labels", "value": {"start": s, "end": e, "labels": [y]}}
+         for (s, e), _, y in spans if y]
+    control = Control("ner", "labels", labels=("EVE", "ORG", "PER", "QTY", "TITLE", "YEAR"))
+    submissions = {1: [Submission(1, 1, "labeler_a", tuple(a)), Submission(1, 2, "reviewer", tuple(r))]}
+    missing = map_spans(control, submissions, Skips(), MappingOptions(absent_span="missing"))
+    assert krippendorff_alpha(label_counts(missing.rows, categories=missing.categories)) == pytest.approx(0.56)
+    labeled = map_spans(control, submissions, Skips(), MappingOptions())
+    assert krippendorff_alpha(label_counts(labeled.rows, categories=labeled.categories)) < 0.56
+
+
+def test_broken_spans_are_skipped_and_counted():
+    control = Control("ner", "labels", labels=("PER",))
+    bad = [{"from_name": "ner", "type": "labels", "value": {"start": 5, "end": 2, "labels": ["PER"]}},
+           {"from_name": "ner", "type": "labels", "value": {"start": 0, "end": 2, "labels": []}},
+           {"from_name": "ner", "type": "labels", "value": {"start": 0, "end": 2, "labels": ["XYZ"]}},
+           {"from_name": "ner", "type": "choices", "value": {"choices": ["PER"]}},
+           {"from_name": "ner", "type": "labels", "value": "0-2"}]
+    skips = Skips()
+    mapped = map_spans(control, {1: [Submission(1, 1, "a", tuple(bad))]}, skips, MappingOptions())
+    assert mapped.rows.empty
+    assert skips.total == 5
+    assert isinstance(mapped.rows, pd.DataFrame) and list(mapped.rows.columns) == ["task", "item", "annotator", "label"]

@@ -1,0 +1,24 @@
+"""TextArea: normalized text."""
+
+from plugin.annotations import Skips, Submission
+from plugin.labelconfig import Control
+from plugin.mapping.text import MAX_TEXT, map_textarea
+from tests.plugin.conftest import FIRST, SECOND, THIRD, rows_of
+
+
+def test_normalized_texts_agree(controls, submissions):
+    first = min(submissions)
+    mapped = map_textarea(controls["summary"], submissions, Skips())
+    assert rows_of(mapped, first) == {(str(first), FIRST, "alice works at acme."),
+                                      (str(first), SECOND, "alice works at acme."), (str(first), THIRD, "about paris")}
+
+
+def test_empty_huge_and_broken_texts_are_skipped():
+    control = Control("summary", "textarea")
+    def submission(annotator, text):
+        return Submission(1, 1, annotator, ({"from_name": "summary", "type": "textarea", "value": {"text": text}},))
+    skips = Skips()
+    mapped = map_textarea(control, {1: [submission("a", ["  "]), submission("b", ["x" * (MAX_TEXT + 1)]),
+                                        submission("c", [3]), submission("d", "Fine")]}, skips)
+    assert rows_of(mapped) == {("1", "d", "fine")}
+    assert skips.total == 3

@@ -1,0 +1,107 @@
+"""The Label Studio client against an injected fake HTTP transport: paging, retries, errors."""
+
+import json
+
+import httpx
+import pytest
+
+from plugin.labelstudio import LabelStudioClient, LabelStudioError, read_export
+from plugin.settings import Connection, MappingOptions, ScoringOptions
+from plugin.sync import sync_project
+
+CONNECTION = Connection(url="http://ls.test", api_key="0123456789abcdef0123456789abcdef01234567", page_size=2,
+                        retries=3, backoff=0.01)
+
+
+def fake(handler):
+    return LabelStudioClient(CONNECTION, httpx_client=httpx.Client(transport=httpx.MockTransport(handler)),
+                             sleep=lambda _: None)
+
+
+def page_handler(tasks, calls):
+    def handler(request):
+        calls.append(request)
+        if request.url.path == "/api/tasks/":
+            page, size = int(request.url.params["page"]), int(request.url.params["page_size"])
+            chunk = tasks[(page - 1) * size: page * size]
+            if not chunk:
+                return httpx.Response(404, json={"detail": "Invalid page."})
+            return httpx.Response(200, json={"tasks": chunk, "total": len(tasks)})
+        return httpx.Response(404)
+    return handler
+
+
+def test_tasks_are_read_page_by_page_with_the_legacy_token():
+    tasks = [{"id": i, "data": {}, "annotations": [], "meta": {}} for i in range(1, 6)]
+    calls, totals = [], []
+    client = fake(page_handler(tasks, calls))
+    assert [t["id"] for t in client.tasks(7, on_total=totals.append)] == [1, 2, 3, 4, 5]
+    assert totals == [5]
+    assert calls[0].headers["authorization"] == f"Token {CONNECTION.api_key}"
+    assert calls[0].url.params["project"] == "7" and calls[0].url.params["page_size"] == "2"
+
+
+def test_writes_are_retried_on_5xx_and_timeouts():
+    attempts = []
+
+    def handler(request):
+        attempts.append(request)
+        if len(attempts) == 1:
+            raise httpx.ReadTimeout("slow", request=request)
+        if len(attempts) == 2:
+            return httpx.Response(502, text="bad gateway")
+        return httpx.Response(200, json={"id": 3, "meta": json.loads(request.content)["meta"]})
+
+    fake(handler).update_meta(3, {"agreement": {"spa": 1.0}})
+    assert len(attempts) == 3
+    assert attempts[-1].method == "PATCH" and attempts[-1].url.path == "/api/tasks/3/"
+
+
+def test_a_refused_key_is_a_clear_error_without_retries():
+    attempts = []
+
+    def handler(request):
+        attempts.append(request)
+        return httpx.Response(401, json={"detail": "Invalid token."})
+
+    with pytest.raises(LabelStudioError, match=r"refused the API key \(401\)"):
+        fake(handler).label_config(1)
+    assert len(attempts) == 1
+
+
+def test_a_task_that_keeps_failing_is_reported_and_the_run_goes_on():
+    tasks = [{"id": i, "meta": {"keep": i}, "annotations": [
+        {"id": 10 * i + a, "completed_by": a, "result": [
+            {"from_name": "s", "type": "choices", "value": {"choices": ["x" if a == 1 else "y"]}}]} for a in (1, 2)]}
+        for i in (1, 2)]
+    writes = []
+
+    def handler(request):
+        if request.url.path.startswith("/api/projects/"):
+            return httpx.Response(200, json={"id": 1, "label_config": '<View><Choices name="s" toName="t">'
+                                             '<Choice value="x"/><Choice value="y"/></Choices></View>'})
+        if request.method == "PATCH":
+            task = int(request.url.path.strip("/").split("/")[-1])
+            if task == 1:
+                return httpx.Response(500, text="boom")
+            writes.append((task, json.loads(request.content)["meta"]))
+            return httpx.Response(200, json={"id": task})
+        return page_handler(tasks, [])(request)
+
+    report = sync_project(fake(handler), 1, None, mapping=MappingOptions(), scoring=ScoringOptions(n_resamples=50))
+    assert report.tasks_written == 1
+    assert report.failures == [(1, "Label Studio answered 500: boom")]
+    (task, meta), = writes
+    assert task == 2 and meta["keep"] == 2 and meta["agreement"]["spa"] == 0.0
+
+
+def test_broken_exports_are_clear_errors(tmp_path):
+    path = tmp_path / "export.json"
+    path.write_text("{not json")
+    with pytest.raises(ValueError, match="is not a JSON export"):
+        read_export(path)
+    path.write_text('{"tasks": []}')
+    with pytest.raises(ValueError, match="a list of tasks"):
+        read_export(path)
+    with pytest.raises(ValueError, match="does not exist"):
+        read_export(tmp_path / "missing.json")

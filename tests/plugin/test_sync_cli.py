@@ -1,0 +1,55 @@
+"""``ls-agreement sync`` on an export file (offline) and its errors."""
+
+import json
+
+import pytest
+
+from plugin.cli import main
+from tests.plugin.conftest import DATA
+
+
+@pytest.fixture
+def export(tmp_path, recorded):
+    path = tmp_path / "export.json"
+    path.write_text(json.dumps(recorded["tasks"]))
+    config = tmp_path / "config.xml"
+    config.write_text(recorded["label_config"])
+    return path, config
+
+
+def test_export_with_config(export, capsys):
+    path, config = export
+    assert main(["sync", "--export", str(path), "--label-config", str(config), "--json", "--quiet"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["n_tasks"] == 3 and summary["n_annotations"] == 6 and summary["n_annotators"] == 3
+    assert summary["controls"]["sentiment"]["spa"] == pytest.approx(1 / 3)
+    assert summary["dry_run"] and summary["tasks_written"] == 0 and summary["tasks_to_write"] == 2
+    assert summary["skipped"] == {"skipped (cancelled) annotation": 1,
+                                  "ground-truth annotation (not counted as an annotator)": 1}
+
+
+def test_export_without_config_infers_the_controls(export, capsys):
+    path, _ = export
+    assert main(["sync", "--export", str(path), "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "sentiment" in out and "Flagged" in out and "Dry run: 2 tasks would be written." in out
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["sync"], "Give either --project ID"),
+    (["sync", "--project", "1", "--url", "ftp://x", "--api-key", "k"], "must start with http"),
+    (["sync", "--export", "missing.json"], "does not exist"),
+    (["sync", "--export", str(DATA / "record_tasks.py")], "is not a JSON export"),
+])
+def test_errors_are_one_line(args, message, capsys, monkeypatch):
+    monkeypatch.delenv("LABEL_STUDIO_URL", raising=False)
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+
+
+def test_missing_url_names_the_variable(capsys, monkeypatch):
+    monkeypatch.delenv("LABEL_STUDIO_URL", raising=False)
+    monkeypatch.delenv("LABEL_STUDIO_API_KEY", raising=False)
+    assert main(["sync", "--project", "1"]) == 2
+    assert "set LABEL_STUDIO_URL" in capsys.readouterr().err
