@@ -13,7 +13,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Skips", "Submission", "annotator_key", "collect_submissions", "task_id"]
+__all__ = ["GROUND_TRUTH_SKIP", "Skips", "Submission", "annotator_key", "collect_submissions", "task_id"]
+
+GROUND_TRUTH_SKIP = "ground-truth annotation (not counted as an annotator)"
 
 
 @dataclass
@@ -135,7 +137,7 @@ def collect_submissions(
                 continue
             if annotation.get("ground_truth"):
                 if not include_ground_truth:
-                    skips.add("ground-truth annotation (not counted as an annotator)")
+                    skips.add(GROUND_TRUTH_SKIP)
                     continue
                 annotator = f"gt:{annotator}"
             results = annotation.get("result")

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
 from agreement.cli import add_compute_parser
+from plugin.annotations import GROUND_TRUTH_SKIP
 from plugin.settings import MappingOptions, ScoringOptions, SettingsError, connection_from
 
 __all__ = ["build_parser", "main"]
@@ -41,6 +42,7 @@ def _add_sync_parser(commands: Any) -> None:
     source.add_argument("--url", help="Label Studio URL (default: $LABEL_STUDIO_URL)")
     source.add_argument("--api-key", help="legacy token or personal access token (default: $LABEL_STUDIO_API_KEY)")
     source.add_argument("--page-size", type=int, default=None, help="tasks per page when reading (default 500)")
+    source.add_argument("--writers", type=int, default=None, help="meta updates sent at once (default 4)")
     options = parser.add_argument_group("scoring")
     options.add_argument("--threshold", type=float, default=0.5, help="flag tasks below this agreement (0.5)")
     options.add_argument("--absent-span", choices=("label", "missing"), default="label",
@@ -119,6 +121,9 @@ def _text_report(summary: Mapping[str, Any]) -> str:
         lines.append(f"Task {failure['task']} was not written: {failure['error']}")
     for reason, count in summary["skipped"].items():
         lines.append(f"{count} skipped: {reason}")
+    if summary["skipped"].get(GROUND_TRUTH_SKIP):
+        lines.append("Label Studio marks imported annotations as ground truth; pass --include-ground-truth to count "
+                     "them as annotators.")
     return "\n".join(lines)
 
 
@@ -145,7 +150,8 @@ def _run_sync(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
             summary = _summary(f"Export {args.export}", scores, scoring, dry_run=True,
                                to_write=len(pending_writes(scores, updated_at="")))
         else:
-            connection = connection_from(os.environ, url=args.url, api_key=args.api_key, page_size=args.page_size)
+            connection = connection_from(os.environ, url=args.url, api_key=args.api_key, page_size=args.page_size,
+                                         writers=args.writers)
             client = LabelStudioClient(connection)
             report = sync_project(client, args.project, None, mapping=mapping, scoring=scoring,
                                   dry_run=args.dry_run, progress=progress)

@@ -97,6 +97,11 @@ class LabelStudioClient:
         except httpx.HTTPError as error:
             raise LabelStudioError(_describe(error)) from None
 
+    @property
+    def writers(self) -> int:
+        """How many meta updates may be sent at once."""
+        return self._connection.writers
+
     def update_meta(self, task: int, meta: dict[str, Any]) -> None:
         """Replace the task's meta (callers merge first; see :mod:`plugin.writeback`)."""
         self._call(lambda: self._sdk.tasks.update(id=str(task), meta=meta))

@@ -37,6 +37,8 @@ class Connection:
         Seconds before the first retry; doubled each time.
     page_size : int
         Tasks per page when reading a project.
+    writers : int
+        Meta updates sent at once (Label Studio has no bulk endpoint for meta).
     """
 
     url: str
@@ -45,6 +47,7 @@ class Connection:
     retries: int = 4
     backoff: float = 0.5
     page_size: int = 500
+    writers: int = 4
 
 
 @dataclass(frozen=True)
@@ -97,7 +100,7 @@ class ScoringOptions:
 
 
 def connection_from(environ: Mapping[str, str], *, url: str | None = None, api_key: str | None = None,
-                    page_size: int | None = None) -> Connection:
+                    page_size: int | None = None, writers: int | None = None) -> Connection:
     """A :class:`Connection` from ``LABEL_STUDIO_URL`` and ``LABEL_STUDIO_API_KEY``, flags taking precedence.
 
     Raises
@@ -115,4 +118,6 @@ def connection_from(environ: Mapping[str, str], *, url: str | None = None, api_k
         raise SettingsError(f"The Label Studio URL must start with http:// or https://; got {url!r}.")
     if page_size is not None and page_size < 1:
         raise SettingsError(f"The page size must be a positive number; got {page_size}.")
-    return Connection(url=url.rstrip("/"), api_key=api_key.strip(), page_size=page_size or 500)
+    if writers is not None and not 1 <= writers <= 32:
+        raise SettingsError(f"The number of writers must lie between 1 and 32; got {writers}.")
+    return Connection(url=url.rstrip("/"), api_key=api_key.strip(), page_size=page_size or 500, writers=writers or 4)

@@ -7,6 +7,7 @@ scores per control and per task -> task meta (merged, only what changed).
 from __future__ import annotations
 
 import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -140,15 +141,18 @@ def sync_project(client: LabelStudioClient, project: int, controls: Mapping[str,
     writes = pending_writes(scores, updated_at=datetime.now(timezone.utc).isoformat(timespec="seconds"))
     computed = time.perf_counter()
     report = SyncReport(scores=scores, tasks_unchanged=len(scores.tasks) - len(writes))
-    if not dry_run:
-        for done, (task, meta) in enumerate(sorted(writes.items()), start=1):
-            try:
-                client.update_meta(task, meta)
-                report.tasks_written += 1
-            except LabelStudioError as error:
-                report.failures.append((task, str(error)))
-            if progress is not None:
-                progress("write", done, len(writes))
+    if not dry_run and writes:
+        with ThreadPoolExecutor(max_workers=max(1, client.writers)) as pool:
+            futures = {pool.submit(client.update_meta, task, meta): task for task, meta in sorted(writes.items())}
+            for done, future in enumerate(as_completed(futures), start=1):
+                try:
+                    future.result()
+                    report.tasks_written += 1
+                except LabelStudioError as error:
+                    report.failures.append((futures[future], str(error)))
+                if progress is not None:
+                    progress("write", done, len(writes))
+        report.failures.sort()
     report.seconds = {"fetch": fetched - started, "compute": computed - fetched,
                       "write": time.perf_counter() - computed}
     return report

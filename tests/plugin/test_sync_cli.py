@@ -33,6 +33,7 @@ def test_export_without_config_infers_the_controls(export, capsys):
     assert main(["sync", "--export", str(path), "--quiet"]) == 0
     out = capsys.readouterr().out
     assert "sentiment" in out and "Flagged" in out and "Dry run: 2 tasks would be written." in out
+    assert "pass --include-ground-truth" in out
 
 
 @pytest.mark.parametrize(("args", "message"), [
