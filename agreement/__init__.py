@@ -42,6 +42,7 @@ from agreement.kappa import (
     scott_pi,
 )
 from agreement.pairwise import AnnotatorLabels, PairwiseMatrix, annotator_labels, pairwise_matrix
+from agreement.running import RunningAgreement
 from agreement.spa import item_agreement, item_agreement_variance, spa, spa_weights
 from agreement.undefined import UndefinedMeasureWarning
 
@@ -54,6 +55,7 @@ __all__ = [
     "LabelCounts",
     "PairwiseMatrix",
     "RankedLabels",
+    "RunningAgreement",
     "UndefinedMeasureWarning",
     "aggregate_raters",
     "alpha_item_disagreement",

@@ -244,10 +244,11 @@ def summarize_tasks(n_annotations: Mapping[int, int], controls: Mapping[str, Con
     """
     per_task: dict[int, dict[str, dict[str, Any]]] = {task: {} for task in n_annotations}
     for name, score in controls.items():
-        for task, row in score.task_scores.iterrows():
-            if task in per_task and row["n_items"] > 0:
-                per_task[task][name] = {"spa": _number(row["spa"]), "alpha": _number(row["alpha"]),
-                                        "n_items": int(row["n_items"])}
+        table = score.task_scores[score.task_scores["n_items"] > 0].round(6)
+        columns = (table.index, table["spa"].to_numpy(), table["alpha"].to_numpy(), table["n_items"].to_numpy())
+        for task, task_spa, task_alpha, n_items in zip(*columns, strict=True):
+            if task in per_task:
+                per_task[task][name] = {"spa": _number(task_spa), "alpha": _number(task_alpha), "n_items": int(n_items)}
     out = {}
     for task, by_control in per_task.items():
         spas = [c["spa"] for c in by_control.values() if c["spa"] is not None]

@@ -1,0 +1,77 @@
+"""Live running sums equal the batch measures after any stream of item updates."""
+
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from agreement import UndefinedMeasureWarning, krippendorff_alpha, spa
+from agreement.running import RunningAgreement
+
+LEVELS = ("nominal", "ordinal", "interval", "ratio")
+SCHEMES = ("flat", "annotations", "annotations_m1", "edges")
+
+updates = st.lists(
+    st.tuples(st.integers(0, 12), st.one_of(st.none(), st.lists(st.integers(0, 4), min_size=1, max_size=4))),
+    min_size=1, max_size=60,
+)
+
+
+@given(updates)
+def test_live_equals_batch_after_any_stream(stream):
+    live = RunningAgreement(2)
+    state = {}
+    for key, counts in stream:
+        if counts is None:
+            live.remove_item(key)
+            state.pop(key, None)
+        else:
+            live.set_item(key, counts)
+            if sum(counts):
+                state[key] = counts
+            else:
+                state.pop(key, None)
+    width = max([len(c) for c in state.values()] + [live.n_categories])
+    matrix = np.array([c + [0] * (width - len(c)) for c in state.values()], dtype=float).reshape(-1, width)
+    values = np.arange(1.0, width + 1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedMeasureWarning)
+        for scheme in SCHEMES:
+            a, b = live.spa(weights=scheme), spa(matrix, weights=scheme)
+            assert (np.isnan(a) and np.isnan(b)) or a == pytest.approx(b, abs=1e-9)
+        for level in LEVELS:
+            a = live.alpha(level=level, values=values)
+            b = krippendorff_alpha(matrix, level=level, values=values)
+            assert (np.isnan(a) and np.isnan(b)) or a == pytest.approx(b, abs=1e-7)
+    assert live.n_items == len(state)
+    assert live.n_annotations == pytest.approx(matrix.sum())
+
+
+def test_categories_grow_as_labels_appear():
+    live = RunningAgreement()
+    live.set_item("a", [2])
+    live.set_item("b", [1, 1])
+    live.set_item("c", [0, 0, 3])
+    keys, matrix = live.count_matrix()
+    assert keys == ["a", "b", "c"] and matrix.shape == (3, 3)
+    assert live.alpha() == pytest.approx(krippendorff_alpha(matrix))
+
+
+def test_undefined_live_values_are_nan_with_a_reason():
+    live = RunningAgreement(2)
+    live.set_item("a", [1, 0])
+    with pytest.warns(UndefinedMeasureWarning, match="no item has two or more annotations"):
+        assert np.isnan(live.spa())
+    live.set_item("b", [2, 0])
+    with pytest.warns(UndefinedMeasureWarning, match="expected disagreement is zero"):
+        assert np.isnan(live.alpha())
+
+
+def test_bad_counts_are_clear_errors():
+    live = RunningAgreement(2)
+    with pytest.raises(ValueError, match="finite, non-negative"):
+        live.set_item("a", [1, -1])
+    with pytest.raises(ValueError, match="Live SPA supports"):
+        live.spa(weights="inv_var")
