@@ -119,7 +119,7 @@ def resolve_metric(counts: ArrayLike | LabelCounts, level: Level, values: ArrayL
         return x, Metric(order=np.argsort(v, kind="stable"))
     if level == "ratio":
         return x, Metric(delta=_ratio_distances(v))
-    return x, Metric(values=v - v.mean())
+    return x, Metric(values=v - v.mean() if v.size else v)
 
 
 def _ratio_distances(v: NDArray[np.float64]) -> NDArray[np.float64]:

@@ -313,6 +313,6 @@ def classify_items(ranked: RankedLabels, *, tolerance: float = 0.1, high: float 
         ["better at p=1.0", "better at p=0.5", "constant high", "constant low"],
         default="",
     )
-    # "" (kappa' undefined) is not among the categories, so it becomes a missing class.
-    item_class = pd.Series(pd.Categorical(classes, categories=ITEM_CLASSES), index=ranked.items)
+    defined = pd.Series(classes, index=ranked.items).replace("", None)  # "": kappa' undefined, no class
+    item_class = defined.astype(pd.CategoricalDtype(ITEM_CLASSES))
     return pd.DataFrame({"kappa_p1": at_one, "kappa_p05": at_half, "item_class": item_class})

@@ -85,6 +85,11 @@ class RunningAgreement:
         return len(self._items)
 
     @property
+    def pairable_totals(self) -> NDArray[np.float64]:
+        """Pairable values per category (a copy): the marginals that place ordinal distances."""
+        return self._totals.copy()
+
+    @property
     def n_annotations(self) -> float:
         """Annotations over all items."""
         return self._annotations

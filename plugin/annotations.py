@@ -13,7 +13,16 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["GROUND_TRUTH_SKIP", "Skips", "Submission", "annotator_key", "collect_submissions", "task_id"]
+__all__ = [
+    "GROUND_TRUTH_SKIP",
+    "Skips",
+    "Submission",
+    "annotator_key",
+    "collect_submissions",
+    "latest_per_annotator",
+    "submission_of",
+    "task_id",
+]
 
 GROUND_TRUTH_SKIP = "ground-truth annotation (not counted as an annotator)"
 
@@ -92,8 +101,50 @@ def task_id(task: Any) -> int | None:
     return _as_int(task.get("id")) if isinstance(task, Mapping) else None
 
 
+def submission_of(annotation: Any, task: int, skips: Skips, *, include_ground_truth: bool = False
+                  ) -> Submission | None:
+    """The counted submission an annotation makes, or None (counted in ``skips``) when it does not count."""
+    if not isinstance(annotation, Mapping):
+        skips.add("annotation that is not an object")
+        return None
+    if annotation.get("was_cancelled"):
+        skips.add("skipped (cancelled) annotation")
+        return None
+    annotator = annotator_key(annotation.get("completed_by"))
+    if annotator is None:
+        skips.add("annotation without an annotator (completed_by)")
+        return None
+    if annotation.get("ground_truth"):
+        if not include_ground_truth:
+            skips.add(GROUND_TRUTH_SKIP)
+            return None
+        annotator = f"gt:{annotator}"
+    results = annotation.get("result")
+    if not isinstance(results, list):
+        skips.add("annotation whose result is not a list")
+        return None
+    kept = tuple(r for r in results if isinstance(r, Mapping))
+    if len(kept) != len(results):
+        skips.add("result item that is not an object", len(results) - len(kept))
+    return Submission(task=task, annotation=_as_int(annotation.get("id")) or 0, annotator=annotator, results=kept,
+                      updated_at=str(annotation.get("updated_at") or annotation.get("created_at") or ""))
+
+
+def latest_per_annotator(submissions: Iterable[Submission], skips: Skips) -> list[Submission]:
+    """One submission per annotator, the latest (by ``updated_at``, then id), sorted by annotator."""
+    latest: dict[str, Submission] = {}
+    for submission in submissions:
+        previous = latest.get(submission.annotator)
+        if previous is not None:
+            skips.add("older annotation by the same annotator on a task (the latest counts)")
+            if (previous.updated_at, previous.annotation) > (submission.updated_at, submission.annotation):
+                continue
+        latest[submission.annotator] = submission
+    return sorted(latest.values(), key=lambda s: s.annotator)
+
+
 def collect_submissions(
-    tasks: Iterable[Mapping[str, Any]], skips: Skips, *, include_ground_truth: bool = False
+    tasks: Iterable[Any], skips: Skips, *, include_ground_truth: bool = False
 ) -> dict[int, list[Submission]]:
     """The counted submissions of every task, by task id.
 
@@ -119,45 +170,11 @@ def collect_submissions(
         if identifier is None:
             skips.add("task without an id")
             continue
-        latest: dict[str, Submission] = {}
         annotations = task.get("annotations") or []
         if not isinstance(annotations, list):
             skips.add("task whose annotations are not a list")
             annotations = []
-        for annotation in annotations:
-            if not isinstance(annotation, Mapping):
-                skips.add("annotation that is not an object")
-                continue
-            if annotation.get("was_cancelled"):
-                skips.add("skipped (cancelled) annotation")
-                continue
-            annotator = annotator_key(annotation.get("completed_by"))
-            if annotator is None:
-                skips.add("annotation without an annotator (completed_by)")
-                continue
-            if annotation.get("ground_truth"):
-                if not include_ground_truth:
-                    skips.add(GROUND_TRUTH_SKIP)
-                    continue
-                annotator = f"gt:{annotator}"
-            results = annotation.get("result")
-            if not isinstance(results, list):
-                skips.add("annotation whose result is not a list")
-                continue
-            submission = Submission(
-                task=identifier,
-                annotation=_as_int(annotation.get("id")) or 0,
-                annotator=annotator,
-                results=tuple(r for r in results if isinstance(r, Mapping)),
-                updated_at=str(annotation.get("updated_at") or annotation.get("created_at") or ""),
-            )
-            if len(submission.results) != len(results):
-                skips.add("result item that is not an object", len(results) - len(submission.results))
-            previous = latest.get(annotator)
-            if previous is not None:
-                skips.add("older annotation by the same annotator on a task (the latest counts)")
-                if (previous.updated_at, previous.annotation) > (submission.updated_at, submission.annotation):
-                    continue
-            latest[annotator] = submission
-        out[identifier] = sorted(latest.values(), key=lambda s: s.annotator)
+        counted = (submission_of(a, identifier, skips, include_ground_truth=include_ground_truth)
+                   for a in annotations)
+        out[identifier] = latest_per_annotator((s for s in counted if s is not None), skips)
     return out

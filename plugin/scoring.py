@@ -44,10 +44,10 @@ from agreement.pairwise import TWO_RATER_MEASURES
 from plugin.mapping import MappedControl
 from plugin.settings import ScoringOptions
 
-__all__ = ["ControlScore", "TaskScore", "score_control", "summarize_tasks"]
+__all__ = ["ControlScore", "TaskScore", "number", "score_control", "summarize_task", "summarize_tasks", "task_terms"]
 
 
-def _number(value: float) -> float | None:
+def number(value: float | None) -> float | None:
     """A finite float rounded to 6 places, or None (undefined)."""
     return None if value is None or not math.isfinite(value) else round(float(value), 6)
 
@@ -138,13 +138,30 @@ def _values(counts: LabelCounts, level: str) -> np.ndarray | None:
     return None if level == "nominal" else counts.numeric_values()
 
 
-def _task_terms(counts: LabelCounts, tasks: np.ndarray, level: str, expected: float) -> pd.DataFrame:
-    """Per task: SPA over its items and its alpha term, by weighted sums over items (no per-task loop)."""
+def task_terms(counts: np.ndarray, tasks: np.ndarray, *, level: str, values: np.ndarray | None, expected: float,
+               marginals: np.ndarray | None = None) -> pd.DataFrame:
+    """Per task: SPA over its items and its alpha term, by weighted sums over items (no per-task loop).
+
+    Parameters
+    ----------
+    counts : ndarray, with shape (n_items, n_categories)
+    tasks : ndarray, with shape (n_items,)
+        The task of each item.
+    level : str
+    values : ndarray, optional
+        Numeric value of each column (ordinal, interval).
+    expected : float
+        The project's expected disagreement ``D_e``.
+    marginals : ndarray, optional
+        The project's pairable values per column, which place the ordinal
+        distances; by default those of ``counts``.
+    """
     codes, task_ids = pd.factorize(tasks)
-    n = counts.counts.sum(axis=1)
+    n = counts.sum(axis=1)
     pairable = n >= 2
     agreement = np.where(pairable, item_agreement(counts), 0.0)
-    disagreement = np.where(pairable, alpha_item_disagreement(counts, level=level, values=_values(counts, level)), 0.0)
+    disagreement = np.where(pairable, alpha_item_disagreement(counts, level=level, values=values,  # type: ignore[arg-type]
+                                                              marginals=marginals), 0.0)
     weight = np.where(pairable, n - 1.0, 0.0)  # annotations_m1
     size = len(task_ids)
     spa_numerator = np.bincount(codes, weights=weight * agreement, minlength=size)
@@ -167,7 +184,7 @@ def _pairs(rows: pd.DataFrame) -> list[dict[str, Any]]:
             table = labels.table(a, b)
             if table.sum() == 0:
                 continue
-            scores = {name: _number(float(TWO_RATER_MEASURES[name](table[None])[0]))
+            scores = {name: number(float(TWO_RATER_MEASURES[name](table[None])[0]))
                       for name in ("cohen", "scott", "pabak")}
             out.append({"annotators": [str(labels.annotators[a]), str(labels.annotators[b])],
                         "n_items": int(table.sum()), **scores})
@@ -180,7 +197,7 @@ def _augmented(ranked: pd.DataFrame) -> dict[str, Any] | None:
     labels = ranked_labels(ranked)
     sweep = augmented_sweep(labels)
     classes = classify_items(labels)["item_class"].value_counts()
-    return {"kappa": {f"{p:.1f}": _number(v) for p, v in sweep.items()},
+    return {"kappa": {f"{p:.1f}": number(v) for p, v in sweep.items()},
             "item_classes": {str(k): int(v) for k, v in classes.items()}}
 
 
@@ -190,7 +207,7 @@ def _per_label(mapped: MappedControl, counts: LabelCounts) -> dict[str, dict[str
     out = {}
     for label in mapped.control.labels or sorted(set(names)):
         subset = counts.counts[names == label]
-        out[label] = {"spa": _number(spa(subset)), "alpha": _number(krippendorff_alpha(subset))}
+        out[label] = {"spa": number(spa(subset)), "alpha": number(krippendorff_alpha(subset))}
     return out
 
 
@@ -212,17 +229,17 @@ def score_control(mapped: MappedControl, options: ScoringOptions) -> ControlScor
         if pairable:
             ci = bootstrap_ci(counts, "spa", n_resamples=options.n_resamples, confidence=options.confidence,
                               seed=options.seed)
-            interval = (_number(ci.low), _number(ci.high))
+            interval = (number(ci.low), number(ci.high))
         alpha = krippendorff_alpha(counts, level=mapped.level, values=values)
         expected = expected_disagreement(counts, level=mapped.level, values=values) if pairable else math.nan
         tasks = rows.drop_duplicates("item").set_index("item")["task"].reindex(counts.items).to_numpy()
-        task_scores = _task_terms(counts, tasks, mapped.level, expected)
+        task_scores = task_terms(counts.counts, tasks, level=mapped.level, values=values, expected=expected)
         return ControlScore(
             name=control.name, tag=control.tag, level=mapped.level,
             n_items=counts.n_items, n_pairable_items=pairable, n_annotations=len(rows),
             n_annotators=int(rows["annotator"].nunique()),
-            spa=_number(project_spa), spa_ci=interval, alpha=_number(alpha),
-            fleiss=_number(fleiss_kappa(counts)) if mapped.level == "nominal" else None,
+            spa=number(project_spa), spa_ci=interval, alpha=number(alpha),
+            fleiss=number(fleiss_kappa(counts)) if mapped.level == "nominal" else None,
             pairs=_pairs(rows) if len(rows) else [],
             augmented=_augmented(mapped.ranked) if mapped.ranked is not None and len(mapped.ranked) else None,
             labels=_per_label(mapped, counts) if mapped.ranked is not None else None,
@@ -248,19 +265,22 @@ def summarize_tasks(n_annotations: Mapping[int, int], controls: Mapping[str, Con
         columns = (table.index, table["spa"].to_numpy(), table["alpha"].to_numpy(), table["n_items"].to_numpy())
         for task, task_spa, task_alpha, n_items in zip(*columns, strict=True):
             if task in per_task:
-                per_task[task][name] = {"spa": _number(task_spa), "alpha": _number(task_alpha), "n_items": int(n_items)}
-    out = {}
-    for task, by_control in per_task.items():
-        spas = [c["spa"] for c in by_control.values() if c["spa"] is not None]
-        alphas = [c["alpha"] for c in by_control.values() if c["alpha"] is not None]
-        task_spa = _number(float(np.mean(spas))) if spas else None
-        count = int(n_annotations[task])
-        flagged = count >= 2 and task_spa is not None and task_spa < options.threshold
-        reasons = tuple(
-            f"{name}: agreement {c['spa']:.2f} below {options.threshold:.2f}"
-            for name, c in sorted(by_control.items()) if flagged and c["spa"] is not None and c["spa"] < options.threshold
-        )
-        out[task] = TaskScore(task=task, n_annotations=count, spa=task_spa,
-                              alpha=_number(float(np.mean(alphas))) if alphas else None,
-                              flagged=flagged, reasons=reasons, controls=by_control)
-    return out
+                per_task[task][name] = {"spa": number(task_spa), "alpha": number(task_alpha), "n_items": int(n_items)}
+    return {task: summarize_task(task, int(n_annotations[task]), by_control, options)
+            for task, by_control in per_task.items()}
+
+
+def summarize_task(task: int, n_annotations: int, by_control: dict[str, dict[str, Any]],
+                   options: ScoringOptions) -> TaskScore:
+    """One task's scores from its per-control scores: the mean over controls and the flag."""
+    spas = [c["spa"] for c in by_control.values() if c["spa"] is not None]
+    alphas = [c["alpha"] for c in by_control.values() if c["alpha"] is not None]
+    task_spa = number(float(np.mean(spas))) if spas else None
+    flagged = n_annotations >= 2 and task_spa is not None and task_spa < options.threshold
+    reasons = tuple(
+        f"{name}: agreement {c['spa']:.2f} below {options.threshold:.2f}"
+        for name, c in sorted(by_control.items()) if flagged and c["spa"] is not None and c["spa"] < options.threshold
+    )
+    return TaskScore(task=task, n_annotations=n_annotations, spa=task_spa,
+                     alpha=number(float(np.mean(alphas))) if alphas else None,
+                     flagged=flagged, reasons=reasons, controls=by_control)
