@@ -43,6 +43,15 @@ def _add_sync_parser(commands: Any) -> None:
     source.add_argument("--api-key", help="legacy token or personal access token (default: $LABEL_STUDIO_API_KEY)")
     source.add_argument("--page-size", type=int, default=None, help="tasks per page when reading (default 500)")
     source.add_argument("--writers", type=int, default=None, help="meta updates sent at once (default 4)")
+    _add_scoring_options(parser)
+    output = parser.add_argument_group("output")
+    output.add_argument("--dry-run", action="store_true", help="compute and report, write nothing")
+    output.add_argument("--json", action="store_true", help="print one JSON object")
+    output.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    parser.set_defaults(handler=_run_sync)
+
+
+def _add_scoring_options(parser: argparse.ArgumentParser) -> None:
     options = parser.add_argument_group("scoring")
     options.add_argument("--threshold", type=float, default=0.5, help="flag tasks below this agreement (0.5)")
     options.add_argument("--absent-span", choices=("label", "missing"), default="label",
@@ -53,11 +62,60 @@ def _add_sync_parser(commands: Any) -> None:
     options.add_argument("--include-ground-truth", action="store_true",
                          help="count ground-truth annotations as an annotator")
     options.add_argument("--seed", type=int, default=0, help="bootstrap seed of the project intervals")
-    output = parser.add_argument_group("output")
-    output.add_argument("--dry-run", action="store_true", help="compute and report, write nothing")
-    output.add_argument("--json", action="store_true", help="print one JSON object")
-    output.add_argument("--quiet", action="store_true", help="no progress on stderr")
-    parser.set_defaults(handler=_run_sync)
+
+
+def _options(args: argparse.Namespace) -> tuple[MappingOptions, ScoringOptions]:
+    if not 0.0 <= args.threshold <= 1.0:
+        raise SettingsError(f"--threshold must lie between 0 and 1; got {args.threshold}.")
+    mapping = MappingOptions(absent_span=args.absent_span, span_alignment=args.span_alignment,
+                             span_jaccard=args.span_jaccard, box_iou=args.box_iou,
+                             include_ground_truth=args.include_ground_truth)
+    return mapping, ScoringOptions(threshold=args.threshold, seed=args.seed)
+
+
+def _add_serve_parser(commands: Any) -> None:
+    parser = commands.add_parser(
+        "serve",
+        help="keep every task's scores current from Label Studio's webhooks",
+        description="Monitor projects live: register a webhook on each, reconcile by a full read, then update "
+                    "scores on every annotation event. AGREEMENT_WEBHOOK_SECRET must be set.",
+    )
+    parser.add_argument("--project", type=int, action="append", required=True, help="project id (repeatable)")
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (127.0.0.1)")
+    parser.add_argument("--port", type=int, default=9090, help="port to listen on (9090)")
+    parser.add_argument("--public-url", help="URL Label Studio reaches this service at (default http://HOST:PORT)")
+    parser.add_argument("--url", help="Label Studio URL (default: $LABEL_STUDIO_URL)")
+    parser.add_argument("--api-key", help="legacy token or personal access token (default: $LABEL_STUDIO_API_KEY)")
+    parser.add_argument("--writers", type=int, default=None, help="meta updates sent at once (default 4)")
+    _add_scoring_options(parser)
+    parser.set_defaults(handler=_run_serve)
+
+
+def _run_serve(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    import logging
+
+    import uvicorn
+
+    from plugin.labelstudio import LabelStudioClient
+    from plugin.service import ServiceSettings, create_app
+
+    try:
+        secret = os.environ.get("AGREEMENT_WEBHOOK_SECRET", "")
+        if len(secret) < 16:
+            raise SettingsError("Set AGREEMENT_WEBHOOK_SECRET to a shared secret of at least 16 characters.")
+        mapping, scoring = _options(args)
+        connection = connection_from(os.environ, url=args.url, api_key=args.api_key, writers=args.writers)
+        settings = ServiceSettings(projects=tuple(args.project), secret=secret, connection=connection,
+                                   public_url=args.public_url or f"http://{args.host}:{args.port}",
+                                   mapping=mapping, scoring=scoring)
+    except SettingsError as error:
+        print(f"ls-agreement serve: error: {error}", file=stderr)
+        return 2
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    app = create_app(settings, LabelStudioClient(connection))
+    # No access log: paths under /s/<secret>/ would write the secret into it.
+    uvicorn.run(app, host=args.host, port=args.port, access_log=False, log_level="info")
+    return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -70,6 +128,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     add_compute_parser(commands)
     _add_sync_parser(commands)
+    _add_serve_parser(commands)
     return parser
 
 
@@ -135,12 +194,7 @@ def _run_sync(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     try:
         if (args.project is None) == (args.export is None):
             raise SettingsError("Give either --project ID (a live project) or --export FILE (offline).")
-        if not 0.0 <= args.threshold <= 1.0:
-            raise SettingsError(f"--threshold must lie between 0 and 1; got {args.threshold}.")
-        mapping = MappingOptions(absent_span=args.absent_span, span_alignment=args.span_alignment,
-                                 span_jaccard=args.span_jaccard, box_iou=args.box_iou,
-                                 include_ground_truth=args.include_ground_truth)
-        scoring = ScoringOptions(threshold=args.threshold, seed=args.seed)
+        mapping, scoring = _options(args)
         progress = _progress_bar(stderr, args.quiet)
         if args.export is not None:
             tasks = read_export(args.export)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -101,6 +101,22 @@ class LabelStudioClient:
     def writers(self) -> int:
         """How many meta updates may be sent at once."""
         return self._connection.writers
+
+    def task_meta(self, task: int) -> Any:
+        """The task's meta as it is now (read before merging a write)."""
+        return self._call(lambda: self._sdk.tasks.get(id=str(task))).meta
+
+    def ensure_webhook(self, project: int, *, url: str, actions: Sequence[str], headers: dict[str, str]) -> int:
+        """Create the webhook to ``url`` on ``project``, or update the one that exists: no duplicates on restart."""
+        hooks = self._call(lambda: self._sdk.webhooks.list(project=str(project)))
+        options = {"actions": list(actions), "headers": headers, "send_payload": True,
+                   "send_for_all_actions": False, "is_active": True}
+        for hook in hooks:
+            if hook.url == url and getattr(hook, "project", project) == project:
+                self._call(lambda hook=hook: self._sdk.webhooks.update(id=hook.id, url=url, **options))
+                return int(hook.id)
+        created = self._call(lambda: self._sdk.webhooks.create(url=url, project=project, **options))
+        return int(created.id)
 
     def update_meta(self, task: int, meta: dict[str, Any]) -> None:
         """Replace the task's meta (callers merge first; see :mod:`plugin.writeback`)."""
