@@ -36,15 +36,16 @@ SimpleScheme = Literal["flat", "annotations", "annotations_m1", "edges"]
 _SCHEMES: tuple[SimpleScheme, ...] = ("flat", "annotations", "annotations_m1", "edges")
 
 
-def _scheme_terms(x: NDArray[np.float64]) -> NDArray[np.float64]:
-    """``[k_s P, k_s]`` for each simple scheme ``s`` of one item, shape ``(4, 2)``; zeros if not pairable."""
-    n = float(x.sum())
+def _scheme_terms(n: float, q: float) -> NDArray[np.float64]:
+    """``[k_s P, k_s]`` for each simple scheme ``s`` of one item with ``n`` annotations and sum of squares ``q``.
+
+    Shape ``(4, 2)``; zeros when the item is not pairable.
+    """
     if n < 2:
         return np.zeros((len(_SCHEMES), 2))
-    agree = float(x @ x) - n  # sum_c n_c (n_c - 1)
-    p = agree / (n * (n - 1.0))
-    weights = np.array([1.0, n, n - 1.0, n * (n - 1.0) / 2.0])
-    return np.column_stack([weights * p, weights])
+    p = (q - n) / (n * (n - 1.0))  # sum_c n_c (n_c - 1) / (n (n - 1))
+    edges = n * (n - 1.0) / 2.0
+    return np.array([[p, 1.0], [n * p, n], [(n - 1.0) * p, n - 1.0], [edges * p, edges]])
 
 
 class RunningAgreement:
@@ -104,9 +105,9 @@ class RunningAgreement:
     def _apply(self, x: NDArray[np.float64], sign: float) -> None:
         n = float(x.sum())
         self._annotations += sign * n
-        self._spa += sign * _scheme_terms(x)
+        self._spa += sign * _scheme_terms(n, float(x @ x))
         if n >= 2:
-            self._coincidence += sign * np.outer(x, x) / (n - 1.0)
+            self._coincidence += np.outer(x, x * (sign / (n - 1.0)))
             self._totals += sign * x
 
     def set_item(self, key: Hashable, counts: ArrayLike) -> None:
@@ -126,6 +127,9 @@ class RunningAgreement:
         self._widen(len(x))
         if len(x) < self.n_categories:
             x = np.concatenate([x, np.zeros(self.n_categories - len(x))])
+        old = self._items.get(key)
+        if old is not None and len(old) == len(x) and np.array_equal(old, x):
+            return  # a repeated delivery, or an item of a re-mapped task that did not change
         self.remove_item(key)
         if x.sum() > 0:
             self._items[key] = x

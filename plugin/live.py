@@ -68,7 +68,7 @@ class LiveControl:
         """Re-map one task and replace its items in the running sums."""
         mapped = map_control(self.control, {task: submissions}, Skips(), options)
         new: dict[str, dict[int, float]] = {}
-        for item, label in zip(mapped.rows["item"], mapped.rows["label"], strict=True):
+        for _, item, _, label in mapped.records:
             column = self.columns.get(label)
             if column is None:
                 column = self.columns.setdefault(label, len(self.columns))

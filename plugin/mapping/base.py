@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Literal
 
 import pandas as pd
@@ -26,22 +27,34 @@ class MappedControl:
     control : Control
     level : {"nominal", "ordinal", "interval"}
         The level of measurement its labels imply.
-    rows : pandas.DataFrame
-        Columns ``task``, ``item``, ``annotator``, ``label``: one row per
-        annotator and item.
+    records : tuple of tuple
+        ``(task, item, annotator, label)``: one per annotator and item. The
+        live path reads these directly; :attr:`rows` is the same as a table.
     categories : tuple, optional
         Every possible label in order (from the config), or None when the
         labels observed are the categories.
-    ranked : pandas.DataFrame, optional
-        Multiple choices only: ``task``, ``item``, ``annotator``, ``label``,
-        ``rank`` (1 primary, 2 secondary) for the augmented kappa.
+    ranked_records : tuple of tuple, optional
+        Multiple choices only: ``(task, item, annotator, label, rank)`` with
+        rank 1 primary and 2 secondary, for the augmented kappa.
     """
 
     control: Control
     level: Level
-    rows: pd.DataFrame
+    records: tuple[tuple[Any, ...], ...]
     categories: tuple[Any, ...] | None = None
-    ranked: pd.DataFrame | None = None
+    ranked_records: tuple[tuple[Any, ...], ...] | None = None
+
+    @cached_property
+    def rows(self) -> pd.DataFrame:
+        """:attr:`records` as a table with the columns ``task``, ``item``, ``annotator``, ``label``."""
+        return frame(self.records)
+
+    @cached_property
+    def ranked(self) -> pd.DataFrame | None:
+        """:attr:`ranked_records` as a table, or None."""
+        if self.ranked_records is None:
+            return None
+        return frame(self.ranked_records, ("task", "item", "annotator", "label", "rank"))
 
 
 def frame(rows: Sequence[tuple[Any, ...]], columns: Sequence[str] = ROW_COLUMNS) -> pd.DataFrame:

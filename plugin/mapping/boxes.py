@@ -14,7 +14,7 @@ from typing import Any
 
 from plugin.annotations import Skips, Submission
 from plugin.labelconfig import Control
-from plugin.mapping.base import MappedControl, control_results, frame
+from plugin.mapping.base import MappedControl, control_results
 from plugin.mapping.regions import Region, align, box_iou, region_rows
 from plugin.settings import MappingOptions
 
@@ -57,4 +57,4 @@ def map_boxes(control: Control, submissions: Mapping[int, list[Submission]], ski
                        what=f"box in {control.name!r}")
         rows.extend(region_rows(task, groups, task_submissions, absent))
     categories = (*control.labels, NO_BOX) if control.labels and absent else (control.labels or None)
-    return MappedControl(control, "nominal", frame(rows), categories=categories)
+    return MappedControl(control, "nominal", tuple(rows), categories=categories)

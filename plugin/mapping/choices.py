@@ -15,7 +15,7 @@ from typing import Any
 
 from plugin.annotations import Skips, Submission
 from plugin.labelconfig import Control
-from plugin.mapping.base import MappedControl, control_results, frame
+from plugin.mapping.base import MappedControl, control_results
 
 __all__ = ["map_choices", "map_pairwise"]
 
@@ -58,12 +58,12 @@ def map_choices(control: Control, submissions: Mapping[int, list[Submission]], s
                     continue
                 rows.append((task, str(task), submission.annotator, chosen[0]))
     if not control.multiple:
-        return MappedControl(control, "nominal", frame(rows), categories=control.labels or None)
+        return MappedControl(control, "nominal", tuple(rows), categories=control.labels or None)
     labels = control.labels or tuple(sorted({c for _, _, chosen in answers for c in chosen}))
     rows = [(task, f"{task}:{label}", annotator, YES if label in chosen else NO)
             for task, annotator, chosen in answers for label in labels]
-    return MappedControl(control, "nominal", frame(rows), categories=(NO, YES),
-                         ranked=frame(ranked, ("task", "item", "annotator", "label", "rank")))
+    return MappedControl(control, "nominal", tuple(rows), categories=(NO, YES),
+                         ranked_records=tuple(ranked))
 
 
 def map_pairwise(control: Control, submissions: Mapping[int, list[Submission]], skips: Skips) -> MappedControl:
@@ -78,4 +78,4 @@ def map_pairwise(control: Control, submissions: Mapping[int, list[Submission]], 
                     continue
                 rows.append((task, str(task), submission.annotator, selected))
                 break
-    return MappedControl(control, "nominal", frame(rows), categories=("left", "right"))
+    return MappedControl(control, "nominal", tuple(rows), categories=("left", "right"))

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 
 from plugin.annotations import Skips, Submission
 from plugin.labelconfig import Control
-from plugin.mapping.base import MappedControl, control_results, frame
+from plugin.mapping.base import MappedControl, control_results
 
 __all__ = ["map_number", "map_rating"]
 
@@ -27,7 +27,7 @@ def map_rating(control: Control, submissions: Mapping[int, list[Submission]], sk
                     continue
                 rows.append((task, str(task), submission.annotator, int(rating)))
                 break
-    return MappedControl(control, "ordinal", frame(rows), categories=tuple(range(1, control.max_rating + 1)))
+    return MappedControl(control, "ordinal", tuple(rows), categories=tuple(range(1, control.max_rating + 1)))
 
 
 def map_number(control: Control, submissions: Mapping[int, list[Submission]], skips: Skips) -> MappedControl:
@@ -47,4 +47,4 @@ def map_number(control: Control, submissions: Mapping[int, list[Submission]], sk
                     continue
                 rows.append((task, str(task), submission.annotator, float(number)))
                 break
-    return MappedControl(control, "interval", frame(rows))
+    return MappedControl(control, "interval", tuple(rows))

@@ -15,7 +15,7 @@ from typing import Any
 
 from plugin.annotations import Skips, Submission
 from plugin.labelconfig import Control
-from plugin.mapping.base import MappedControl, control_results, frame
+from plugin.mapping.base import MappedControl, control_results
 from plugin.mapping.regions import Region, align, region_rows, span_jaccard
 from plugin.settings import MappingOptions
 
@@ -77,4 +77,4 @@ def map_spans(control: Control, submissions: Mapping[int, list[Submission]], ski
                        what=f"span in {control.name!r}")
         rows.extend(region_rows(task, groups, task_submissions, absent))
     categories = (*control.labels, NO_SPAN) if control.labels and absent else (control.labels or None)
-    return MappedControl(control, "nominal", frame(rows), categories=categories)
+    return MappedControl(control, "nominal", tuple(rows), categories=categories)

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 
 from plugin.annotations import Skips, Submission
 from plugin.labelconfig import Control
-from plugin.mapping.base import MappedControl, control_results, frame
+from plugin.mapping.base import MappedControl, control_results
 
 __all__ = ["map_taxonomy"]
 
@@ -35,4 +35,4 @@ def map_taxonomy(control: Control, submissions: Mapping[int, list[Submission]], 
                     continue
                 rows.append((task, str(task), submission.annotator, " | ".join(joined)))
                 break
-    return MappedControl(control, "nominal", frame(rows))
+    return MappedControl(control, "nominal", tuple(rows))

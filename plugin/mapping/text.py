@@ -6,7 +6,7 @@ from collections.abc import Mapping
 
 from plugin.annotations import Skips, Submission
 from plugin.labelconfig import Control
-from plugin.mapping.base import MappedControl, control_results, frame
+from plugin.mapping.base import MappedControl, control_results
 
 __all__ = ["MAX_TEXT", "map_textarea", "normalize_text"]
 
@@ -42,4 +42,4 @@ def map_textarea(control: Control, submissions: Mapping[int, list[Submission]], 
                     continue
                 rows.append((task, str(task), submission.annotator, label))
                 break
-    return MappedControl(control, "nominal", frame(rows))
+    return MappedControl(control, "nominal", tuple(rows))
