@@ -203,8 +203,8 @@ class LiveProject:
 
     def apply_annotation(self, annotation: Mapping[str, Any], task: int, *, task_meta: Any = None) -> set[int]:
         """An annotation was created or updated; return the tasks whose scores may have changed."""
-        if task_meta is not None:
-            self.meta[task] = task_meta
+        if isinstance(task_meta, Mapping):
+            self.meta[task] = dict(task_meta)
         moved = self._record(annotation, task)
         changed = {task} | ({moved} if moved is not None else set())
         for identifier in changed:

@@ -9,8 +9,10 @@ An app factory (:func:`create_app`) with its state in one object it owns
   answer inside the annotator's request, with a 1 s timeout. One processor
   thread applies events in arrival order.
 * Writes go through a writer thread that coalesces them per task (a burst of
-  events on one task, one write), reads the task's meta, merges, and writes
-  only when the agreement block changed, with retries.
+  events on one task, one write), merges the block into the task's meta as
+  last read (at start-up, from the event's task object, or after our own
+  write; read from Label Studio when unknown), and writes only when the
+  agreement block changed, with retries.
 * ``GET /health``, ``GET /status``, and the ML-backend contract (``/setup``,
   ``/predict`` answering with no predictions) so the service can be connected
   under a project's Model settings too. Every route also lives under
@@ -30,6 +32,7 @@ import logging
 import queue
 import threading
 import time
+from collections import deque
 from collections.abc import Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
@@ -163,7 +166,8 @@ class MetaWriter:
         self._state = state
         self._client = client
         self._coalesce = coalesce_seconds
-        self._pending: dict[int, int] = {}  # task -> project
+        self._pending: dict[int, tuple[int, float]] = {}  # task -> (project, when its first pending event came)
+        self._latencies: deque[float] = deque(maxlen=1000)  # seconds from event to written meta
         self._busy = 0
         self._condition = threading.Condition()
         self._stopping = False
@@ -186,10 +190,20 @@ class MetaWriter:
             return len(self._pending) + self._busy
 
     def enqueue(self, project: int, tasks: Iterator[int] | set[int] | list[int]) -> None:
+        now = time.monotonic()
         with self._condition:
             for task in tasks:
-                self._pending[task] = project
+                self._pending.setdefault(task, (project, now))
             self._condition.notify_all()
+
+    def latency(self) -> dict[str, float | int | None]:
+        """Median and 95th percentile, in ms, from an event to its task's written meta (last 1,000 writes)."""
+        with self._condition:
+            values = sorted(self._latencies)
+        if not values:
+            return {"p50": None, "p95": None, "n": 0}
+        return {"p50": round(1000 * values[len(values) // 2], 1),
+                "p95": round(1000 * values[min(len(values) - 1, int(0.95 * len(values)))], 1), "n": len(values)}
 
     def wait_idle(self, timeout: float) -> bool:
         """Block until nothing is pending or being written (for tests and shutdown)."""
@@ -202,17 +216,21 @@ class MetaWriter:
                 self._condition.wait(remaining)
         return True
 
-    def _write(self, task: int, project: int) -> None:
+    def _write(self, task: int, project: int, since: float) -> None:
         block = self._state.block(project, task)
         if block is None:
             return
         try:
-            current = self._client.task_meta(task)
+            known, current = self._state.cached_meta(project, task)
+            if not known:
+                current = self._client.task_meta(task)
             meta = merged_meta(current, block)
             if meta is not None:
                 self._client.update_meta(task, meta)
                 self._state.remember_meta(project, task, meta)
-                self.written += 1
+                with self._condition:
+                    self.written += 1
+                    self._latencies.append(time.monotonic() - since)
         except LabelStudioError as error:
             self.failed += 1
             log.warning("Task %s was not written: %s", task, error)
@@ -230,7 +248,7 @@ class MetaWriter:
                     batch, self._pending = self._pending, {}
                     self._busy = len(batch)
                 try:
-                    list(pool.map(lambda item: self._write(*item), batch.items()))
+                    list(pool.map(lambda item: self._write(item[0], *item[1]), batch.items()))
                 finally:
                     with self._condition:
                         self._busy = 0
@@ -341,6 +359,13 @@ class ServiceState:
             return agreement_block(live.task_score(task), version=__version__,
                                    updated_at=datetime.now(timezone.utc).isoformat(timespec="seconds"))
 
+    def cached_meta(self, project: int, task: int) -> tuple[bool, Any]:
+        """The task's meta as last read (start-up read, the event's task object, or our own write), if known."""
+        with self.lock:
+            live = self.projects.get(project)
+            meta = live.meta.get(task) if live is not None else None
+            return meta is not None, meta
+
     def remember_meta(self, project: int, task: int, meta: Mapping[str, Any]) -> None:
         with self.lock:
             live = self.projects.get(project)
@@ -354,6 +379,7 @@ class ServiceState:
                                           "n_tasks": len(live.tasks), "pending_writes": self.writer.pending}
                                  for p, live in sorted(self.projects.items())},
                     "written": self.writer.written, "failed_writes": self.writer.failed,
+                    "write_latency_ms": self.writer.latency(),
                     "rejected_events": self.rejected, "version": __version__}
 
 
