@@ -192,7 +192,7 @@ def _interval_sums(x: NDArray[np.float64], w: NDArray[np.float64] | None, v: NDA
     one product ``x @ [1, v, v^2]`` serves both.
     """
     batches = n_batches(w)
-    observed = np.zeros(batches)
+    observed: NDArray[np.float64] = np.zeros(batches)
     moments = np.zeros((batches, 3))
     for block in row_blocks(x, w, project=np.stack([v, v**2], axis=1)):
         pairable = block.w * (block.n >= 2)

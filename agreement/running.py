@@ -70,8 +70,8 @@ class RunningAgreement:
 
     def __init__(self, n_categories: int = 0) -> None:
         self._items: dict[Hashable, NDArray[np.float64]] = {}
-        self._coincidence = np.zeros((n_categories, n_categories))
-        self._totals = np.zeros(n_categories)
+        self._coincidence: NDArray[np.float64] = np.zeros((n_categories, n_categories))
+        self._totals: NDArray[np.float64] = np.zeros(n_categories)
         self._spa = np.zeros((len(_SCHEMES), 2))
         self._annotations = 0.0
 

@@ -31,13 +31,11 @@ from pathlib import Path
 import requests
 from label_studio_sdk import LabelStudio
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from plugin.labelconfig import parse_label_config  # noqa: E402
-from plugin.live import LiveProject  # noqa: E402
-from plugin.service import parse_event  # noqa: E402
-from plugin.settings import MappingOptions, ScoringOptions  # noqa: E402
-from tests.labelstudio_server import free_port, sign_up, start  # noqa: E402
+from plugin.labelconfig import parse_label_config
+from plugin.live import LiveProject
+from plugin.localserver import free_port, sign_up, start
+from plugin.service import parse_event
+from plugin.settings import MappingOptions, ScoringOptions
 
 SECRET = "benchmark-secret-0123456789"
 CONFIG = """<View><Text name="text" value="$text"/>

@@ -14,7 +14,6 @@ is the fetch and write columns; this project's share is the compute column.
 from __future__ import annotations
 
 import argparse
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -22,12 +21,10 @@ from pathlib import Path
 import numpy as np
 from label_studio_sdk import LabelStudio
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from plugin.labelstudio import LabelStudioClient  # noqa: E402
-from plugin.settings import Connection, MappingOptions, ScoringOptions  # noqa: E402
-from plugin.sync import sync_project  # noqa: E402
-from tests.labelstudio_server import sign_up, start  # noqa: E402
+from plugin.labelstudio import LabelStudioClient
+from plugin.localserver import sign_up, start
+from plugin.settings import Connection, MappingOptions, ScoringOptions
+from plugin.sync import sync_project
 
 CONFIG = """<View><Text name="text" value="$text"/>
 <Choices name="sentiment" toName="text"><Choice value="positive"/><Choice value="negative"/><Choice value="neutral"/></Choices>

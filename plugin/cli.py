@@ -158,8 +158,8 @@ def _fmt(value: float | None, digits: int = 3) -> str:
 
 
 def _text_report(summary: Mapping[str, Any]) -> str:
-    lines = [f"{summary['source']}: {summary['n_tasks']} tasks, {summary['n_annotations']} annotations by "
-             f"{summary['n_annotators']} annotators"]
+    lines = [(f"{summary['source']}: {summary['n_tasks']} tasks, {summary['n_annotations']} annotations by "
+              f"{summary['n_annotators']} annotators")]
     lines.append(f"{'control':20s} {'tag':16s} {'level':9s} {'items':>6s}  {'SPA':>6s} {'95% interval':>16s} "
                  f"{'alpha':>7s} {'fleiss':>7s}")
     for name, c in summary["controls"].items():

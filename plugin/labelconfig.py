@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import xml.etree.ElementTree as ElementTree
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
+from xml.etree import ElementTree
 
 __all__ = ["CONTROL_TAGS", "Control", "infer_controls", "parse_label_config"]
 
@@ -138,7 +138,9 @@ def infer_controls(tasks: Iterable[Any]) -> dict[str, Control]:
                     continue
                 entry = seen.setdefault(name, {"tag": tag_of[kind], "to_name": str(result.get("to_name", "")),
                                                "multiple": False, "max_rating": 1})
-                value = result.get("value") if isinstance(result.get("value"), Mapping) else {}
+                value = result.get("value")
+                if not isinstance(value, Mapping):
+                    value = {}
                 if isinstance(value.get("choices"), list) and len(value["choices"]) > 1:
                     entry["multiple"] = True
                 rating = value.get("rating")

@@ -113,8 +113,13 @@ class LabelStudioClient:
                    "send_for_all_actions": False, "is_active": True}
         for hook in hooks:
             if hook.url == url and getattr(hook, "project", project) == project:
-                self._call(lambda hook=hook: self._sdk.webhooks.update(id=hook.id, url=url, **options))
-                return int(hook.id)
+                identifier = int(hook.id)
+
+                def update(identifier: int = identifier) -> Any:
+                    return self._sdk.webhooks.update(id=identifier, url=url, **options)
+
+                self._call(update)
+                return identifier
         created = self._call(lambda: self._sdk.webhooks.create(url=url, project=project, **options))
         return int(created.id)
 
@@ -139,6 +144,6 @@ def read_export(path: Path) -> list[Any]:
         raise ValueError(f"{path} is a directory, not an export file.") from None
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
         raise ValueError(f"{path} is not a JSON export: {error}.") from None
-    if not isinstance(data, list):
-        raise ValueError(f"{path} is not a Label Studio JSON export (a list of tasks).")
-    return data  # entries that are not tasks are counted and skipped downstream
+    if isinstance(data, list):
+        return data  # entries that are not tasks are counted and skipped downstream
+    raise ValueError(f"{path} is not a Label Studio JSON export (a list of tasks).")

@@ -37,7 +37,7 @@ from collections.abc import Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from fastapi import APIRouter, Depends, FastAPI, Header, HTTPException, Request
@@ -48,7 +48,7 @@ from plugin.labelconfig import parse_label_config
 from plugin.labelstudio import LabelStudioClient, LabelStudioError
 from plugin.live import LiveProject
 from plugin.settings import Connection, MappingOptions, ScoringOptions
-from plugin.writeback import META_KEY, agreement_block, merged_meta
+from plugin.writeback import agreement_block, merged_meta
 
 __all__ = ["EVENTS", "ServiceSettings", "ServiceState", "create_app"]
 
@@ -80,8 +80,8 @@ class ServiceSettings:
     public_url: str
     secret: str = field(repr=False)
     connection: Connection
-    mapping: MappingOptions = MappingOptions()
-    scoring: ScoringOptions = ScoringOptions()
+    mapping: MappingOptions = field(default_factory=MappingOptions)
+    scoring: ScoringOptions = field(default_factory=ScoringOptions)
     coalesce_seconds: float = 0.05
 
 
@@ -344,7 +344,7 @@ class ServiceState:
             if event.deleted_tasks:
                 live.delete_tasks(event.deleted_tasks)
             self.events[live.project] = self.events.get(live.project, 0) + 1
-            self.last_event_at[live.project] = datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+            self.last_event_at[live.project] = datetime.now(UTC).isoformat(timespec="milliseconds")
         self.writer.enqueue(live.project, changed)
         return changed
 
@@ -357,7 +357,7 @@ class ServiceState:
             if live is None or task not in live.meta:
                 return None
             return agreement_block(live.task_score(task), version=__version__,
-                                   updated_at=datetime.now(timezone.utc).isoformat(timespec="seconds"))
+                                   updated_at=datetime.now(UTC).isoformat(timespec="seconds"))
 
     def cached_meta(self, project: int, task: int) -> tuple[bool, Any]:
         """The task's meta as last read (start-up read, the event's task object, or our own write), if known."""

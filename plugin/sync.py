@@ -7,10 +7,10 @@ scores per control and per task -> task meta (merged, only what changed).
 from __future__ import annotations
 
 import time
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from plugin import __version__
@@ -58,7 +58,11 @@ def score_tasks(tasks: Iterable[Mapping[str, Any]], controls: Mapping[str, Contr
     tasks = list(tasks)
     skips = Skips()
     submissions = collect_submissions(tasks, skips, include_ground_truth=mapping.include_ground_truth)
-    meta = {task_id(t): t.get("meta") for t in tasks if task_id(t) in submissions}
+    meta: dict[int, Any] = {}
+    for task in tasks:
+        identifier = task_id(task)
+        if identifier is not None and identifier in submissions:
+            meta[identifier] = task.get("meta")
     control_scores = {name: score_control(map_control(control, submissions, skips, mapping), scoring)
                       for name, control in sorted(controls.items())}
     counts = {task: len(subs) for task, subs in submissions.items()}
@@ -138,7 +142,7 @@ def sync_project(client: LabelStudioClient, project: int, controls: Mapping[str,
             progress("fetch", len(tasks), max(total[0], len(tasks)))
     fetched = time.perf_counter()
     scores = score_tasks(tasks, controls, mapping=mapping, scoring=scoring)
-    writes = pending_writes(scores, updated_at=datetime.now(timezone.utc).isoformat(timespec="seconds"))
+    writes = pending_writes(scores, updated_at=datetime.now(UTC).isoformat(timespec="seconds"))
     computed = time.perf_counter()
     report = SyncReport(scores=scores, tasks_unchanged=len(scores.tasks) - len(writes))
     if not dry_run and writes:

@@ -7,7 +7,7 @@ not skip: `make test` installs it into .venv-ls.
 
 import pytest
 
-from tests import labelstudio_server
+from plugin import localserver as labelstudio_server
 
 
 @pytest.fixture(scope="session")

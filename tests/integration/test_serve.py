@@ -11,9 +11,9 @@ from label_studio_sdk import LabelStudio
 
 from plugin.labelconfig import parse_label_config
 from plugin.labelstudio import LabelStudioClient
+from plugin.localserver import free_port, sign_up
 from plugin.settings import Connection, MappingOptions, ScoringOptions
 from plugin.sync import score_tasks
-from tests.labelstudio_server import free_port, sign_up
 
 SECRET = "integration-secret-123"
 CONFIG = """<View><Text name="text" value="$text"/>

@@ -9,7 +9,7 @@ from label_studio_sdk import LabelStudio
 
 from agreement import item_agreement, spa
 from plugin.cli import main
-from tests.labelstudio_server import personal_access_token, sign_up
+from plugin.localserver import personal_access_token, sign_up
 
 CONFIG = """<View>
   <Text name="text" value="$text"/>

@@ -15,7 +15,7 @@ def scores(recorded, controls):
 
 
 def test_single_choice_scores(scores, submissions):
-    first, second, _ = sorted(submissions)
+    first, *_ = sorted(submissions)
     sentiment = scores.controls["sentiment"]
     # Task 1: positive, positive, negative; task 2: neutral, negative, negative (columns positive, negative, neutral).
     counts = np.array([[2, 1, 0], [0, 2, 1]], dtype=float)
@@ -28,7 +28,7 @@ def test_single_choice_scores(scores, submissions):
 
 
 def test_task_alpha_is_scored_against_the_project_expected_disagreement(scores, submissions):
-    first, second, _ = sorted(submissions)
+    first, *_ = sorted(submissions)
     # Rating: 4, 5, 4 on both tasks; ordinal. d_task / D_e with the project's marginals.
     quality = scores.controls["quality"]
     counts = np.array([[0, 0, 0, 2, 1], [0, 0, 0, 2, 1]], dtype=float)
@@ -55,7 +55,7 @@ def test_multiple_choices_report_augmented_kappa_and_per_label_agreement(scores)
 
 
 def test_flags_and_reasons(recorded, controls, submissions):
-    first, second, third = sorted(submissions)
+    first, _, third = sorted(submissions)
     scores = score_tasks(recorded["tasks"], controls, mapping=MappingOptions(),
                          scoring=ScoringOptions(threshold=0.75, n_resamples=100))
     task = scores.tasks[first]

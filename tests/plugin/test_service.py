@@ -134,7 +134,7 @@ def test_deletions_update_the_tasks_they_touch(service):
 
 
 def test_status_equals_a_batch_computation(service):
-    client, state, fake = service
+    client, state, _ = service
     events = [annotation(1, 1, 1, "pos"), annotation(2, 1, 2, "pos"), annotation(3, 2, 1, "neg"),
               annotation(4, 2, 2, "pos"), annotation(5, 2, 3, "neu"), annotation(6, 3, 3, "neg")]
     for event in events:

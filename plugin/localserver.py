@@ -1,8 +1,8 @@
-"""A real Label Studio for tests and benchmarks: SQLite, loopback, a throwaway data dir.
+"""A local Label Studio for the demo, the tests and the benchmarks: SQLite, loopback, its own data dir.
 
 The first start on an empty data dir migrates the database (about 30 s); a
-copy of a migrated dir starts in a few seconds. So a session migrates once
-into a template and every user of a server gets a copy.
+restart, or a start on a copy of a migrated dir, takes a few seconds. So a
+test session migrates once into a template and every server gets a copy.
 """
 
 from __future__ import annotations
@@ -24,9 +24,9 @@ ADMIN_PASSWORD = "admin12345"
 ADMIN_TOKEN = "0123456789abcdef0123456789abcdef01234567"
 
 
-def label_studio_command() -> str:
-    """The ``label-studio`` executable: $LABEL_STUDIO_BIN, next to this Python, or on PATH."""
-    candidates = [os.environ.get("LABEL_STUDIO_BIN"), str(Path(sys.prefix) / "bin" / "label-studio"),
+def label_studio_command(explicit: str | None = None) -> str:
+    """The ``label-studio`` executable: ``explicit``, $LABEL_STUDIO_BIN, next to this Python, or on PATH."""
+    candidates = [explicit, os.environ.get("LABEL_STUDIO_BIN"), str(Path(sys.prefix) / "bin" / "label-studio"),
                   shutil.which("label-studio")]
     for candidate in candidates:
         if candidate and Path(candidate).exists():
@@ -60,18 +60,19 @@ class LabelStudioServer:
                 self.process.wait()
 
 
-def start(data_dir: Path, *, port: int | None = None, timeout: float = 180.0) -> LabelStudioServer:
+def start(data_dir: Path, *, port: int | None = None, timeout: float = 180.0, command: str | None = None,
+          host: str = "127.0.0.1") -> LabelStudioServer:
     """Start Label Studio on ``data_dir`` (created or reused) and wait until ``/health`` answers."""
     port = port or free_port()
     data_dir.mkdir(parents=True, exist_ok=True)
     env = {k: v for k, v in os.environ.items() if k not in ("USERNAME", "PASSWORD", "PORT", "HOST")}
     env.update(HOME=str(data_dir), LABEL_STUDIO_BASE_DATA_DIR=str(data_dir / "data"), LATEST_VERSION_CHECK="false",
                SSRF_PROTECTION_ENABLED="false", DJANGO_DEBUG="false", LOG_LEVEL="WARNING")
-    command = [label_studio_command(), "start", "--no-browser", "--internal-host", "127.0.0.1", "--port", str(port),
+    argv = [label_studio_command(command), "start", "--no-browser", "--internal-host", host, "--port", str(port),
                "--username", ADMIN_EMAIL, "--password", ADMIN_PASSWORD, "--user-token", ADMIN_TOKEN,
                "--enable-legacy-api-token"]
     log = open(data_dir / "label-studio.log", "ab")  # noqa: SIM115 - closed with the process
-    process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    process = subprocess.Popen(argv, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     server = LabelStudioServer(url=f"http://127.0.0.1:{port}", data_dir=data_dir, process=process)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -101,16 +102,21 @@ def start_copy(template: Path, target: Path) -> LabelStudioServer:
     return start(target)
 
 
-def sign_up(url: str, email: str, password: str = "annotator-pass-1") -> tuple[int, str]:
-    """Create a user through the sign-up form; return their id and legacy token."""
-    session = requests.Session()
-    session.get(f"{url}/user/signup/", timeout=10)
-    answer = session.post(f"{url}/user/signup/", timeout=10, allow_redirects=False,
+def _form(session: requests.Session, url: str, page: str, email: str, password: str) -> int:
+    session.get(f"{url}{page}", timeout=10)
+    answer = session.post(f"{url}{page}", timeout=10, allow_redirects=False,
                           data={"email": email, "password": password,
-                                "csrfmiddlewaretoken": session.cookies["csrftoken"]},
-                          headers={"Referer": f"{url}/user/signup/"})
-    if answer.status_code != 302:
-        raise RuntimeError(f"Sign-up of {email} failed with status {answer.status_code}.")
+                                "csrfmiddlewaretoken": session.cookies.get("csrftoken", "")},
+                          headers={"Referer": f"{url}{page}"})
+    return answer.status_code
+
+
+def sign_up(url: str, email: str, password: str = "annotator-pass-1") -> tuple[int, str]:
+    """Create a user through the sign-up form (or log in, if they exist); return their id and legacy token."""
+    session = requests.Session()
+    if _form(session, url, "/user/signup/", email, password) != 302 and \
+            _form(session, url, "/user/login/", email, password) != 302:
+        raise RuntimeError(f"Sign-up of {email} failed, and so did logging in.")
     me = session.get(f"{url}/api/current-user/whoami", timeout=10).json()
     token = session.get(f"{url}/api/current-user/token", timeout=10).json()["token"]
     return int(me["id"]), token
@@ -119,11 +125,8 @@ def sign_up(url: str, email: str, password: str = "annotator-pass-1") -> tuple[i
 def personal_access_token(url: str, email: str = ADMIN_EMAIL, password: str = ADMIN_PASSWORD) -> str:
     """Log in through the form and create a personal access token (a JWT refresh token)."""
     session = requests.Session()
-    session.get(f"{url}/user/login/", timeout=10)
-    session.post(f"{url}/user/login/", timeout=10, allow_redirects=False,
-                 data={"email": email, "password": password, "csrfmiddlewaretoken": session.cookies["csrftoken"]},
-                 headers={"Referer": f"{url}/user/login/"})
+    _form(session, url, "/user/login/", email, password)
     answer = session.post(f"{url}/api/token/", timeout=10,
-                          headers={"X-CSRFToken": session.cookies["csrftoken"], "Referer": f"{url}/"})
+                          headers={"X-CSRFToken": session.cookies.get("csrftoken", ""), "Referer": f"{url}/"})
     answer.raise_for_status()
     return str(answer.json()["token"])
