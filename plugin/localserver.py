@@ -106,7 +106,7 @@ def _form(session: requests.Session, url: str, page: str, email: str, password: 
     session.get(f"{url}{page}", timeout=10)
     answer = session.post(f"{url}{page}", timeout=10, allow_redirects=False,
                           data={"email": email, "password": password,
-                                "csrfmiddlewaretoken": session.cookies.get("csrftoken", "")},
+                                "csrfmiddlewaretoken": (session.cookies.get("csrftoken") or "")},
                           headers={"Referer": f"{url}{page}"})
     return answer.status_code
 
@@ -127,6 +127,6 @@ def personal_access_token(url: str, email: str = ADMIN_EMAIL, password: str = AD
     session = requests.Session()
     _form(session, url, "/user/login/", email, password)
     answer = session.post(f"{url}/api/token/", timeout=10,
-                          headers={"X-CSRFToken": session.cookies.get("csrftoken", ""), "Referer": f"{url}/"})
+                          headers={"X-CSRFToken": (session.cookies.get("csrftoken") or ""), "Referer": f"{url}/"})
     answer.raise_for_status()
     return str(answer.json()["token"])
