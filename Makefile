@@ -29,26 +29,14 @@ $(LS_STAMP):
 test: $(STAMP) $(LS_STAMP)
 	$(BIN)/python -m pytest -q
 
-# Until the live demo on a local Label Studio exists, the demo computes every measure on the bundled examples.
-demo: $(STAMP)
-	@for spec in \
-	  "datasaur_spans.csv --metric alpha" \
-	  "datasaur_spans.csv --metric spa --ci 0.95 --seed 1" \
-	  "krippendorff_2011.csv --metric alpha --level nominal" \
-	  "krippendorff_2011.csv --metric alpha --level ordinal" \
-	  "krippendorff_2011.csv --metric alpha --level interval --ci 0.95 --seed 1" \
-	  "krippendorff_2011.csv --metric fleiss" \
-	  "okay_example1.csv --metric cohen --ci 0.95 --seed 1" \
-	  "okay_example1.csv --metric scott" \
-	  "okay_example1.csv --metric pabak" \
-	  "klemens_table1.csv --metric pi" \
-	  "email_multilabel.csv --metric augmented --p 0.5"; do \
-	  echo "$$ ls-agreement compute examples/$$spec"; \
-	  $(BIN)/ls-agreement compute examples/$$spec || exit $$?; \
-	done
+# The whole thing on a local Label Studio: a demo project, simulated annotators, the live monitor and its scores.
+demo: $(STAMP) $(LS_STAMP)
+	$(BIN)/ls-agreement demo --label-studio $(LABEL_STUDIO_BIN) --data-dir var/demo
 
-bench: $(STAMP)
+bench: $(STAMP) $(LS_STAMP)
 	$(BIN)/python bench/alpha_vs_krippendorff.py
+	$(BIN)/python bench/sync_project.py
+	$(BIN)/python bench/live_latency.py
 
 clean:
-	rm -rf $(VENV) $(LS_VENV) build *.egg-info .hypothesis
+	rm -rf $(VENV) $(LS_VENV) var build *.egg-info .hypothesis

@@ -82,7 +82,7 @@ def main() -> None:
     print(f"in process: {rate:,.0f} events/s over {args.events:,} events (goal 50,000)")
 
     with tempfile.TemporaryDirectory(prefix="ls-live-bench-") as directory:
-        server = start(Path(directory) / "server")
+        server = start(Path(directory) / "server", command=os.environ.get("LABEL_STUDIO_BIN"))
         service = None
         try:
             admin = LabelStudio(base_url=server.url, api_key=server.token, timeout=120)

@@ -14,6 +14,7 @@ is the fetch and write columns; this project's share is the compute column.
 from __future__ import annotations
 
 import argparse
+import os
 import tempfile
 import time
 from pathlib import Path
@@ -62,7 +63,7 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory(prefix="ls-bench-") as directory:
         started = time.perf_counter()
-        server = start(Path(directory) / "server")
+        server = start(Path(directory) / "server", command=os.environ.get("LABEL_STUDIO_BIN"))
         try:
             print(f"Label Studio up in {time.perf_counter() - started:.1f} s at {server.url}")
             annotators = [sign_up(server.url, f"bench{i}@example.com")[0] for i in range(3)]

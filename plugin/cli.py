@@ -80,7 +80,8 @@ def _add_serve_parser(commands: Any) -> None:
         description="Monitor projects live: register a webhook on each, reconcile by a full read, then update "
                     "scores on every annotation event. AGREEMENT_WEBHOOK_SECRET must be set.",
     )
-    parser.add_argument("--project", type=int, action="append", required=True, help="project id (repeatable)")
+    parser.add_argument("--project", type=int, action="append",
+                        help="project id, repeatable (default: $AGREEMENT_PROJECTS, comma-separated)")
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (127.0.0.1)")
     parser.add_argument("--port", type=int, default=9090, help="port to listen on (9090)")
     parser.add_argument("--public-url", help="URL Label Studio reaches this service at (default http://HOST:PORT)")
@@ -103,9 +104,16 @@ def _run_serve(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         secret = os.environ.get("AGREEMENT_WEBHOOK_SECRET", "")
         if len(secret) < 16:
             raise SettingsError("Set AGREEMENT_WEBHOOK_SECRET to a shared secret of at least 16 characters.")
+        projects = args.project or [p for p in os.environ.get("AGREEMENT_PROJECTS", "").replace(",", " ").split()]
+        try:
+            project_ids = tuple(int(p) for p in projects)
+        except ValueError:
+            raise SettingsError(f"Project ids must be numbers; got {projects}.") from None
+        if not project_ids:
+            raise SettingsError("Name the projects to monitor: --project ID, or AGREEMENT_PROJECTS=1,2.")
         mapping, scoring = _options(args)
         connection = connection_from(os.environ, url=args.url, api_key=args.api_key, writers=args.writers)
-        settings = ServiceSettings(projects=tuple(args.project), secret=secret, connection=connection,
+        settings = ServiceSettings(projects=project_ids, secret=secret, connection=connection,
                                    public_url=args.public_url or f"http://{args.host}:{args.port}",
                                    mapping=mapping, scoring=scoring)
     except SettingsError as error:
@@ -116,6 +124,42 @@ def _run_serve(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     # No access log: paths under /s/<secret>/ would write the secret into it.
     uvicorn.run(app, host=args.host, port=args.port, access_log=False, log_level="info")
     return 0
+
+
+def _add_demo_parser(commands: Any) -> None:
+    parser = commands.add_parser(
+        "demo",
+        help="run everything on a local Label Studio with simulated annotators",
+        description="Start a local Label Studio, create a demo project, start the live service and simulate "
+                    "annotators of different reliability while SPA and alpha converge. Ctrl-C stops everything.",
+    )
+    parser.add_argument("--data-dir", type=Path, default=Path("var/demo"), help="where Label Studio keeps its data")
+    parser.add_argument("--label-studio", default=os.environ.get("LABEL_STUDIO_BIN"),
+                        help="the label-studio command (default: $LABEL_STUDIO_BIN, else next to Python or on PATH)")
+    parser.add_argument("--port", type=int, default=8080, help="Label Studio's port (8080)")
+    parser.add_argument("--service-port", type=int, default=9090, help="the agreement service's port (9090)")
+    parser.add_argument("--tasks", type=int, default=300, help="tasks in the demo project (300)")
+    parser.add_argument("--annotators", type=int, default=5, help="simulated annotators (5)")
+    parser.add_argument("--pace", type=float, default=0.05, help="mean seconds between one annotator's submissions")
+    parser.add_argument("--no-wait", action="store_true", help="stop everything when the simulation ends")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.set_defaults(handler=_run_demo)
+
+
+def _run_demo(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    from plugin.demo import DemoSettings, run_demo
+
+    if args.tasks < 1 or not 2 <= args.annotators <= 5:
+        print("ls-agreement demo: error: --tasks must be positive and --annotators between 2 and 5.", file=stderr)
+        return 2
+    settings = DemoSettings(data_dir=args.data_dir, label_studio=args.label_studio, port=args.port,
+                            service_port=args.service_port, tasks=args.tasks, annotators=args.annotators,
+                            pace=args.pace, wait=not args.no_wait, seed=args.seed)
+    try:
+        return run_demo(settings, stdout)
+    except (RuntimeError, OSError) as error:
+        print(f"ls-agreement demo: error: {error}", file=stderr)
+        return 1
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -129,6 +173,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_compute_parser(commands)
     _add_sync_parser(commands)
     _add_serve_parser(commands)
+    _add_demo_parser(commands)
     return parser
 
 

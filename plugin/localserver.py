@@ -25,14 +25,13 @@ ADMIN_TOKEN = "0123456789abcdef0123456789abcdef01234567"
 
 
 def label_studio_command(explicit: str | None = None) -> str:
-    """The ``label-studio`` executable: ``explicit``, $LABEL_STUDIO_BIN, next to this Python, or on PATH."""
-    candidates = [explicit, os.environ.get("LABEL_STUDIO_BIN"), str(Path(sys.prefix) / "bin" / "label-studio"),
-                  shutil.which("label-studio")]
+    """The ``label-studio`` executable: ``explicit``, next to this Python, or on PATH."""
+    candidates = [explicit, str(Path(sys.prefix) / "bin" / "label-studio"), shutil.which("label-studio")]
     for candidate in candidates:
         if candidate and Path(candidate).exists():
             return candidate
-    raise RuntimeError("Label Studio is not installed: run `make test`, which installs it into .venv-ls, "
-                       "or set LABEL_STUDIO_BIN.")
+    raise RuntimeError("Label Studio is not installed: `make test` and `make demo` install it into .venv-ls; "
+                       "elsewhere, name the label-studio command.")
 
 
 def free_port() -> int:
@@ -88,18 +87,18 @@ def start(data_dir: Path, *, port: int | None = None, timeout: float = 180.0, co
     raise RuntimeError(f"Label Studio did not answer /health within {timeout:.0f} s; see {data_dir}/label-studio.log")
 
 
-def migrated_template(directory: Path) -> Path:
+def migrated_template(directory: Path, *, command: str | None = None) -> Path:
     """A data dir with a migrated database and the admin user, made once."""
     if not (directory / "data").exists():
-        start(directory).stop()
+        start(directory, command=command).stop()
     return directory
 
 
-def start_copy(template: Path, target: Path) -> LabelStudioServer:
+def start_copy(template: Path, target: Path, *, command: str | None = None) -> LabelStudioServer:
     """Start Label Studio on a copy of ``template``."""
     shutil.copytree(template, target)
     (target / "label-studio.log").unlink(missing_ok=True)
-    return start(target)
+    return start(target, command=command)
 
 
 def _form(session: requests.Session, url: str, page: str, email: str, password: str) -> int:

@@ -1,0 +1,242 @@
+"""``ls-agreement demo``: the whole thing on a local Label Studio, in a few minutes.
+
+Starts Label Studio (SQLite, loopback, data under ``var/demo``), creates a demo
+project (single choice, multiple choices, NER spans, a rating) with a few
+hundred tasks, starts ``ls-agreement serve`` on it, and simulates annotators
+of different reliability who submit incompletely and over time through the
+API, while the terminal shows SPA and alpha converging with their intervals.
+It ends by printing the project's scores, where to see each task's scores in
+Label Studio, the login, and how to stop. Ctrl-C stops every process it
+started. A second run reuses the data dir and replaces the demo project.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import secrets
+import subprocess
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO, cast
+
+import requests
+from label_studio_sdk import LabelStudio
+
+from plugin import localserver
+
+__all__ = ["DemoSettings", "run_demo"]
+
+TITLE = "Agreement demo"
+CONFIG = """<View>
+  <Header value="Read the review, then label it"/>
+  <Text name="text" value="$text"/>
+  <Choices name="sentiment" toName="text" choice="single" showInline="true">
+    <Choice value="positive"/><Choice value="negative"/><Choice value="neutral"/>
+  </Choices>
+  <Choices name="topics" toName="text" choice="multiple" showInline="true">
+    <Choice value="price"/><Choice value="service"/><Choice value="quality"/><Choice value="delivery"/>
+  </Choices>
+  <Labels name="entities" toName="text"><Label value="PER"/><Label value="ORG"/></Labels>
+  <Rating name="helpfulness" toName="text" maxRating="5"/>
+</View>"""
+PEOPLE = ("Alice", "Bruno", "Chen", "Dana", "Emeka", "Farah", "Goran", "Hana")
+ORGS = ("Acme", "Globex", "Initech", "Umbrella", "Hooli", "Vandelay")
+TOPICS = ("price", "service", "quality", "delivery")
+SENTIMENTS = ("positive", "negative", "neutral")
+WORDING = {"positive": "loved", "negative": "was let down by", "neutral": "had an ordinary time with"}
+RELIABILITY = (0.95, 0.85, 0.75, 0.6, 0.4)
+
+
+@dataclass(frozen=True)
+class DemoSettings:
+    """What the demo was asked, read once at the entry point."""
+
+    data_dir: Path
+    label_studio: str | None = None
+    port: int = 8080
+    service_port: int = 9090
+    tasks: int = 300
+    annotators: int = 5
+    per_task: tuple[int, int] = (2, 3)
+    pace: float = 0.05
+    wait: bool = True
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class Truth:
+    """The hidden truth of one demo task, from which annotators err."""
+
+    text: str
+    person: tuple[int, int]
+    org: tuple[int, int]
+    sentiment: str
+    topics: tuple[str, ...]
+    helpfulness: int
+
+
+def make_truths(n: int, rnd: random.Random) -> list[Truth]:
+    truths = []
+    for _ in range(n):
+        person, org, sentiment = rnd.choice(PEOPLE), rnd.choice(ORGS), rnd.choice(SENTIMENTS)
+        topics = tuple(rnd.sample(TOPICS, rnd.choice((1, 1, 2))))
+        text = f"{person} {WORDING[sentiment]} {org}: the {' and the '.join(topics)} stood out."
+        start = len(person) + len(WORDING[sentiment]) + 2
+        truths.append(Truth(text, (0, len(person)), (start, start + len(org)), sentiment, topics,
+                            rnd.randint(2, 5)))
+    return truths
+
+
+def annotate(truth: Truth, reliability: float, rnd: random.Random) -> list[dict[str, Any]]:
+    """What an annotator of the given reliability submits for a task."""
+    def pick(right: str, options: tuple[str, ...]) -> str:
+        return right if rnd.random() < reliability else rnd.choice(options)
+
+    topics = [pick(truth.topics[0], TOPICS)]
+    if len(truth.topics) > 1 and rnd.random() < reliability:
+        topics.append(truth.topics[1])
+    if rnd.random() > reliability:
+        topics.append(rnd.choice([t for t in TOPICS if t not in topics]))
+    rating = truth.helpfulness if rnd.random() < reliability else min(5, max(1, truth.helpfulness + rnd.choice((-2, -1, 1))))
+    out = [
+        {"from_name": "sentiment", "to_name": "text", "type": "choices",
+         "value": {"choices": [pick(truth.sentiment, SENTIMENTS)]}},
+        {"from_name": "topics", "to_name": "text", "type": "choices", "value": {"choices": topics}},
+        {"from_name": "helpfulness", "to_name": "text", "type": "rating", "value": {"rating": rating}},
+    ]
+    for (start, end), label in ((truth.person, "PER"), (truth.org, "ORG")):
+        if rnd.random() < 0.5 + reliability / 2:
+            out.append({"from_name": "entities", "to_name": "text", "type": "labels",
+                        "value": {"start": start, "end": end, "text": truth.text[start:end],
+                                  "labels": [pick(label, ("PER", "ORG"))]}})
+    return out
+
+
+def _line(status: dict[str, Any], elapsed: float, submitted: int) -> str:
+    parts = [f"[{elapsed:5.1f} s] {submitted:4d} annotations"]
+    for name, control in status["controls"].items():
+        spa, ci, alpha = control["spa"], control["ci"], control["alpha"]
+        if spa is None:
+            parts.append(f"{name}: -")
+            continue
+        interval = f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else ""
+        parts.append(f"{name}: SPA {spa:.2f}{interval} α {'-' if alpha is None else f'{alpha:.2f}'}")
+    return " | ".join(parts)
+
+
+def _wait_for_service(url: str, project: int, process: subprocess.Popen[bytes], timeout: float = 90) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError("The agreement service exited; see its log in the demo's data dir.")
+        try:
+            if str(project) in requests.get(f"{url}/status", timeout=2).json()["projects"]:
+                return
+        except requests.RequestException:
+            pass
+        time.sleep(0.3)
+    raise RuntimeError("The agreement service did not come up in time.")
+
+
+def run_demo(settings: DemoSettings, out: TextIO) -> int:
+    """Run the demo; return 0 when it finished (or was stopped with Ctrl-C)."""
+    rnd = random.Random(settings.seed)
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    print(f"Starting Label Studio (data in {settings.data_dir}; the first start migrates its database, "
+          "about a minute)...", file=out, flush=True)
+    server = localserver.start(settings.data_dir / "label-studio", port=settings.port, command=settings.label_studio)
+    service: subprocess.Popen[bytes] | None = None
+    try:
+        print(f"Label Studio is up at {server.url} (login {localserver.ADMIN_EMAIL} / {localserver.ADMIN_PASSWORD})",
+              file=out, flush=True)
+        admin = LabelStudio(base_url=server.url, api_key=server.token, timeout=120)
+        for old in cast(Any, admin.projects.list()):
+            if old.title == TITLE:
+                admin.projects.delete(id=old.id)
+        project = int(cast(Any, admin.projects.create(title=TITLE, label_config=CONFIG,
+                                                      description="Simulated annotators; scores in task meta")).id)
+        truths = make_truths(settings.tasks, rnd)
+        admin.projects.import_tasks(id=project, request=cast(Any, [{"data": {"text": t.text}, "meta": {"source": "demo"}}
+                                                                   for t in truths]))
+        tasks = sorted(int(t.id) for t in cast(Any, admin.tasks.list(project=project, page_size=1000)))
+        print(f"Created project {project} with {len(tasks)} tasks; signing up {settings.annotators} annotators...",
+              file=out, flush=True)
+        annotators = [localserver.sign_up(server.url, f"annotator{i + 1}@example.com")[1]
+                      for i in range(settings.annotators)]
+        secret = secrets.token_hex(16)
+        service_url = f"http://127.0.0.1:{settings.service_port}"
+        env = {**os.environ, "LABEL_STUDIO_URL": server.url, "LABEL_STUDIO_API_KEY": server.token,
+               "AGREEMENT_WEBHOOK_SECRET": secret}
+        log = open(settings.data_dir / "service.log", "ab")  # noqa: SIM115 - closed with the process
+        service = subprocess.Popen([sys.executable, "-m", "plugin", "serve", "--project", str(project), "--port",
+                                    str(settings.service_port)], env=env, stdout=log, stderr=subprocess.STDOUT)
+        _wait_for_service(service_url, project, service)
+        print(f"The agreement service is live at {service_url}/status; annotators start now.\n", file=out, flush=True)
+
+        low, high = settings.per_task
+        jobs = [(task, who) for task in range(len(tasks))
+                for who in rnd.sample(range(settings.annotators), rnd.randint(low, min(high, settings.annotators)))]
+        rnd.shuffle(jobs)
+        queues: list[list[int]] = [[task for task, w in jobs if w == who] for who in range(settings.annotators)]
+        submitted = [0]
+        lock = threading.Lock()
+        started = time.monotonic()
+
+        def work(who: int) -> None:
+            client = LabelStudio(base_url=server.url, api_key=annotators[who], timeout=120)
+            mine = random.Random(settings.seed * 100 + who)
+            reliability = RELIABILITY[who % len(RELIABILITY)]
+            for index in queues[who]:
+                client.annotations.create(id=tasks[index], result=annotate(truths[index], reliability, mine))
+                with lock:
+                    submitted[0] += 1
+                time.sleep(settings.pace * mine.random() * 2)
+
+        with ThreadPoolExecutor(max_workers=settings.annotators) as pool:
+            futures = [pool.submit(work, who) for who in range(settings.annotators)]
+            while not all(f.done() for f in futures):
+                time.sleep(2.0)
+                status = requests.get(f"{service_url}/status", timeout=10).json()["projects"][str(project)]
+                print(_line(status, time.monotonic() - started, submitted[0]), file=out, flush=True)
+            for future in futures:
+                future.result()
+        while requests.get(f"{service_url}/status", timeout=10).json()["projects"][str(project)]["pending_writes"]:
+            time.sleep(0.2)
+        final = requests.get(f"{service_url}/status", timeout=10).json()
+        status = final["projects"][str(project)]
+        print("\n" + _line(status, time.monotonic() - started, submitted[0]), file=out)
+        print(f"\nProject scores (from {service_url}/status):", file=out)
+        for name, control in status["controls"].items():
+            ci = control["ci"] or [None, None]
+            print(f"  {name:12s} {control['tag']:8s} {control['level']:8s} items {control['n_items']:4d}  "
+                  f"SPA {control['spa']} [{ci[0]}, {ci[1]}]  alpha {control['alpha']}", file=out)
+        print(f"  event-to-meta latency: {final['write_latency_ms']}", file=out)
+        flagged = sum(1 for t in cast(Any, admin.tasks.list(project=project, page_size=1000))
+                      if ((t.meta or {}).get("agreement") or {}).get("flagged"))
+        print(f"\n{flagged} tasks are flagged for low agreement. Each task's scores are in its meta "
+              f"(open a task, or filter the Data Manager on Meta contains \"flagged\": true):\n"
+              f"  {server.url}/projects/{project}/data\n"
+              f"  login: {localserver.ADMIN_EMAIL} / {localserver.ADMIN_PASSWORD}", file=out, flush=True)
+        if settings.wait:
+            print("\nLabel Studio and the agreement service keep running. Press Ctrl-C to stop both.", file=out,
+                  flush=True)
+            while service.poll() is None:
+                time.sleep(1.0)
+        return 0
+    except KeyboardInterrupt:
+        print("\nStopping...", file=out)
+        return 0
+    finally:
+        if service is not None and service.poll() is None:
+            service.terminate()
+            try:
+                service.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                service.kill()
+        server.stop()
+        print("Stopped Label Studio and the agreement service.", file=out, flush=True)

@@ -1,0 +1,32 @@
+"""``ls-agreement demo`` end to end, small and twice: the second run reuses the data dir."""
+
+import shutil
+import socket
+
+from plugin.cli import main
+from plugin.localserver import free_port
+from tests.integration.conftest import LABEL_STUDIO_BIN
+
+
+def port_is_free(port):
+    with socket.socket() as sock:
+        return sock.connect_ex(("127.0.0.1", port)) != 0
+
+
+def test_demo_runs_twice_and_stops_everything(label_studio_template, tmp_path, capsys):
+    data_dir = tmp_path / "demo"
+    shutil.copytree(label_studio_template, data_dir / "label-studio")  # skip the first migration in the test
+    for run in range(2):
+        port, service_port = free_port(), free_port()
+        status = main(["demo", "--data-dir", str(data_dir), "--tasks", "12", "--pace", "0", "--no-wait",
+                       "--port", str(port), "--service-port", str(service_port),
+                       *(["--label-studio", LABEL_STUDIO_BIN] if LABEL_STUDIO_BIN else [])])
+        out = capsys.readouterr().out
+        assert status == 0, out
+        assert "SPA" in out and "Project scores" in out
+        for control in ("sentiment", "topics", "entities", "helpfulness"):
+            assert f"  {control}" in out
+        assert f"http://127.0.0.1:{port}/projects/" in out and "admin@example.com" in out
+        assert "tasks are flagged for low agreement" in out
+        assert out.rstrip().endswith("Stopped Label Studio and the agreement service.")
+        assert port_is_free(port) and port_is_free(service_port)

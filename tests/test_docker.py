@@ -1,0 +1,80 @@
+"""docker/: what can be checked without a Docker engine."""
+
+import configparser
+import re
+import shlex
+from pathlib import Path
+
+import yaml
+
+from plugin.cli import build_parser
+
+ROOT = Path(__file__).resolve().parents[1]
+COMPOSE = yaml.safe_load((ROOT / "docker" / "docker-compose.yml").read_text())
+DOCKERFILE = (ROOT / "docker" / "Dockerfile").read_text()
+VARIABLE = re.compile(r"\$\{([A-Z_]+)(:-([^}]*))?\}")
+
+
+def substitute(text: str) -> str:
+    """Compose's ${NAME:-default} with the defaults."""
+    return VARIABLE.sub(lambda m: m.group(3) or "", text)
+
+
+def test_label_studio_is_the_tested_version():
+    tested = re.search(r"^LABEL_STUDIO_VERSION := (\S+)$", (ROOT / "Makefile").read_text(), re.MULTILINE).group(1)
+    assert COMPOSE["services"]["label-studio"]["image"] == f"heartexlabs/label-studio:{tested}"
+
+
+def test_every_variable_the_service_reads_is_set_with_a_default():
+    agreement = COMPOSE["services"]["agreement"]["environment"]
+    read = set()
+    for path in (ROOT / "plugin" / "cli.py", ROOT / "plugin" / "settings.py"):  # where the service reads settings
+        read |= set(re.findall(r'environ\.get\("([A-Z_]+)"', path.read_text()))
+    read |= {"LABEL_STUDIO_URL", "LABEL_STUDIO_API_KEY"}  # read in plugin.settings.connection_from
+    read.discard("LABEL_STUDIO_BIN")  # the demo's, not the service's
+    assert read <= set(agreement), read - set(agreement)
+    for value in agreement.values():
+        for match in VARIABLE.finditer(str(value)):
+            assert match.group(3), f"{match.group(1)} has no default"
+
+
+def test_the_webhook_secret_and_token_are_shared():
+    label_studio = COMPOSE["services"]["label-studio"]["environment"]
+    agreement = COMPOSE["services"]["agreement"]["environment"]
+    assert substitute(label_studio["LABEL_STUDIO_USER_TOKEN"]) == substitute(agreement["LABEL_STUDIO_API_KEY"])
+    assert label_studio["SSRF_PROTECTION_ENABLED"] == "false"
+    assert len(substitute(agreement["AGREEMENT_WEBHOOK_SECRET"])) >= 16
+    example = (ROOT / "docker" / ".env.example").read_text()
+    for name in set(VARIABLE.findall((ROOT / "docker" / "docker-compose.yml").read_text())):
+        assert f"{name[0]}=" in example or name[0] == "LABEL_STUDIO_URL"
+
+
+def test_health_checks_ports_and_volume():
+    agreement = COMPOSE["services"]["agreement"]
+    assert "/health" in " ".join(agreement["healthcheck"]["test"]) and ":9090/" in " ".join(agreement["healthcheck"]["test"])
+    assert "/health" in " ".join(COMPOSE["services"]["label-studio"]["healthcheck"]["test"])
+    assert substitute(agreement["ports"][0]).endswith(":9090")
+    assert agreement["depends_on"]["label-studio"]["condition"] == "service_healthy"
+    assert "label-studio-data:/label-studio/data" in COMPOSE["services"]["label-studio"]["volumes"]
+    assert "label-studio-data" in COMPOSE["volumes"]
+
+
+def test_the_commands_are_valid_invocations_of_the_installed_script():
+    entry = re.search(r'^ENTRYPOINT \["([^"]+)"\]$', DOCKERFILE, re.MULTILINE).group(1)
+    scripts = configparser.ConfigParser()
+    scripts.read(ROOT / "setup.cfg")
+    assert f"{entry} = plugin.cli:main" in scripts["options.entry_points"]["console_scripts"]
+    cmd = re.search(r"^CMD (\[.*\])$", DOCKERFILE, re.MULTILINE).group(1)
+    parsed = build_parser().parse_args(yaml.safe_load(cmd))
+    assert (parsed.command, parsed.host, parsed.port) == ("serve", "0.0.0.0", 9090)
+    compose_command = [substitute(part) for part in COMPOSE["services"]["agreement"]["command"]]
+    parsed = build_parser().parse_args(compose_command)
+    assert parsed.public_url == "http://agreement:9090" and parsed.port == 9090
+    assert "EXPOSE 9090" in DOCKERFILE and "/health" in DOCKERFILE
+
+
+def test_the_image_runs_as_a_non_root_user_on_python_slim():
+    assert re.search(r"^FROM python:3\.11-slim$", DOCKERFILE, re.MULTILINE)
+    user = re.search(r"^USER (\S+)$", DOCKERFILE, re.MULTILINE).group(1)
+    assert user not in ("root", "0")
+    assert shlex.split("pip install .")[0] in DOCKERFILE
