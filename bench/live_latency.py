@@ -150,10 +150,15 @@ def main() -> None:
                   f"{1000 * (settled - last_create):.0f} ms after the last create; {status['written'] - before} writes "
                   f"(coalesced); service event-to-meta latency over the last writes: {status['write_latency_ms']}")
         finally:
-            if service is not None:
-                service.terminate()
-                service.wait(timeout=20)
-            server.stop()
+            try:
+                if service is not None:
+                    service.terminate()
+                    try:
+                        service.wait(timeout=20)
+                    except subprocess.TimeoutExpired:
+                        service.kill()
+            finally:
+                server.stop()
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import random
 import secrets
+import signal
 import subprocess
 import sys
 import threading
@@ -143,8 +144,19 @@ def _wait_for_service(url: str, project: int, process: subprocess.Popen[bytes], 
     raise RuntimeError("The agreement service did not come up in time.")
 
 
+def _stop_on_signals() -> None:
+    """Ctrl-C and SIGTERM both end the demo through its clean-up (also when SIGINT was inherited as ignored)."""
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, interrupt)
+    signal.signal(signal.SIGTERM, interrupt)
+
+
 def run_demo(settings: DemoSettings, out: TextIO) -> int:
     """Run the demo; return 0 when it finished (or was stopped with Ctrl-C)."""
+    if threading.current_thread() is threading.main_thread():
+        _stop_on_signals()
     rnd = random.Random(settings.seed)
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     print(f"Starting Label Studio (data in {settings.data_dir}; the first start migrates its database, "

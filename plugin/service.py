@@ -178,11 +178,14 @@ class MetaWriter:
     def start(self) -> None:
         self._thread.start()
 
-    def stop(self) -> None:
+    def stop(self, timeout: float = 10.0) -> None:
+        """Stop after the writes in flight; pending ones are dropped (the next start reconciles them)."""
         with self._condition:
             self._stopping = True
+            self._pending.clear()
             self._condition.notify_all()
-        self._thread.join(timeout=30)
+        if self._thread.is_alive():
+            self._thread.join(timeout=timeout)
 
     @property
     def pending(self) -> int:
@@ -217,6 +220,8 @@ class MetaWriter:
         return True
 
     def _write(self, task: int, project: int, since: float) -> None:
+        if self._stopping:
+            return
         block = self._state.block(project, task)
         if block is None:
             return
@@ -283,8 +288,10 @@ class ServiceState:
         self._processor.start()
 
     def stop(self) -> None:
+        """Stop following events and writing; nothing pending survives, the next start reconciles."""
         self._queue.put(None)
-        self._processor.join(timeout=30)
+        if self._processor.is_alive():
+            self._processor.join(timeout=10)
         self.writer.stop()
 
     def register_webhook(self, project: int) -> None:
