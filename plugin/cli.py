@@ -215,7 +215,7 @@ def _text_report(summary: Mapping[str, Any]) -> str:
     lines.append(f"Flagged {summary['flagged']} tasks with agreement below {summary['threshold']:.2f}.")
     if summary["dry_run"]:
         lines.append(f"Dry run: {summary['tasks_to_write']} tasks would be written.")
-    elif summary["written"] is not None:
+    else:
         seconds = summary["seconds"]
         lines.append(f"Wrote scores to {summary['tasks_written']} tasks ({summary['tasks_unchanged']} unchanged, "
                      f"{len(summary['tasks_failed'])} failed) in {sum(seconds.values()):.1f} s "
@@ -255,8 +255,7 @@ def _run_sync(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
             report = sync_project(client, args.project, None, mapping=mapping, scoring=scoring,
                                   dry_run=args.dry_run, progress=progress)
             summary = _summary(f"Project {args.project}", report.scores, scoring, dry_run=args.dry_run,
-                               to_write=report.tasks_written + len(report.failures) if not args.dry_run else
-                               len(report.scores.tasks) - report.tasks_unchanged, report=report)
+                               to_write=report.tasks_to_write, report=report)
     except (SettingsError, LabelStudioError, ValueError, OSError) as error:
         print(f"ls-agreement sync: error: {error}", file=stderr)
         return 2
@@ -276,7 +275,6 @@ def _summary(source: str, scores: Any, scoring: ScoringOptions, *, dry_run: bool
         "threshold": scoring.threshold,
         "flagged": sum(t.flagged for t in scores.tasks.values()),
         "tasks_to_write": to_write,
-        "written": None if report is None or dry_run else True,
         "tasks_written": 0 if report is None else report.tasks_written,
         "tasks_unchanged": len(scores.tasks) - to_write if report is None else report.tasks_unchanged,
         "tasks_failed": [] if report is None else [{"task": t, "error": e} for t, e in report.failures],

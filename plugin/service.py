@@ -159,6 +159,13 @@ def parse_event(payload: Any) -> Event | None:
     return Event(action, project, annotations=tuple(out))
 
 
+@dataclass
+class _Marker:
+    """Put on the event queue to learn when every event before it has been applied."""
+
+    done: threading.Event
+
+
 class MetaWriter:
     """Writes task scores to Label Studio from a background thread, coalesced per task."""
 
@@ -272,7 +279,7 @@ class ServiceState:
         self.last_event_at: dict[int, str | None] = {p: None for p in settings.projects}
         self.rejected = 0
         self.writer = MetaWriter(self, client, coalesce_seconds=settings.coalesce_seconds)
-        self._queue: queue.Queue[Event | None] = queue.Queue()
+        self._queue: queue.Queue[Event | _Marker | None] = queue.Queue()
         self._processor = threading.Thread(target=self._process, name="event-processor", daemon=True)
 
     # --- lifecycle ---
@@ -319,7 +326,7 @@ class ServiceState:
     def wait_processed(self, timeout: float) -> None:
         """Block until every queued event has been applied (for tests and benchmarks)."""
         done = threading.Event()
-        self._queue.put(_Marker(done))  # type: ignore[arg-type]
+        self._queue.put(_Marker(done))
         done.wait(timeout)
 
     def _process(self) -> None:
@@ -388,11 +395,6 @@ class ServiceState:
                     "written": self.writer.written, "failed_writes": self.writer.failed,
                     "write_latency_ms": self.writer.latency(),
                     "rejected_events": self.rejected, "version": __version__}
-
-
-@dataclass
-class _Marker:
-    done: threading.Event
 
 
 def create_app(settings: ServiceSettings, client: LabelStudioClient, *, register: bool = True,

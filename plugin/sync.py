@@ -78,6 +78,8 @@ class SyncReport:
     Attributes
     ----------
     scores : ProjectScores
+    tasks_to_write : int
+        Tasks whose agreement block changed.
     tasks_written : int
     tasks_unchanged : int
     failures : list of (int, str)
@@ -87,6 +89,7 @@ class SyncReport:
     """
 
     scores: ProjectScores
+    tasks_to_write: int = 0
     tasks_written: int = 0
     tasks_unchanged: int = 0
     failures: list[tuple[int, str]] = field(default_factory=list)
@@ -144,7 +147,7 @@ def sync_project(client: LabelStudioClient, project: int, controls: Mapping[str,
     scores = score_tasks(tasks, controls, mapping=mapping, scoring=scoring)
     writes = pending_writes(scores, updated_at=datetime.now(UTC).isoformat(timespec="seconds"))
     computed = time.perf_counter()
-    report = SyncReport(scores=scores, tasks_unchanged=len(scores.tasks) - len(writes))
+    report = SyncReport(scores=scores, tasks_to_write=len(writes), tasks_unchanged=len(scores.tasks) - len(writes))
     if not dry_run and writes:
         with ThreadPoolExecutor(max_workers=max(1, client.writers)) as pool:
             futures = {pool.submit(client.update_meta, task, meta): task for task, meta in sorted(writes.items())}

@@ -9,13 +9,15 @@ matches, greedily and in position order, the region of greatest similarity
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from plugin.annotations import Skips, Submission
+from plugin.labelconfig import Control
+from plugin.mapping.base import MappedControl, control_results
 
-__all__ = ["Region", "align", "box_iou", "region_rows", "span_jaccard"]
+__all__ = ["Region", "align", "box_iou", "map_regions", "region_rows", "span_jaccard"]
 
 Extent = tuple[float, ...]
 
@@ -125,3 +127,48 @@ def region_rows(task: int, groups: Sequence[Sequence[Region]], submitted: Sequen
             if label is not None:
                 rows.append((task, item, submission.annotator, label))
     return rows
+
+
+Position = Callable[[Mapping[str, Any]], "tuple[tuple[Any, ...], Extent | None] | None"]
+
+
+def map_regions(control: Control, submissions: Mapping[int, list[Submission]], skips: Skips, *,
+                position: Position, what: str, similarity: Callable[[Extent, Extent], float] | None,
+                threshold: float, absent: str | None) -> MappedControl:
+    """Map a region control (spans, boxes): each aligned region is an item.
+
+    Parameters
+    ----------
+    position : callable
+        A result value's exact key and numeric extent, or None when malformed.
+    what : str
+        "span" or "box", for the skip report.
+    similarity, threshold
+        As in :func:`align`.
+    absent : str, optional
+        The label of an annotator who submitted the task but marked nothing
+        at an item; None leaves them missing there.
+    """
+    allowed = set(control.labels)
+    rows: list[tuple[Any, ...]] = []
+    for task, task_submissions in submissions.items():
+        regions = []
+        for submission in task_submissions:
+            for result in control_results(submission, control, skips):
+                value = result["value"]
+                labels = value.get(control.result_type)
+                place = position(value)
+                if place is None or not isinstance(labels, list) or not labels or not isinstance(labels[0], str):
+                    skips.add(f"malformed {what} in {control.name!r}")
+                    continue
+                if allowed and labels[0] not in allowed:
+                    skips.add(f"label {labels[0]!r} not in the config of {control.name!r}")
+                    continue
+                if len(labels) > 1:
+                    skips.add(f"extra labels on one {what} in {control.name!r} (the first counts)", len(labels) - 1)
+                regions.append(Region(submission.annotator, place[0], labels[0], place[1]))
+        groups = align(regions, similarity=similarity, threshold=threshold, skips=skips,
+                       what=f"{what} in {control.name!r}")
+        rows.extend(region_rows(task, groups, task_submissions, absent))
+    categories = (*control.labels, absent) if control.labels and absent else (control.labels or None)
+    return MappedControl(control, "nominal", tuple(rows), categories=categories)

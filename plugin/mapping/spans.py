@@ -15,8 +15,8 @@ from typing import Any
 
 from plugin.annotations import Skips, Submission
 from plugin.labelconfig import Control
-from plugin.mapping.base import MappedControl, control_results
-from plugin.mapping.regions import Region, align, region_rows, span_jaccard
+from plugin.mapping.base import MappedControl
+from plugin.mapping.regions import map_regions, span_jaccard
 from plugin.settings import MappingOptions
 
 __all__ = ["NO_SPAN", "map_spans"]
@@ -53,28 +53,6 @@ def _position(control: Control, value: Mapping[str, Any]) -> tuple[tuple[Any, ..
 def map_spans(control: Control, submissions: Mapping[int, list[Submission]], skips: Skips,
               options: MappingOptions) -> MappedControl:
     """Map a span control; see the module notes."""
-    allowed = set(control.labels)
-    similarity = span_jaccard if options.span_alignment == "overlap" else None
-    absent = NO_SPAN if options.absent_span == "label" else None
-    rows: list[tuple[Any, ...]] = []
-    for task, task_submissions in submissions.items():
-        regions = []
-        for submission in task_submissions:
-            for result in control_results(submission, control, skips):
-                value = result["value"]
-                labels = value.get(control.result_type)
-                position = _position(control, value)
-                if position is None or not isinstance(labels, list) or not labels or not isinstance(labels[0], str):
-                    skips.add(f"malformed span in {control.name!r}")
-                    continue
-                if allowed and labels[0] not in allowed:
-                    skips.add(f"label {labels[0]!r} not in the config of {control.name!r}")
-                    continue
-                if len(labels) > 1:
-                    skips.add(f"extra labels on one span in {control.name!r} (the first counts)", len(labels) - 1)
-                regions.append(Region(submission.annotator, position[0], labels[0], position[1]))
-        groups = align(regions, similarity=similarity, threshold=options.span_jaccard, skips=skips,
-                       what=f"span in {control.name!r}")
-        rows.extend(region_rows(task, groups, task_submissions, absent))
-    categories = (*control.labels, NO_SPAN) if control.labels and absent else (control.labels or None)
-    return MappedControl(control, "nominal", tuple(rows), categories=categories)
+    return map_regions(control, submissions, skips, position=lambda value: _position(control, value), what="span",
+                       similarity=span_jaccard if options.span_alignment == "overlap" else None,
+                       threshold=options.span_jaccard, absent=NO_SPAN if options.absent_span == "label" else None)
