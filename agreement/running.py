@@ -128,7 +128,7 @@ class RunningAgreement:
         if len(x) < self.n_categories:
             x = np.concatenate([x, np.zeros(self.n_categories - len(x))])
         old = self._items.get(key)
-        if old is not None and len(old) == len(x) and np.array_equal(old, x):
+        if old is not None and old.tobytes() == x.tobytes():
             return  # a repeated delivery, or an item of a re-mapped task that did not change
         self.remove_item(key)
         if x.sum() > 0:
