@@ -140,7 +140,9 @@ def _add_demo_parser(commands: Any) -> None:
     parser.add_argument("--service-port", type=int, default=9090, help="the agreement service's port (9090)")
     parser.add_argument("--tasks", type=int, default=300, help="tasks in the demo project (300)")
     parser.add_argument("--annotators", type=int, default=5, help="simulated annotators (5)")
-    parser.add_argument("--pace", type=float, default=0.05, help="mean seconds between one annotator's submissions")
+    parser.add_argument("--pace", type=float, default=1.5,
+                        help="mean seconds between one annotator's submissions (1.5; 0 submits as fast as Label "
+                             "Studio accepts, which saturates it and delays every write)")
     parser.add_argument("--no-wait", action="store_true", help="stop everything when the simulation ends")
     parser.add_argument("--seed", type=int, default=0)
     parser.set_defaults(handler=_run_demo)

@@ -64,7 +64,7 @@ class DemoSettings:
     tasks: int = 300
     annotators: int = 5
     per_task: tuple[int, int] = (2, 3)
-    pace: float = 0.05
+    pace: float = 1.5
     wait: bool = True
     seed: int = 0
 
