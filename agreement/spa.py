@@ -174,9 +174,9 @@ def _weighted_agreement(n: NDArray[np.float64], q: NDArray[np.float64], scheme: 
     (inv_var is proportional to edges; module notes). Rows with ``n_i < 2``
     get ``k_i = 0``; the caller masks them.
     """
-    agree = q - n
     if scheme == "flat":
-        return agree / np.maximum(n * (n - 1.0), 2.0), np.ones_like(n)
+        return item_agreement_terms(n, q), np.ones_like(n)
+    agree = q - n
     if scheme == "annotations":
         return agree / np.maximum(n - 1.0, 1.0), n
     if scheme == "annotations_m1":

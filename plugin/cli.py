@@ -16,7 +16,7 @@ from typing import Any, NoReturn, TextIO
 
 from agreement.cli import add_compute_parser
 from plugin.annotations import GROUND_TRUTH_SKIP
-from plugin.settings import MappingOptions, ScoringOptions, SettingsError, connection_from
+from plugin.settings import Connection, MappingOptions, ScoringOptions, SettingsError, connection_from
 
 __all__ = ["build_parser", "main"]
 
@@ -39,16 +39,27 @@ def _add_sync_parser(commands: Any) -> None:
     source.add_argument("--project", type=int, help="Label Studio project id")
     source.add_argument("--export", type=Path, help="a Label Studio JSON export file, scored offline (no writes)")
     source.add_argument("--label-config", type=Path, help="labeling config XML for --export (else inferred)")
-    source.add_argument("--url", help="Label Studio URL (default: $LABEL_STUDIO_URL)")
-    source.add_argument("--api-key", help="legacy token or personal access token (default: $LABEL_STUDIO_API_KEY)")
-    source.add_argument("--page-size", type=int, default=None, help="tasks per page when reading (default 500)")
-    source.add_argument("--writers", type=int, default=None, help="meta updates sent at once (default 4)")
+    _add_connection_options(parser)
     _add_scoring_options(parser)
     output = parser.add_argument_group("output")
     output.add_argument("--dry-run", action="store_true", help="compute and report, write nothing")
     output.add_argument("--json", action="store_true", help="print one JSON object")
     output.add_argument("--quiet", action="store_true", help="no progress on stderr")
     parser.set_defaults(handler=_run_sync)
+
+
+def _add_connection_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("Label Studio")
+    group.add_argument("--url", help="Label Studio URL (default: $LABEL_STUDIO_URL)")
+    group.add_argument("--api-key", help="legacy token or personal access token (default: $LABEL_STUDIO_API_KEY)")
+    group.add_argument("--page-size", type=int, default=None, help="tasks per page when reading (default 500)")
+    group.add_argument("--writers", type=int, default=None, help="meta updates sent at once (default 4)")
+
+
+def _connection(args: argparse.Namespace) -> Connection:
+    """The connection settings: the flags, else the environment (read here, once)."""
+    return connection_from(os.environ, url=args.url, api_key=args.api_key, page_size=args.page_size,
+                           writers=args.writers)
 
 
 def _add_scoring_options(parser: argparse.ArgumentParser) -> None:
@@ -85,9 +96,7 @@ def _add_serve_parser(commands: Any) -> None:
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (127.0.0.1)")
     parser.add_argument("--port", type=int, default=9090, help="port to listen on (9090)")
     parser.add_argument("--public-url", help="URL Label Studio reaches this service at (default http://HOST:PORT)")
-    parser.add_argument("--url", help="Label Studio URL (default: $LABEL_STUDIO_URL)")
-    parser.add_argument("--api-key", help="legacy token or personal access token (default: $LABEL_STUDIO_API_KEY)")
-    parser.add_argument("--writers", type=int, default=None, help="meta updates sent at once (default 4)")
+    _add_connection_options(parser)
     _add_scoring_options(parser)
     parser.set_defaults(handler=_run_serve)
 
@@ -112,7 +121,7 @@ def _run_serve(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         if not project_ids:
             raise SettingsError("Name the projects to monitor: --project ID, or AGREEMENT_PROJECTS=1,2.")
         mapping, scoring = _options(args)
-        connection = connection_from(os.environ, url=args.url, api_key=args.api_key, writers=args.writers)
+        connection = _connection(args)
         settings = ServiceSettings(projects=project_ids, secret=secret, connection=connection,
                                    public_url=args.public_url or f"http://{args.host}:{args.port}",
                                    mapping=mapping, scoring=scoring)
@@ -251,9 +260,7 @@ def _run_sync(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
             summary = _summary(f"Export {args.export}", scores, scoring, dry_run=True,
                                to_write=len(pending_writes(scores, updated_at="")))
         else:
-            connection = connection_from(os.environ, url=args.url, api_key=args.api_key, page_size=args.page_size,
-                                         writers=args.writers)
-            client = LabelStudioClient(connection)
+            client = LabelStudioClient(_connection(args))
             report = sync_project(client, args.project, None, mapping=mapping, scoring=scoring,
                                   dry_run=args.dry_run, progress=progress)
             summary = _summary(f"Project {args.project}", report.scores, scoring, dry_run=args.dry_run,

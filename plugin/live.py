@@ -96,19 +96,27 @@ class LiveControl:
             warnings.simplefilter("ignore", UndefinedMeasureWarning)
             return self.sums.expected_disagreement(level=self.level, values=self.values())  # type: ignore[arg-type]
 
-    def task_score(self, task: int) -> dict[str, Any] | None:
-        """The task's ``spa``, ``alpha`` and ``n_items`` for this control, or None without items."""
-        items = self.items_of_task.get(task)
+    def task_scores(self, tasks: Iterable[int]) -> dict[int, dict[str, Any]]:
+        """``spa``, ``alpha`` and ``n_items`` of this control for each of ``tasks`` that has items.
+
+        One vectorized :func:`plugin.scoring.task_terms` over all their items,
+        as a batch sync computes them.
+        """
+        items, owners = [], []
+        for task in tasks:
+            for item in self.items_of_task.get(task, ()):
+                items.append(item)
+                owners.append(task)
         if not items:
-            return None
-        width = self.sums.n_categories
-        counts = np.array([self.sums.item(item) for item in items]).reshape(len(items), width)
+            return {}
+        counts = np.array([self.sums.item(item) for item in items]).reshape(len(items), self.sums.n_categories)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UndefinedMeasureWarning)
-            table = task_terms(counts, np.full(len(items), task), level=self.level, values=self.values(),
+            table = task_terms(counts, np.array(owners), level=self.level, values=self.values(),
                                expected=self._expected(), marginals=self.sums.pairable_totals)
-        row = table.iloc[0]
-        return {"spa": number(row["spa"]), "alpha": number(row["alpha"]), "n_items": int(row["n_items"])}
+        columns = (table.index, table["spa"].to_numpy(), table["alpha"].to_numpy(), table["n_items"].to_numpy())
+        return {int(task): {"spa": number(spa), "alpha": number(alpha), "n_items": int(n_items)}
+                for task, spa, alpha, n_items in zip(*columns, strict=True)}
 
     def summary(self, scoring: ScoringOptions) -> dict[str, Any]:
         """Project-level SPA (with its bootstrap interval) and alpha from the running sums."""
@@ -233,11 +241,19 @@ class LiveProject:
                 live.update_task(task, [], self.mapping)
             self.meta.pop(task, None)
 
+    def task_scores(self, tasks: Iterable[int]) -> dict[int, TaskScore]:
+        """The scores of ``tasks``, as a batch sync would compute them (one vectorized pass per control)."""
+        tasks = list(tasks)
+        by_task: dict[int, dict[str, dict[str, Any]]] = {task: {} for task in tasks}
+        for name, live in self.controls.items():
+            for task, score in live.task_scores(tasks).items():
+                by_task[task][name] = score
+        return {task: summarize_task(task, len(self._submissions(task)), by_task[task], self.scoring)
+                for task in tasks}
+
     def task_score(self, task: int) -> TaskScore:
-        """The task's scores, as a batch sync would compute them."""
-        by_control = {name: score for name, live in self.controls.items()
-                      if (score := live.task_score(task)) is not None}
-        return summarize_task(task, len(self._submissions(task)), by_control, self.scoring)
+        """One task's scores."""
+        return self.task_scores([task])[task]
 
     def status(self) -> dict[str, Any]:
         """Project-level scores per control."""

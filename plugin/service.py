@@ -314,7 +314,8 @@ class ServiceState:
         live.load(self.client.tasks(project))
         with self.lock:
             self.projects[project] = live
-            stale = [t for t in live.tasks if merged_meta(live.meta.get(t), self.block(project, t) or {}) is not None]
+            blocks = self.blocks(project, live.tasks)
+            stale = [task for task, block in blocks.items() if merged_meta(live.meta.get(task), block) is not None]
         self.writer.enqueue(project, stale)
 
     # --- events ---
@@ -364,14 +365,19 @@ class ServiceState:
 
     # --- scores ---
 
-    def block(self, project: int, task: int) -> dict[str, Any] | None:
-        """The task's agreement block as it stands, or None for an unknown task."""
+    def blocks(self, project: int, tasks: list[int]) -> dict[int, dict[str, Any]]:
+        """The agreement blocks of the known ``tasks`` of ``project``, as they stand."""
         with self.lock:
             live = self.projects.get(project)
-            if live is None or task not in live.meta:
-                return None
-            return agreement_block(live.task_score(task), version=__version__,
-                                   updated_at=datetime.now(UTC).isoformat(timespec="seconds"))
+            if live is None:
+                return {}
+            now = datetime.now(UTC).isoformat(timespec="seconds")
+            scores = live.task_scores(task for task in tasks if task in live.meta)
+            return {task: agreement_block(score, version=__version__, updated_at=now) for task, score in scores.items()}
+
+    def block(self, project: int, task: int) -> dict[str, Any] | None:
+        """One task's agreement block, or None for an unknown task."""
+        return self.blocks(project, [task]).get(task)
 
     def cached_meta(self, project: int, task: int) -> tuple[bool, Any]:
         """The task's meta as last read (start-up read, the event's task object, or our own write), if known."""

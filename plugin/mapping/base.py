@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Literal
@@ -12,7 +12,7 @@ import pandas as pd
 from plugin.annotations import Skips, Submission
 from plugin.labelconfig import Control
 
-__all__ = ["ROW_COLUMNS", "MappedControl", "control_results", "frame"]
+__all__ = ["ROW_COLUMNS", "MappedControl", "SkipResult", "control_results", "frame", "task_labels"]
 
 ROW_COLUMNS = ("task", "item", "annotator", "label")
 Level = Literal["nominal", "ordinal", "interval"]
@@ -82,3 +82,29 @@ def control_results(submission: Submission, control: Control, skips: Skips) -> I
             skips.add(f"result without a value object for {control.name!r}")
             continue
         yield result
+
+
+class SkipResult(ValueError):
+    """A result value a mapping cannot use; the message is the reason counted in the skip report."""
+
+
+def task_labels(control: Control, submissions: Mapping[int, list[Submission]], skips: Skips,
+                parse: Callable[[Mapping[str, Any]], Any]) -> tuple[tuple[Any, ...], ...]:
+    """Rows for controls whose item is the task: each annotator's first usable result, as ``parse`` reads it.
+
+    ``parse(value)`` returns the label, or raises :class:`SkipResult` with the
+    reason, which is counted; the annotator's next result for the control is
+    then tried.
+    """
+    rows = []
+    for task, task_submissions in submissions.items():
+        for submission in task_submissions:
+            for result in control_results(submission, control, skips):
+                try:
+                    label = parse(result["value"])
+                except SkipResult as reason:
+                    skips.add(str(reason))
+                    continue
+                rows.append((task, str(task), submission.annotator, label))
+                break
+    return tuple(rows)

@@ -15,7 +15,7 @@ from typing import Any
 
 from plugin.annotations import Skips, Submission
 from plugin.labelconfig import Control
-from plugin.mapping.base import MappedControl, control_results
+from plugin.mapping.base import MappedControl, SkipResult, control_results, task_labels
 
 __all__ = ["map_choices", "map_pairwise"]
 
@@ -68,14 +68,11 @@ def map_choices(control: Control, submissions: Mapping[int, list[Submission]], s
 
 def map_pairwise(control: Control, submissions: Mapping[int, list[Submission]], skips: Skips) -> MappedControl:
     """Map a Pairwise control: the side selected, ``left`` or ``right``."""
-    rows = []
-    for task, task_submissions in submissions.items():
-        for submission in task_submissions:
-            for result in control_results(submission, control, skips):
-                selected = result["value"].get("selected")
-                if selected not in ("left", "right"):
-                    skips.add(f"pairwise selection other than left or right in {control.name!r}")
-                    continue
-                rows.append((task, str(task), submission.annotator, selected))
-                break
-    return MappedControl(control, "nominal", tuple(rows), categories=("left", "right"))
+    def parse(value: Mapping[str, Any]) -> str:
+        selected = value.get("selected")
+        if selected not in ("left", "right"):
+            raise SkipResult(f"pairwise selection other than left or right in {control.name!r}")
+        return str(selected)
+
+    return MappedControl(control, "nominal", task_labels(control, submissions, skips, parse),
+                         categories=("left", "right"))

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from plugin.annotations import Skips, Submission
 from plugin.labelconfig import Control
-from plugin.mapping.base import MappedControl, control_results
+from plugin.mapping.base import MappedControl, SkipResult, task_labels
 
 __all__ = ["map_taxonomy"]
 
@@ -19,20 +20,16 @@ def map_taxonomy(control: Control, submissions: Mapping[int, list[Submission]], 
     are skipped.
     """
     allowed = set(control.labels)
-    rows = []
-    for task, task_submissions in submissions.items():
-        for submission in task_submissions:
-            for result in control_results(submission, control, skips):
-                paths = result["value"].get("taxonomy")
-                if not isinstance(paths, list) or not paths or not all(
-                        isinstance(p, list) and p and all(isinstance(n, str) for n in p) for p in paths):
-                    skips.add(f"malformed taxonomy in {control.name!r}")
-                    continue
-                joined = sorted({" / ".join(path) for path in paths})
-                unknown = [p for p in joined if allowed and p not in allowed]
-                if unknown:
-                    skips.add(f"taxonomy path {unknown[0]!r} not in the config of {control.name!r}")
-                    continue
-                rows.append((task, str(task), submission.annotator, " | ".join(joined)))
-                break
-    return MappedControl(control, "nominal", tuple(rows))
+
+    def parse(value: Mapping[str, Any]) -> str:
+        paths = value.get("taxonomy")
+        if not isinstance(paths, list) or not paths or not all(
+                isinstance(p, list) and p and all(isinstance(n, str) for n in p) for p in paths):
+            raise SkipResult(f"malformed taxonomy in {control.name!r}")
+        joined = sorted({" / ".join(path) for path in paths})
+        unknown = [p for p in joined if allowed and p not in allowed]
+        if unknown:
+            raise SkipResult(f"taxonomy path {unknown[0]!r} not in the config of {control.name!r}")
+        return " | ".join(joined)
+
+    return MappedControl(control, "nominal", task_labels(control, submissions, skips, parse))

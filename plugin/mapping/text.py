@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from plugin.annotations import Skips, Submission
 from plugin.labelconfig import Control
-from plugin.mapping.base import MappedControl, control_results
+from plugin.mapping.base import MappedControl, SkipResult, task_labels
 
 __all__ = ["MAX_TEXT", "map_textarea", "normalize_text"]
 
@@ -23,23 +24,17 @@ def map_textarea(control: Control, submissions: Mapping[int, list[Submission]], 
 
     Texts longer than :data:`MAX_TEXT` characters are skipped as payloads, not labels.
     """
-    rows = []
-    for task, task_submissions in submissions.items():
-        for submission in task_submissions:
-            for result in control_results(submission, control, skips):
-                texts = result["value"].get("text")
-                if isinstance(texts, str):
-                    texts = [texts]
-                if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
-                    skips.add(f"malformed text in {control.name!r}")
-                    continue
-                label = "\n".join(normalize_text(t) for t in texts if t.strip())
-                if not label:
-                    skips.add(f"empty text in {control.name!r}")
-                    continue
-                if len(label) > MAX_TEXT:
-                    skips.add(f"text over {MAX_TEXT} characters in {control.name!r}")
-                    continue
-                rows.append((task, str(task), submission.annotator, label))
-                break
-    return MappedControl(control, "nominal", tuple(rows))
+    def parse(value: Mapping[str, Any]) -> str:
+        texts = value.get("text")
+        if isinstance(texts, str):
+            texts = [texts]
+        if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
+            raise SkipResult(f"malformed text in {control.name!r}")
+        label = "\n".join(normalize_text(t) for t in texts if t.strip())
+        if not label:
+            raise SkipResult(f"empty text in {control.name!r}")
+        if len(label) > MAX_TEXT:
+            raise SkipResult(f"text over {MAX_TEXT} characters in {control.name!r}")
+        return label
+
+    return MappedControl(control, "nominal", task_labels(control, submissions, skips, parse))
