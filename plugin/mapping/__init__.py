@@ -30,7 +30,7 @@ from plugin.mapping.taxonomy import map_taxonomy
 from plugin.mapping.text import map_textarea
 from plugin.settings import MappingOptions
 
-__all__ = ["MappedControl", "map_control"]
+__all__ = ["MappedControl", "map_control", "map_project"]
 
 
 def map_control(control: Control, submissions: Mapping[int, list[Submission]], skips: Skips,
@@ -49,3 +49,15 @@ def map_control(control: Control, submissions: Mapping[int, list[Submission]], s
         "textarea": map_textarea,
     }
     return simple[control.tag](control, submissions, skips)
+
+
+def map_project(controls: Mapping[str, Control], submissions: Mapping[int, list[Submission]], skips: Skips,
+                options: MappingOptions) -> dict[str, MappedControl]:
+    """Map every control of a project, for the tasks in ``submissions`` (all of them, or one).
+
+    The one entry point of the mapping: a batch read maps every task at once,
+    a live update maps the one task it touched, and both give the same items.
+    Controls that hang on others (per-region attributes, relations) see them
+    all here.
+    """
+    return {name: map_control(control, submissions, skips, options) for name, control in sorted(controls.items())}
