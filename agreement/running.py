@@ -2,8 +2,10 @@
 
 A live service changes one item at a time (an annotation is created, edited
 or deleted). Recomputing from the whole count matrix would cost O(items x
-categories) per event; these sums cost O(categories^2) per changed item and
-give the same values as the batch functions (``tests/agreement/test_running.py``
+categories) per event; these sums cost O(nonzero counts) per changed item for
+nominal data (O(categories^2) when the full coincidence matrix is kept, which
+ordinal, interval and ratio alpha need), and give the same values as the batch
+functions (``tests/agreement/test_running.py``
 drives random streams and compares).
 
 Kept per item: its count vector. Kept in total, over the pairable items
@@ -11,12 +13,18 @@ Kept per item: its count vector. Kept in total, over the pairable items
 
 * for SPA, :math:`\\sum_i k_i \\hat P_i` and :math:`\\sum_i k_i` for each simple
   weighing scheme (seed 004, eq. 7);
-* for alpha, the coincidence matrix
-  :math:`O = \\sum_i x_i x_i^\\top / (n_i - 1)` and the pairable values per
-  category :math:`n_c`: the observed disagreement is
-  :math:`\\sum_{c,k} O_{ck} \\delta^2_{ck}` (the diagonal of :math:`\\delta^2` is
-  zero) and the expected :math:`\\sum_{c,k} n_c n_k \\delta^2_{ck}`, for every
-  level, the ordinal distances following the current marginals.
+* for alpha, the pairable values per category :math:`n_c` and the coincidence
+  matrix :math:`O = \\sum_i x_i x_i^\\top / (n_i - 1)`: the observed
+  disagreement is :math:`\\sum_{c,k} O_{ck} \\delta^2_{ck}` (the diagonal of
+  :math:`\\delta^2` is zero) and the expected
+  :math:`\\sum_{c,k} n_c n_k \\delta^2_{ck}`, for every level, the ordinal
+  distances following the current marginals. Nominal alpha needs only the
+  scalar :math:`\\sum_{c \\ne k} O_{ck} = \\sum_i (n_i^2 - \\sum_c x_{ic}^2) / (n_i - 1)`,
+  so a control with thousands of categories (free text) keeps O(categories)
+  memory and O(annotations) time per update.
+
+Items are stored sparse (their non-zero columns), so memory is
+O(annotations + categories), never items x categories.
 """
 
 from __future__ import annotations
@@ -55,6 +63,11 @@ class RunningAgreement:
     ----------
     n_categories : int
         Initial number of categories; :meth:`set_item` widens it as needed.
+    coincidence : bool, default True
+        Keep the full coincidence matrix (O(categories^2) memory and time per
+        update), which alpha at the ordinal, interval and ratio levels needs.
+        Without it only nominal alpha is available, at O(non-zero counts) per
+        update.
 
     Examples
     --------
@@ -68,17 +81,20 @@ class RunningAgreement:
     0.3333
     """
 
-    def __init__(self, n_categories: int = 0) -> None:
-        self._items: dict[Hashable, NDArray[np.float64]] = {}
-        self._coincidence: NDArray[np.float64] = np.zeros((n_categories, n_categories))
-        self._totals: NDArray[np.float64] = np.zeros(n_categories)
+    def __init__(self, n_categories: int = 0, *, coincidence: bool = True) -> None:
+        self._items: dict[Hashable, tuple[NDArray[np.intp], NDArray[np.float64]]] = {}
+        self._keep_coincidence = coincidence
+        self._size = n_categories
+        self._coincidence: NDArray[np.float64] = np.zeros((n_categories, n_categories) if coincidence else (0, 0))
+        self._totals: NDArray[np.float64] = np.zeros(max(n_categories, 4))
+        self._nominal_observed = 0.0
         self._spa = np.zeros((len(_SCHEMES), 2))
         self._annotations = 0.0
 
     @property
     def n_categories(self) -> int:
         """Current number of categories."""
-        return int(self._totals.shape[0])
+        return self._size
 
     @property
     def n_items(self) -> int:
@@ -88,7 +104,7 @@ class RunningAgreement:
     @property
     def pairable_totals(self) -> NDArray[np.float64]:
         """Pairable values per category (a copy): the marginals that place ordinal distances."""
-        return self._totals.copy()
+        return self._totals[: self._size].copy()
 
     @property
     def n_annotations(self) -> float:
@@ -96,25 +112,35 @@ class RunningAgreement:
         return self._annotations
 
     def _widen(self, size: int) -> None:
-        if size > self.n_categories:
-            grown = np.zeros((size, size))
-            grown[: self.n_categories, : self.n_categories] = self._coincidence
-            self._coincidence = grown
-            self._totals = np.concatenate([self._totals, np.zeros(size - self.n_categories)])
+        if size <= self._size:
+            return
+        if size > len(self._totals):  # grow geometrically: a stream of new labels costs amortised O(1) each
+            grown = np.zeros(max(size, 2 * len(self._totals)))
+            grown[: len(self._totals)] = self._totals
+            self._totals = grown
+        if self._keep_coincidence:
+            wider = np.zeros((size, size))
+            wider[: self._size, : self._size] = self._coincidence
+            self._coincidence = wider
+        self._size = size
 
-    def _apply(self, x: NDArray[np.float64], sign: float) -> None:
+    def _apply(self, columns: NDArray[np.intp], x: NDArray[np.float64], sign: float) -> None:
         n = float(x.sum())
+        q = float(x @ x)
         self._annotations += sign * n
-        self._spa += sign * _scheme_terms(n, float(x @ x))
+        self._spa += sign * _scheme_terms(n, q)
         if n >= 2:
-            self._coincidence += np.outer(x, x * (sign / (n - 1.0)))
-            self._totals += sign * x
+            self._nominal_observed += sign * (n * n - q) / (n - 1.0)
+            np.add.at(self._totals, columns, sign * x)
+            if self._keep_coincidence:
+                self._coincidence[np.ix_(columns, columns)] += np.outer(x, x * (sign / (n - 1.0)))
 
     def set_item(self, key: Hashable, counts: ArrayLike) -> None:
-        """Replace the counts of item ``key`` (add it if new): O(categories^2).
+        """Replace the counts of item ``key`` (add it if new).
 
         ``counts`` may be shorter than the current number of categories (the
-        rest are zero) or longer (the categories grow).
+        rest are zero) or longer (the categories grow). The cost is O(non-zero
+        counts), squared when the coincidence matrix is kept.
 
         Raises
         ------
@@ -124,36 +150,84 @@ class RunningAgreement:
         x = np.asarray(counts, dtype=np.float64)
         if x.ndim != 1 or not np.isfinite(x).all() or (x < 0).any():
             raise ValueError("An item's counts must be a vector of finite, non-negative numbers.")
-        self._widen(len(x))
-        if len(x) < self.n_categories:
-            x = np.concatenate([x, np.zeros(self.n_categories - len(x))])
+        columns = np.flatnonzero(x)
+        self.set_sparse_item(key, columns, x[columns], n_categories=len(x))
+
+    def set_sparse_item(self, key: Hashable, columns: ArrayLike, counts: ArrayLike, *,
+                        n_categories: int | None = None) -> None:
+        """Replace the counts of item ``key`` given as its non-zero ``columns`` and their ``counts``.
+
+        The live path's form of :meth:`set_item`: O(non-zero counts), whatever
+        the number of categories.
+
+        Raises
+        ------
+        ValueError
+            For columns that are not distinct non-negative integers, or counts
+            that are not finite and positive.
+        """
+        c = np.asarray(columns, dtype=np.intp).reshape(-1)
+        x = np.asarray(counts, dtype=np.float64).reshape(-1)
+        if c.shape != x.shape or (c < 0).any() or len(np.unique(c)) != len(c):
+            raise ValueError("An item's columns must be distinct non-negative integers, one per count.")
+        if not np.isfinite(x).all() or (x <= 0).any():
+            raise ValueError("An item's counts must be a vector of finite, non-negative numbers.")
+        order = np.argsort(c, kind="stable")
+        c, x = c[order], x[order]
+        self._widen(max(n_categories or 0, int(c[-1]) + 1 if len(c) else 0))
         old = self._items.get(key)
-        if old is not None and old.tobytes() == x.tobytes():
+        if old is not None and np.array_equal(old[0], c) and np.array_equal(old[1], x):
             return  # a repeated delivery, or an item of a re-mapped task that did not change
         self.remove_item(key)
-        if x.sum() > 0:
-            self._items[key] = x
-            self._apply(x, +1.0)
+        if len(c):
+            self._items[key] = (c, x)
+            self._apply(c, x, +1.0)
 
     def remove_item(self, key: Hashable) -> None:
         """Forget item ``key`` (nothing happens if it is unknown)."""
         old = self._items.pop(key, None)
         if old is not None:
-            self._apply(np.concatenate([old, np.zeros(self.n_categories - len(old))]), -1.0)
+            self._apply(old[0], old[1], -1.0)
+
+    def sparse_item(self, key: Hashable) -> tuple[NDArray[np.intp], NDArray[np.float64]] | None:
+        """The non-zero columns and counts of item ``key``, or None."""
+        return self._items.get(key)
 
     def item(self, key: Hashable) -> NDArray[np.float64] | None:
-        """The counts of item ``key``, or None."""
-        x = self._items.get(key)
-        return None if x is None else np.concatenate([x, np.zeros(self.n_categories - len(x))])
+        """The counts of item ``key`` as a dense vector, or None."""
+        entry = self._items.get(key)
+        if entry is None:
+            return None
+        x = np.zeros(self._size)
+        x[entry[0]] = entry[1]
+        return x
 
     def count_matrix(self) -> tuple[list[Hashable], NDArray[np.float64]]:
         """All items and their counts, for a batch computation over the same data."""
         keys = list(self._items)
-        matrix = np.zeros((len(keys), self.n_categories))
+        return keys, self.dense(keys)
+
+    def dense(self, keys: list[Hashable]) -> NDArray[np.float64]:
+        """The counts of ``keys`` (known items) as a dense matrix, with shape (len(keys), n_categories)."""
+        matrix = np.zeros((len(keys), self._size))
         for row, key in enumerate(keys):
-            x = self._items[key]
+            columns, x = self._items[key]
+            matrix[row, columns] = x
+        return matrix
+
+    def packed(self, keys: list[Hashable]) -> NDArray[np.float64]:
+        """The non-zero counts of ``keys``, left-aligned in a matrix as wide as the fullest item.
+
+        Every nominal per-item measure depends on an item's counts only, not on
+        which columns hold them, so this stands for :meth:`dense` there at
+        O(items x annotators) memory, whatever the number of categories.
+        """
+        width = max((len(self._items[key][1]) for key in keys), default=0)
+        matrix = np.zeros((len(keys), width))
+        for row, key in enumerate(keys):
+            x = self._items[key][1]
             matrix[row, : len(x)] = x
-        return keys, matrix
+        return matrix
 
     def spa(self, *, weights: SimpleScheme = "annotations_m1") -> float:
         """SPA from the running sums (seed 004, eq. 7); NaN with a warning when no item is pairable."""
@@ -164,23 +238,37 @@ class RunningAgreement:
             return warn_undefined("SPA", "no item has two or more annotations")
         return float(numerator / denominator)
 
+    def _check_level(self, level: LevelName) -> None:
+        if level != "nominal" and not self._keep_coincidence:
+            raise ValueError(f"{level.capitalize()} alpha needs the coincidence matrix; these sums were made "
+                             "without it (coincidence=False), which serves nominal alpha only.")
+
     def _delta(self, level: LevelName, values: ArrayLike | None) -> NDArray[np.float64]:
-        if level == "nominal":
-            return 1.0 - np.eye(self.n_categories)
+        totals = self.pairable_totals
         if level == "ordinal":
-            return distance_matrix("ordinal", values=values, marginals=self._totals)
-        v = np.arange(self.n_categories, dtype=np.float64) if values is None else np.asarray(values, dtype=float)
-        if v.shape != (self.n_categories,):
-            raise ValueError(f"values must give one number per category ({self.n_categories}); got {v.shape}.")
+            return distance_matrix("ordinal", values=values, marginals=totals)
+        v = np.arange(self._size, dtype=np.float64) if values is None else np.asarray(values, dtype=float)
+        if v.shape != (self._size,):
+            raise ValueError(f"values must give one number per category ({self._size}); got {v.shape}.")
         return distance_matrix(level, values=v)
+
+    def _observed_expected(self, level: LevelName, values: ArrayLike | None) -> tuple[float, float]:
+        """``sum O delta`` and ``n' delta n`` at ``level``."""
+        self._check_level(level)
+        totals = self.pairable_totals
+        total = float(totals.sum())
+        if level == "nominal":
+            return self._nominal_observed, total * total - float(totals @ totals)
+        delta = self._delta(level, values)
+        return float((self._coincidence * delta).sum()), float(totals @ delta @ totals)
 
     def expected_disagreement(self, *, level: LevelName = "nominal", values: ArrayLike | None = None) -> float:
         """Krippendorff's ``D_e`` over the pairable values; NaN with a warning when fewer than two."""
         total = float(self._totals.sum())
         if total <= 1:
             return warn_undefined("The expected disagreement", "no item has two or more annotations")
-        delta = self._delta(level, values)
-        return float(self._totals @ delta @ self._totals / (total * (total - 1.0)))
+        _, expected = self._observed_expected(level, values)
+        return expected / (total * (total - 1.0))
 
     def alpha(self, *, level: LevelName = "nominal", values: ArrayLike | None = None) -> float:
         """Krippendorff's alpha from the running sums; NaN with a warning when undefined."""
@@ -188,10 +276,8 @@ class RunningAgreement:
         if total <= 1 + 1e-9:
             return warn_undefined("Krippendorff's alpha", "no item has two or more annotations, so there are no "
                                                           "pairable values")
-        delta = self._delta(level, values)
-        expected = float(self._totals @ delta @ self._totals)
+        observed, expected = self._observed_expected(level, values)
         if expected <= 1e-9 * total * total:
             return warn_undefined("Krippendorff's alpha", "the expected disagreement is zero (every pairable value "
                                                           "is the same)")
-        observed = float((self._coincidence * delta).sum())
         return 1.0 - (total - 1.0) * observed / expected

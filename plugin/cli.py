@@ -88,14 +88,21 @@ def _add_serve_parser(commands: Any) -> None:
     parser = commands.add_parser(
         "serve",
         help="keep every task's scores current from Label Studio's webhooks",
-        description="Monitor projects live: register a webhook on each, reconcile by a full read, then update "
-                    "scores on every annotation event. AGREEMENT_WEBHOOK_SECRET must be set.",
+        description="Monitor projects live: register a webhook on each, then refresh a task's scores on every "
+                    "annotation event, and run a full pass (read, diff, write what differs) at start and on a "
+                    "schedule. AGREEMENT_WEBHOOK_SECRET must be set.",
     )
     parser.add_argument("--project", type=int, action="append",
                         help="project id, repeatable (default: $AGREEMENT_PROJECTS, comma-separated)")
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (127.0.0.1)")
     parser.add_argument("--port", type=int, default=9090, help="port to listen on (9090)")
     parser.add_argument("--public-url", help="URL Label Studio reaches this service at (default http://HOST:PORT)")
+    parser.add_argument("--reconcile-interval", type=float, default=300.0,
+                        help="seconds between full passes that write whatever events missed (300)")
+    parser.add_argument("--read-rate", type=float, default=200.0,
+                        help="tasks per second a full pass reads at most (200; 0 for no limit)")
+    parser.add_argument("--unhealthy-after", type=float, default=300.0,
+                        help="/health answers 503 once Label Studio has been unreachable this many seconds (300)")
     _add_connection_options(parser)
     _add_scoring_options(parser)
     parser.set_defaults(handler=_run_serve)
@@ -107,12 +114,14 @@ def _run_serve(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     import uvicorn
 
     from plugin.labelstudio import LabelStudioClient
-    from plugin.service import ServiceSettings, create_app
+    from plugin.service import ServiceSettings, check_secret_strength, create_app
 
     try:
         secret = os.environ.get("AGREEMENT_WEBHOOK_SECRET", "")
-        if len(secret) < 16:
-            raise SettingsError("Set AGREEMENT_WEBHOOK_SECRET to a shared secret of at least 16 characters.")
+        check_secret_strength(secret)
+        if args.reconcile_interval < 1 or args.read_rate < 0 or args.unhealthy_after < 1:
+            raise SettingsError("--reconcile-interval and --unhealthy-after must be at least 1 second, and "
+                                "--read-rate at least 0.")
         projects = args.project or [p for p in os.environ.get("AGREEMENT_PROJECTS", "").replace(",", " ").split()]
         try:
             project_ids = tuple(int(p) for p in projects)
@@ -124,7 +133,8 @@ def _run_serve(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         connection = _connection(args)
         settings = ServiceSettings(projects=project_ids, secret=secret, connection=connection,
                                    public_url=args.public_url or f"http://{args.host}:{args.port}",
-                                   mapping=mapping, scoring=scoring)
+                                   mapping=mapping, scoring=scoring, reconcile_interval=args.reconcile_interval,
+                                   read_rate=args.read_rate or None, unhealthy_after=args.unhealthy_after)
     except SettingsError as error:
         print(f"ls-agreement serve: error: {error}", file=stderr)
         return 2
@@ -245,7 +255,7 @@ def _text_report(summary: Mapping[str, Any]) -> str:
 def _run_sync(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     from plugin.labelconfig import infer_controls, parse_label_config
     from plugin.labelstudio import LabelStudioClient, LabelStudioError, read_export
-    from plugin.sync import pending_writes, score_tasks, sync_project
+    from plugin.sync import score_export, sync_project
 
     try:
         if (args.project is None) == (args.export is None):
@@ -256,9 +266,8 @@ def _run_sync(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
             tasks = read_export(args.export)
             config = args.label_config.read_text() if args.label_config else None
             controls = parse_label_config(config) if config else infer_controls(tasks)
-            scores = score_tasks(tasks, controls, mapping=mapping, scoring=scoring)
-            summary = _summary(f"Export {args.export}", scores, scoring, dry_run=True,
-                               to_write=len(pending_writes(scores, updated_at="")))
+            scores, to_write = score_export(tasks, controls, mapping=mapping, scoring=scoring)
+            summary = _summary(f"Export {args.export}", scores, scoring, dry_run=True, to_write=to_write)
         else:
             client = LabelStudioClient(_connection(args))
             report = sync_project(client, args.project, None, mapping=mapping, scoring=scoring,

@@ -1,13 +1,16 @@
 """The one module that talks to Label Studio: reading projects and tasks, writing task meta.
 
 Through label-studio-sdk 2.x. A legacy token and a personal access token (a
-JWT, refreshed by the SDK) both work. Writes are retried with exponential
-backoff on timeouts, connection errors, 429 and 5xx answers.
+JWT, refreshed by the SDK) both work. Every request, reads and page reads
+included, is retried with exponential backoff on timeouts, connection errors,
+429 and 5xx answers, and on answers that are not JSON (a proxy's error page).
+The client keeps how long Label Studio has been unreachable, for ``/health``.
 """
 
 from __future__ import annotations
 
 import json
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -19,7 +22,7 @@ from label_studio_sdk.core.api_error import ApiError
 
 from plugin.settings import Connection
 
-__all__ = ["LabelStudioClient", "LabelStudioError", "read_export"]
+__all__ = ["LabelStudioClient", "LabelStudioError", "LabelStudioNotFound", "Reachability", "read_export"]
 
 _RETRY_STATUS = {429, 500, 502, 503, 504}
 
@@ -28,19 +31,56 @@ class LabelStudioError(Exception):
     """Label Studio refused or failed a request; the message is one line for the user."""
 
 
+class LabelStudioNotFound(LabelStudioError):
+    """The object asked for does not exist (404): a task deleted since it was named."""
+
+
+def _one_line(text: str, limit: int = 160) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def _describe(error: Exception) -> str:
     if isinstance(error, ApiError):
-        body = error.body if isinstance(error.body, str) else json.dumps(error.body)[:200]
+        if error.status_code is not None and 200 <= error.status_code < 300:
+            return f"Label Studio's answer ({error.status_code}) was not JSON: {_one_line(str(error.body), 80)}"
+        body = _one_line(error.body if isinstance(error.body, str) else json.dumps(error.body, default=str))
         if error.status_code in (401, 403):
             return f"Label Studio refused the API key ({error.status_code}): {body}"
         return f"Label Studio answered {error.status_code}: {body}"
-    return f"Label Studio could not be reached: {type(error).__name__}: {error}"
+    return f"Label Studio could not be reached: {type(error).__name__}: {_one_line(str(error))}"
 
 
 def _retryable(error: Exception) -> bool:
     if isinstance(error, ApiError):
-        return error.status_code in _RETRY_STATUS
+        status = error.status_code or 0
+        return status in _RETRY_STATUS or 200 <= status < 300  # 2xx here: a body that is not JSON
     return isinstance(error, (httpx.TimeoutException, httpx.TransportError))
+
+
+class Reachability:
+    """Since when Label Studio has failed every request (thread-safe); None while it answers."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._failing_since: float | None = None
+        self.last_error: str | None = None
+
+    def ok(self) -> None:
+        with self._lock:
+            self._failing_since = None
+
+    def failed(self, reason: str) -> None:
+        with self._lock:
+            if self._failing_since is None:
+                self._failing_since = self._clock()
+            self.last_error = reason
+
+    def unreachable_for(self) -> float:
+        """Seconds since the first of the failures that continue until now (0 while it answers)."""
+        with self._lock:
+            return 0.0 if self._failing_since is None else self._clock() - self._failing_since
 
 
 class LabelStudioClient:
@@ -59,6 +99,7 @@ class LabelStudioClient:
                  sleep: Callable[[float], None] = time.sleep) -> None:
         self._connection = connection
         self._sleep = sleep
+        self.reachability = Reachability()
         self._sdk = LabelStudio(base_url=connection.url, api_key=connection.api_key, timeout=connection.timeout,
                                 httpx_client=httpx_client, max_retries=0)
 
@@ -66,36 +107,70 @@ class LabelStudioClient:
         delay = self._connection.backoff
         for attempt in range(self._connection.retries + 1):
             try:
-                return action()
+                result = action()
             except (ApiError, httpx.HTTPError) as error:
-                if attempt == self._connection.retries or not _retryable(error):
+                retryable = _retryable(error)
+                if retryable:
+                    self.reachability.failed(_describe(error))
+                else:
+                    self.reachability.ok()  # it answered, if only to refuse
+                if attempt == self._connection.retries or not retryable:
+                    if isinstance(error, ApiError) and error.status_code == 404:
+                        raise LabelStudioNotFound(_describe(error)) from None
                     raise LabelStudioError(_describe(error)) from None
                 self._sleep(delay)
                 delay *= 2
+            else:
+                self.reachability.ok()
+                return result
         raise AssertionError("unreachable")
 
     def label_config(self, project: int) -> str:
         """The project's labeling config (XML)."""
         return str(self._call(lambda: self._sdk.projects.get(id=project)).label_config or "")
 
-    def tasks(self, project: int, *, on_total: Callable[[int], None] | None = None) -> Iterator[dict[str, Any]]:
+    def tasks(self, project: int, *, on_total: Callable[[int], None] | None = None,
+              max_rate: float | None = None) -> Iterator[dict[str, Any]]:
         """Every task of ``project`` with its annotations, page by page, as plain dicts.
 
-        ``on_total`` is told the number of tasks once the first page arrives.
+        Each page is one request with its own retries, so a failure on page 7
+        retries page 7. ``on_total`` is told the number of tasks once the
+        first page arrives. ``max_rate`` (tasks per second) spaces the pages,
+        so that a periodic full read leaves Label Studio room for annotators.
         """
-        pager = self._call(lambda: self._sdk.tasks.list(project=project, fields="all",
-                                                        page_size=self._connection.page_size))
-        if on_total is not None:
-            on_total(int(getattr(pager.response, "total", 0) or 0))
+        size = self._connection.page_size
+        page = 1
+        while True:
+            started = time.monotonic()
+
+            def read(page: int = page) -> Any:
+                try:
+                    return self._sdk.tasks.list(project=project, fields="all", page=page, page_size=size)
+                except ApiError as error:
+                    if error.status_code == 404 and page > 1:  # past the last page
+                        return None
+                    raise
+
+            pager = self._call(read)
+            items = [] if pager is None else list(pager.items or [])
+            if page == 1 and on_total is not None:
+                on_total(int(getattr(pager.response, "total", 0) or 0))
+            for task in items:
+                yield task.model_dump(mode="json")
+            total = int(getattr(pager.response, "total", 0) or 0) if pager is not None else 0
+            if len(items) < size or page * size >= total:
+                return
+            page += 1
+            if max_rate:
+                self._sleep(max(0.0, len(items) / max_rate - (time.monotonic() - started)))
+
+    def task(self, task: int) -> dict[str, Any] | None:
+        """One task with its annotations and meta as Label Studio holds it now, or None if it was deleted."""
         try:
-            for page in pager.iter_pages():
-                for task in page.items or []:
-                    yield task.model_dump(mode="json")
-        except ApiError as error:
-            if error.status_code != 404:  # the SDK ends its pages with a 404
-                raise LabelStudioError(_describe(error)) from None
-        except httpx.HTTPError as error:
-            raise LabelStudioError(_describe(error)) from None
+            found = self._call(lambda: self._sdk.tasks.get(id=str(task)))
+        except LabelStudioNotFound:
+            return None
+        return found.model_dump(mode="json")
 
     @property
     def writers(self) -> int:

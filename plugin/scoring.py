@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,7 +30,6 @@ from agreement import (
     augmented_sweep,
     bootstrap_ci,
     classify_items,
-    expected_disagreement,
     fleiss_kappa,
     item_agreement,
     krippendorff_alpha,
@@ -44,7 +42,7 @@ from agreement.pairwise import TWO_RATER_MEASURES
 from plugin.mapping import MappedControl
 from plugin.settings import ScoringOptions
 
-__all__ = ["ControlScore", "TaskScore", "number", "score_control", "summarize_task", "summarize_tasks", "task_terms"]
+__all__ = ["ControlScore", "TaskScore", "number", "score_control", "spa_interval", "summarize_task", "task_terms"]
 
 
 def number(value: float | None) -> float | None:
@@ -73,8 +71,6 @@ class ControlScore:
         Multiple choices: kappa' by p, and how many items fall in each class.
     labels : dict, optional
         Multiple choices: per label, its yes/no ``spa`` and ``alpha``.
-    task_scores : pandas.DataFrame
-        Indexed by task: ``spa``, ``alpha``, ``n_items`` of this control.
     """
 
     name: str
@@ -91,7 +87,6 @@ class ControlScore:
     pairs: list[dict[str, Any]] = field(default_factory=list)
     augmented: dict[str, Any] | None = None
     labels: dict[str, dict[str, float | None]] | None = None
-    task_scores: pd.DataFrame = field(default_factory=pd.DataFrame, repr=False)
 
     def summary(self) -> dict[str, Any]:
         """The control's scores as JSON-ready data (without the per-task table)."""
@@ -132,6 +127,25 @@ class TaskScore:
     flagged: bool
     reasons: tuple[str, ...]
     controls: dict[str, dict[str, Any]]
+
+
+def spa_interval(counts: np.ndarray, options: ScoringOptions) -> tuple[float | None, float | None] | None:
+    """SPA's bootstrap interval (``annotations_m1``), or None when no item is pairable.
+
+    SPA with this scheme depends on each item's counts, not on which
+    categories hold them; the rows are put in one canonical form (counts in
+    decreasing order, empty columns dropped) before resampling, so the live
+    sums (which keep nominal items without their categories) and a batch read
+    of the same items draw the same resamples and give the same interval.
+    """
+    counts = np.asarray(counts, dtype=np.float64)
+    if counts.size == 0 or not (counts.sum(axis=1) >= 2).any():
+        return None
+    canonical = -np.sort(-counts, axis=1)
+    canonical = canonical[:, : max(1, int((canonical > 0).sum(axis=1).max()))]
+    ci = bootstrap_ci(canonical, "spa", n_resamples=options.n_resamples, confidence=options.confidence,
+                      seed=options.seed)
+    return number(ci.low), number(ci.high)
 
 
 def _values(counts: LabelCounts, level: str) -> np.ndarray | None:
@@ -212,7 +226,7 @@ def _per_label(mapped: MappedControl, counts: LabelCounts) -> dict[str, dict[str
 
 
 def score_control(mapped: MappedControl, options: ScoringOptions) -> ControlScore:
-    """Score one mapped control for the project and for each task.
+    """Score one mapped control for the project (the tasks are scored by :mod:`plugin.state`).
 
     Undefined measures become None; their warnings are expected while few
     annotations exist and are not re-emitted.
@@ -225,15 +239,8 @@ def score_control(mapped: MappedControl, options: ScoringOptions) -> ControlScor
         values = _values(counts, mapped.level)
         pairable = int((counts.counts.sum(axis=1) >= 2).sum())
         project_spa = spa(counts)
-        interval = None
-        if pairable:
-            ci = bootstrap_ci(counts, "spa", n_resamples=options.n_resamples, confidence=options.confidence,
-                              seed=options.seed)
-            interval = (number(ci.low), number(ci.high))
+        interval = spa_interval(counts.counts, options)
         alpha = krippendorff_alpha(counts, level=mapped.level, values=values)
-        expected = expected_disagreement(counts, level=mapped.level, values=values) if pairable else math.nan
-        tasks = rows.drop_duplicates("item").set_index("item")["task"].reindex(counts.items).to_numpy()
-        task_scores = task_terms(counts.counts, tasks, level=mapped.level, values=values, expected=expected)
         return ControlScore(
             name=control.name, tag=control.tag, level=mapped.level,
             n_items=counts.n_items, n_pairable_items=pairable, n_annotations=len(rows),
@@ -243,31 +250,7 @@ def score_control(mapped: MappedControl, options: ScoringOptions) -> ControlScor
             pairs=_pairs(rows) if len(rows) else [],
             augmented=_augmented(mapped.ranked) if mapped.ranked is not None and len(mapped.ranked) else None,
             labels=_per_label(mapped, counts) if mapped.ranked is not None else None,
-            task_scores=task_scores,
         )
-
-
-def summarize_tasks(n_annotations: Mapping[int, int], controls: Mapping[str, ControlScore],
-                    options: ScoringOptions) -> dict[int, TaskScore]:
-    """Each task's scores over its controls, with the low-agreement flag.
-
-    Parameters
-    ----------
-    n_annotations : mapping of int to int
-        Counted annotations per task, for every task read (tasks without
-        annotations included, so their scores can be cleared).
-    controls : mapping of str to ControlScore
-    options : ScoringOptions
-    """
-    per_task: dict[int, dict[str, dict[str, Any]]] = {task: {} for task in n_annotations}
-    for name, score in controls.items():
-        table = score.task_scores[score.task_scores["n_items"] > 0].round(6)
-        columns = (table.index, table["spa"].to_numpy(), table["alpha"].to_numpy(), table["n_items"].to_numpy())
-        for task, task_spa, task_alpha, n_items in zip(*columns, strict=True):
-            if task in per_task:
-                per_task[task][name] = {"spa": number(task_spa), "alpha": number(task_alpha), "n_items": int(n_items)}
-    return {task: summarize_task(task, int(n_annotations[task]), by_control, options)
-            for task, by_control in per_task.items()}
 
 
 def summarize_task(task: int, n_annotations: int, by_control: dict[str, dict[str, Any]],

@@ -1,61 +1,78 @@
-"""``ls-agreement serve``: the live monitor Label Studio calls on every annotation event.
+"""``ls-agreement serve``: keeps every task's agreement block right, fast on events and surely on a schedule.
 
 An app factory (:func:`create_app`) with its state in one object it owns
-(:class:`ServiceState`): the live projects, an event queue and a meta writer.
+(:class:`ServiceState`). Three threads do the work, and none of them dies of
+one bad event or one failed task:
 
-* ``POST /webhook`` checks the ``X-Agreement-Secret`` header in constant time
-  (401), parses the payload (400 for malformed JSON or an unknown shape),
-  queues it and answers at once: Label Studio without Redis waits for the
-  answer inside the annotator's request, with a 1 s timeout. One processor
-  thread applies events in arrival order.
-* Writes go through a writer thread that coalesces them per task (a burst of
-  events on one task, one write), merges the block into the task's meta as
-  last read (at start-up, from the event's task object, or after our own
-  write; read from Label Studio when unknown), and writes only when the
-  agreement block changed, with retries.
-* ``GET /health``, ``GET /status``, and the ML-backend contract (``/setup``,
-  ``/predict`` answering with no predictions) so the service can be connected
-  under a project's Model settings too. Every route also lives under
-  ``/s/<secret>/``: Label Studio's ML connection creates its own webhook to
-  ``<model url>/webhook`` without custom headers, so a model URL that carries
-  the secret keeps those calls authenticated.
+* the **processor** turns each webhook event (ids only, see
+  :mod:`plugin.events`) into tasks to refresh;
+* the **writer** (:class:`plugin.reconcile.TaskWriter`) refreshes them: reads
+  the task from Label Studio, updates the project's state, writes the block
+  when the fresh meta differs; coalesced, retried, counted;
+* the **supervisor** registers the webhook (retrying while Label Studio is
+  unreachable), then runs a full pass (:func:`plugin.reconcile.full_pass`) at
+  start and every ``reconcile_interval`` seconds: whatever an event, a write
+  or a restart lost, the next pass writes.
 
-Payloads are never logged or stored as received: the ``project`` object in
-every payload carries the project's token.
+The port listens before the webhook exists, and events that arrive before
+the first pass has read the project are kept and applied after it.
+
+Every route but ``/health`` needs the secret, in the ``X-Agreement-Secret``
+header or as the path prefix ``/s/<secret>/`` (for the webhook Label
+Studio's ML connection creates without custom headers); never in a query.
+``/health`` says UP or DOWN and nothing else: DOWN (503) when a worker thread
+has stopped or Label Studio has been unreachable for longer than
+``unhealthy_after``, so a container's health check restarts the service.
+Payloads are never logged or stored as received.
 """
 
 from __future__ import annotations
 
 import hmac
-import json
 import logging
 import queue
 import threading
 import time
-from collections import deque
-from collections.abc import Iterator, Mapping
-from concurrent.futures import ThreadPoolExecutor
+from collections import Counter
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from fastapi import APIRouter, Depends, FastAPI, Header, HTTPException, Request
+from fastapi import APIRouter, Depends, FastAPI, HTTPException, Request
+from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
 
 from plugin import __version__
-from plugin.labelconfig import parse_label_config
-from plugin.labelstudio import LabelStudioClient, LabelStudioError
-from plugin.live import LiveProject
-from plugin.settings import Connection, MappingOptions, ScoringOptions
-from plugin.writeback import agreement_block, merged_meta
+from plugin.events import EVENTS, BadEvent, Event, parse_body, parse_event
+from plugin.labelstudio import LabelStudioClient
+from plugin.reconcile import ProjectMonitor, TaskWriter, full_pass, one_line
+from plugin.settings import Connection, MappingOptions, ScoringOptions, SettingsError
 
-__all__ = ["EVENTS", "ServiceSettings", "ServiceState", "create_app"]
+__all__ = ["ServiceSettings", "ServiceState", "check_secret_strength", "create_app"]
 
 log = logging.getLogger("ls_agreement.service")
 
-EVENTS = ("ANNOTATION_CREATED", "ANNOTATIONS_CREATED", "ANNOTATION_UPDATED", "ANNOTATIONS_DELETED", "TASKS_DELETED")
-MAX_PAYLOAD = 16 * 2**20  # bytes
+SECRET_HEADER = "X-Agreement-Secret"
+BULK_DELETE = 200
+"""A deletion naming more tasks than this runs a full pass instead of reading each task."""
+
+
+def check_secret_strength(secret: str) -> None:
+    """Refuse a weak webhook secret.
+
+    Raises
+    ------
+    SettingsError
+        For fewer than 16 characters, white space, or fewer than 8 distinct characters.
+    """
+    if len(secret) < 16:
+        raise SettingsError("Set AGREEMENT_WEBHOOK_SECRET to a shared secret of at least 16 characters.")
+    if any(char.isspace() for char in secret) or not secret.isprintable():
+        raise SettingsError("AGREEMENT_WEBHOOK_SECRET must not hold white space or control characters.")
+    if len(set(secret)) < 8:
+        raise SettingsError("AGREEMENT_WEBHOOK_SECRET is too simple: use at least 8 different characters "
+                            "(e.g. python -c 'import secrets; print(secrets.token_urlsafe(32))').")
 
 
 @dataclass(frozen=True)
@@ -73,7 +90,17 @@ class ServiceSettings:
     connection : Connection
     mapping, scoring : MappingOptions, ScoringOptions
     coalesce_seconds : float
-        How long the writer waits for more events on a task before writing.
+        How long a refresh waits for more events on its task.
+    reconcile_interval : float
+        Seconds between full passes.
+    read_rate : float, optional
+        Tasks per second a full pass reads at most.
+    unhealthy_after : float
+        ``/health`` answers 503 once Label Studio has been unreachable this long.
+    max_body : int
+        Largest webhook body accepted, in bytes.
+    retry_delays : tuple of float
+        Waits before each further attempt of a failed refresh.
     """
 
     projects: tuple[int, ...]
@@ -83,380 +110,329 @@ class ServiceSettings:
     mapping: MappingOptions = field(default_factory=MappingOptions)
     scoring: ScoringOptions = field(default_factory=ScoringOptions)
     coalesce_seconds: float = 0.05
+    reconcile_interval: float = 300.0
+    read_rate: float | None = 200.0
+    unhealthy_after: float = 300.0
+    max_body: int = 16 * 2**20
+    retry_delays: tuple[float, ...] = (1.0, 5.0, 20.0)
 
 
-class BadEvent(ValueError):
-    """A webhook payload of an unknown shape."""
-
-
-def _ids(entries: Any, what: str) -> list[int]:
-    if not isinstance(entries, list):
-        raise BadEvent(f"{what} must be a list of objects with an id.")
-    out = []
-    for entry in entries:
-        identifier = entry.get("id") if isinstance(entry, Mapping) else None
-        if isinstance(identifier, bool) or not isinstance(identifier, int):
-            raise BadEvent(f"{what} must be a list of objects with an id.")
-        out.append(identifier)
-    return out
-
-
-def _project_id(payload: Mapping[str, Any]) -> int | None:
-    project = payload.get("project")
-    identifier = project.get("id") if isinstance(project, Mapping) else project
-    return identifier if isinstance(identifier, int) and not isinstance(identifier, bool) else None
-
-
-@dataclass(frozen=True)
-class Event:
-    """A validated webhook event: only what the service uses, nothing of the payload kept."""
-
-    action: str
-    project: int | None
-    annotations: tuple[tuple[Mapping[str, Any], int, Any], ...] = ()  # (annotation, task id, task meta)
-    deleted_annotations: tuple[int, ...] = ()
-    deleted_tasks: tuple[int, ...] = ()
-
-
-def parse_event(payload: Any) -> Event | None:
-    """Validate a webhook payload; None for actions the service does not follow.
-
-    Raises
-    ------
-    BadEvent
-        For a payload of an unknown shape.
-    """
-    if not isinstance(payload, Mapping) or not isinstance(payload.get("action"), str):
-        raise BadEvent("The payload must be a JSON object with an action.")
-    action = payload["action"]
-    if action not in EVENTS:
-        return None
-    project = _project_id(payload)
-    if action == "ANNOTATIONS_DELETED":
-        return Event(action, project, deleted_annotations=tuple(_ids(payload.get("annotations"), "annotations")))
-    if action == "TASKS_DELETED":
-        return Event(action, project, deleted_tasks=tuple(_ids(payload.get("tasks"), "tasks")))
-    annotations = payload.get("annotation")
-    tasks = payload.get("task")
-    if action != "ANNOTATIONS_CREATED":
-        annotations, tasks = [annotations], [tasks]
-    if not isinstance(annotations, list) or not all(isinstance(a, Mapping) for a in annotations):
-        raise BadEvent("annotation must be an object (a list of objects for ANNOTATIONS_CREATED).")
-    task_objects = {t.get("id"): t for t in tasks if isinstance(t, Mapping)} if isinstance(tasks, list) else {}
-    out = []
-    for annotation in annotations:
-        task = annotation.get("task")
-        task = task.get("id") if isinstance(task, Mapping) else task
-        if isinstance(task, bool) or not isinstance(task, int):
-            only = next(iter(task_objects), None) if len(task_objects) == 1 else None
-            task = only if isinstance(only, int) else None
-        if task is None or not isinstance(annotation.get("id"), int):
-            raise BadEvent("Each annotation needs an id and its task.")
-        meta = task_objects.get(task, {}).get("meta") if task in task_objects else None
-        out.append((dict(annotation), task, meta))
-    if project is None and out:
-        project = out[0][0].get("project") if isinstance(out[0][0].get("project"), int) else None
-    return Event(action, project, annotations=tuple(out))
-
-
-@dataclass
-class _Marker:
-    """Put on the event queue to learn when every event before it has been applied."""
-
-    done: threading.Event
-
-
-class MetaWriter:
-    """Writes task scores to Label Studio from a background thread, coalesced per task."""
-
-    def __init__(self, state: ServiceState, client: LabelStudioClient, *, coalesce_seconds: float) -> None:
-        self._state = state
-        self._client = client
-        self._coalesce = coalesce_seconds
-        self._pending: dict[int, tuple[int, float]] = {}  # task -> (project, when its first pending event came)
-        self._latencies: deque[float] = deque(maxlen=1000)  # seconds from event to written meta
-        self._busy = 0
-        self._condition = threading.Condition()
-        self._stopping = False
-        self._thread = threading.Thread(target=self._run, name="meta-writer", daemon=True)
-        self.written = 0
-        self.failed = 0
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def stop(self, timeout: float = 10.0) -> None:
-        """Stop after the writes in flight; pending ones are dropped (the next start reconciles them)."""
-        with self._condition:
-            self._stopping = True
-            self._pending.clear()
-            self._condition.notify_all()
-        if self._thread.is_alive():
-            self._thread.join(timeout=timeout)
-
-    @property
-    def pending(self) -> int:
-        with self._condition:
-            return len(self._pending) + self._busy
-
-    def enqueue(self, project: int, tasks: Iterator[int] | set[int] | list[int]) -> None:
-        now = time.monotonic()
-        with self._condition:
-            for task in tasks:
-                self._pending.setdefault(task, (project, now))
-            self._condition.notify_all()
-
-    def latency(self) -> dict[str, float | int | None]:
-        """Median and 95th percentile, in ms, from an event to its task's written meta (last 1,000 writes)."""
-        with self._condition:
-            values = sorted(self._latencies)
-        if not values:
-            return {"p50": None, "p95": None, "n": 0}
-        return {"p50": round(1000 * values[len(values) // 2], 1),
-                "p95": round(1000 * values[min(len(values) - 1, int(0.95 * len(values)))], 1), "n": len(values)}
-
-    def wait_idle(self, timeout: float) -> bool:
-        """Block until nothing is pending or being written (for tests and shutdown)."""
-        deadline = time.monotonic() + timeout
-        with self._condition:
-            while self._pending or self._busy:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    return False
-                self._condition.wait(remaining)
-        return True
-
-    def _write(self, task: int, project: int, since: float) -> None:
-        if self._stopping:
-            return
-        block = self._state.block(project, task)
-        if block is None:
-            return
-        try:
-            known, current = self._state.cached_meta(project, task)
-            if not known:
-                current = self._client.task_meta(task)
-            meta = merged_meta(current, block)
-            if meta is not None:
-                self._client.update_meta(task, meta)
-                self._state.remember_meta(project, task, meta)
-                with self._condition:
-                    self.written += 1
-                    self._latencies.append(time.monotonic() - since)
-        except LabelStudioError as error:
-            self.failed += 1
-            log.warning("Task %s was not written: %s", task, error)
-
-    def _run(self) -> None:
-        with ThreadPoolExecutor(max_workers=max(1, self._client.writers)) as pool:
-            while True:
-                with self._condition:
-                    while not self._pending and not self._stopping:
-                        self._condition.wait()
-                    if self._stopping and not self._pending:
-                        return
-                time.sleep(self._coalesce)  # let a burst on the same tasks gather
-                with self._condition:
-                    batch, self._pending = self._pending, {}
-                    self._busy = len(batch)
-                try:
-                    list(pool.map(lambda item: self._write(item[0], *item[1]), batch.items()))
-                finally:
-                    with self._condition:
-                        self._busy = 0
-                        self._condition.notify_all()
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
 class ServiceState:
-    """The service's state: live projects, the event queue and its processor, the writer."""
+    """The service's state: one monitor per project, the event queue, and the three threads."""
 
     def __init__(self, settings: ServiceSettings, client: LabelStudioClient) -> None:
         self.settings = settings
         self.client = client
-        self.projects: dict[int, LiveProject] = {}
-        self.lock = threading.RLock()
-        self.events: dict[int, int] = {p: 0 for p in settings.projects}
-        self.last_event_at: dict[int, str | None] = {p: None for p in settings.projects}
+        self.monitors = {p: ProjectMonitor(p, mapping=settings.mapping, scoring=settings.scoring)
+                         for p in settings.projects}
+        self.writer = TaskWriter(client, self.monitors, workers=client.writers,
+                                 coalesce_seconds=settings.coalesce_seconds, retry_delays=settings.retry_delays)
+        self.lock = threading.Lock()
+        self.events: Counter[int] = Counter()
+        self.last_event_at: dict[int, str] = {}
+        self.ignored: Counter[str] = Counter()
+        self.bad_payloads: Counter[str] = Counter()
         self.rejected = 0
-        self.writer = MetaWriter(self, client, coalesce_seconds=settings.coalesce_seconds)
-        self._queue: queue.Queue[Event | _Marker | None] = queue.Queue()
+        self.errors: Counter[str] = Counter()
+        self._queue: queue.Queue[tuple[Event, float] | threading.Event | None] = queue.Queue()
+        self._stop = threading.Event()
+        self._wake = threading.Condition()
+        self._pass_due: dict[int, float] = dict.fromkeys(settings.projects, 0.0)
+        self._registered: set[int] = set()
         self._processor = threading.Thread(target=self._process, name="event-processor", daemon=True)
+        self._supervisor = threading.Thread(target=self._supervise, name="supervisor", daemon=True)
 
     # --- lifecycle ---
 
-    def start(self, *, register: bool = True, reconcile: bool = True) -> None:
-        """Register the webhooks, read every project (reconcile), then follow events."""
-        for project in self.settings.projects:
-            if register:
-                self.register_webhook(project)
-            if reconcile:
-                self.reconcile(project)
+    def start(self, *, register: bool = True) -> None:
+        """Start the threads; the supervisor registers the webhooks (unless told not to) and reads each project."""
+        if not register:
+            self._registered.update(self.settings.projects)
         self.writer.start()
         self._processor.start()
+        self._supervisor.start()
 
     def stop(self) -> None:
-        """Stop following events and writing; nothing pending survives, the next start reconciles."""
+        """Stop every thread; queued refreshes are dropped (the next start's pass finds what they would write)."""
+        self._stop.set()
+        with self._wake:
+            self._wake.notify_all()
         self._queue.put(None)
-        if self._processor.is_alive():
-            self._processor.join(timeout=10)
+        for thread in (self._processor, self._supervisor):
+            if thread.is_alive():
+                thread.join(timeout=10)
         self.writer.stop()
 
-    def register_webhook(self, project: int) -> None:
-        """Create this service's webhook on ``project``, or update the one a previous run created."""
-        url = f"{self.settings.public_url.rstrip('/')}/webhook"
-        self.client.ensure_webhook(project, url=url, actions=EVENTS,
-                                   headers={"X-Agreement-Secret": self.settings.secret})
+    def healthy(self) -> bool:
+        """Whether every thread runs and Label Studio has answered within ``unhealthy_after``."""
+        threads = self._processor.is_alive() and self._supervisor.is_alive() and self.writer.alive()
+        return threads and self.client.reachability.unreachable_for() < self.settings.unhealthy_after
 
-    def reconcile(self, project: int) -> None:
-        """Read the whole project, rebuild its live state, and write every task whose block changed."""
-        controls = parse_label_config(self.client.label_config(project))
-        live = LiveProject(project, controls, mapping=self.settings.mapping, scoring=self.settings.scoring)
-        live.load(self.client.tasks(project))
-        with self.lock:
-            self.projects[project] = live
-            blocks = self.blocks(project, live.tasks)
-            stale = [task for task, block in blocks.items() if merged_meta(live.meta.get(task), block) is not None]
-        self.writer.enqueue(project, stale)
+    def request_pass(self, project: int) -> None:
+        """Run a full pass of ``project`` as soon as possible."""
+        with self._wake:
+            self._pass_due[project] = 0.0
+            self._wake.notify_all()
+
+    def wait_ready(self, timeout: float) -> bool:
+        """Block until every project has been read once and its stale tasks requested (for tests and benchmarks)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if all(m.passes > 0 for m in self.monitors.values()):
+                return True
+            time.sleep(0.05)
+        return False
+
+    def wait_processed(self, timeout: float) -> None:
+        """Block until every queued event has been turned into refresh requests."""
+        done = threading.Event()
+        self._queue.put(done)
+        done.wait(timeout)
+
+    # --- the supervisor: webhooks and full passes ---
+
+    def _register(self, project: int) -> None:
+        url = f"{self.settings.public_url.rstrip('/')}/webhook"
+        self.client.ensure_webhook(project, url=url, actions=EVENTS, headers={SECRET_HEADER: self.settings.secret})
+        self._registered.add(project)
+
+    def _run_pass(self, project: int) -> None:
+        monitor = self.monitors[project]
+        report = full_pass(self.client, monitor, max_rate=self.settings.read_rate)
+        self.writer.request(project, report.stale)
+        with monitor.lock:
+            monitor.passes += 1
+        log.info("Project %s: read %d tasks in %.1f s; %d to write.", project, report.n_tasks,
+                 report.seconds.get("read", 0.0), len(report.stale))
+
+    def _supervise(self) -> None:
+        backoff: dict[int, float] = {}
+        while not self._stop.is_set():
+            for project in self.settings.projects:
+                if self._stop.is_set():
+                    return
+                with self._wake:
+                    due = self._pass_due[project]
+                if time.monotonic() < due:
+                    continue
+                try:
+                    if project not in self._registered:
+                        self._register(project)
+                    self._run_pass(project)
+                    backoff.pop(project, None)
+                    next_due = time.monotonic() + self.settings.reconcile_interval
+                except Exception as error:  # noqa: BLE001 (Label Studio down, a bad config: retried, counted)
+                    delay = min(backoff.get(project, 0.5) * 2, 30.0, self.settings.reconcile_interval)
+                    backoff[project] = delay
+                    reason = one_line(error)
+                    with self.lock:
+                        self.errors[f"project {project}: pass failed: {reason}"] += 1
+                    log.warning("Project %s could not be read (%s); trying again in %.0f s.", project, reason, delay)
+                    next_due = time.monotonic() + delay
+                with self._wake:
+                    if self._pass_due[project] == due:  # not asked again meanwhile
+                        self._pass_due[project] = next_due
+            with self._wake:
+                wait = min(self._pass_due.values()) - time.monotonic()
+                if wait > 0 and not self._stop.is_set():
+                    self._wake.wait(wait)
 
     # --- events ---
 
     def submit(self, event: Event) -> None:
         """Queue a validated event (the webhook route answers right after)."""
-        self._queue.put(event)
-
-    def wait_processed(self, timeout: float) -> None:
-        """Block until every queued event has been applied (for tests and benchmarks)."""
-        done = threading.Event()
-        self._queue.put(_Marker(done))
-        done.wait(timeout)
+        self._queue.put((event, time.monotonic()))
 
     def _process(self) -> None:
         while True:
-            event = self._queue.get()
-            if event is None:
+            entry = self._queue.get()
+            if entry is None:
                 return
-            if isinstance(event, _Marker):
-                event.done.set()
+            if isinstance(entry, threading.Event):
+                entry.set()
                 continue
+            event, received = entry
             try:
-                self.apply(event)
-            except Exception:  # the service keeps running whatever one event holds
-                log.exception("An event of type %s could not be applied.", event.action)
+                self.apply(event, received=received)
+            except Exception as error:  # noqa: BLE001 (one event's failure is counted; the pass repairs)
+                with self.lock:
+                    self.errors[f"event {event.action} could not be applied: {one_line(error)}"] += 1
+                for project in self.settings.projects:
+                    self.request_pass(project)
 
-    def apply(self, event: Event) -> set[int]:
-        """Apply one event to its project; return the tasks queued for writing."""
+    def _monitors_for(self, event: Event) -> list[ProjectMonitor]:
+        if event.project is not None:
+            monitor = self.monitors.get(event.project)
+            if monitor is None:
+                self._ignore("event for a project this service does not monitor")
+                return []
+            return [monitor]
+        named = set(event.tasks) | set(event.deleted_tasks)
+        found = []
+        for monitor in self.monitors.values():
+            with monitor.lock:
+                state = monitor.state
+                knows = state is not None and (any(t in state.tasks for t in named) or any(
+                    state.task_of_annotation(a) is not None for a in event.annotations))
+            if knows:
+                found.append(monitor)
+        if not found:
+            self._ignore("event without a project, naming no known task or annotation")
+        return found
+
+    def _ignore(self, reason: str, count: int = 1) -> None:
         with self.lock:
-            live = self.projects.get(event.project) if event.project is not None else None
-            if live is None and event.project is None and len(self.projects) == 1:
-                live = next(iter(self.projects.values()))
-            if live is None:
-                return set()
-            changed: set[int] = set()
-            for annotation, task, meta in event.annotations:
-                changed |= live.apply_annotation(annotation, task, task_meta=meta)
-            if event.deleted_annotations:
-                changed |= live.delete_annotations(event.deleted_annotations)
-            if event.deleted_tasks:
-                live.delete_tasks(event.deleted_tasks)
-            self.events[live.project] = self.events.get(live.project, 0) + 1
-            self.last_event_at[live.project] = datetime.now(UTC).isoformat(timespec="milliseconds")
-        self.writer.enqueue(live.project, changed)
-        return changed
+            self.ignored[reason] += count
 
-    # --- scores ---
+    def apply(self, event: Event, *, received: float | None = None) -> set[int]:
+        """Turn one event into refresh requests; return the tasks requested."""
+        requested: set[int] = set()
+        for monitor in self._monitors_for(event):
+            tasks = set(event.tasks)
+            with monitor.lock:
+                state = monitor.state
+                for annotation in event.annotations:
+                    task = state.task_of_annotation(annotation) if state is not None else None
+                    if task is None:
+                        self._ignore("deletion of an annotation this service never saw")
+                    else:
+                        tasks.add(task)
+                deleted = [t for t in event.deleted_tasks if state is None or t in state.tasks]
+                if len(deleted) < len(event.deleted_tasks):
+                    self._ignore("deletion of a task this service does not know",
+                                 len(event.deleted_tasks) - len(deleted))
+            if len(deleted) > BULK_DELETE:
+                self.request_pass(monitor.project)
+            else:
+                tasks.update(deleted)
+            self.writer.request(monitor.project, tasks, since=received)
+            requested |= tasks
+            with self.lock:
+                self.events[monitor.project] += 1
+                self.last_event_at[monitor.project] = _now()
+        return requested
 
-    def blocks(self, project: int, tasks: list[int]) -> dict[int, dict[str, Any]]:
-        """The agreement blocks of the known ``tasks`` of ``project``, as they stand."""
+    # --- what it shows ---
+
+    def project_status(self, monitor: ProjectMonitor) -> dict[str, Any]:
+        with monitor.lock:
+            state = monitor.state
+            out: dict[str, Any] = {
+                "ready": state is not None,
+                "passes": monitor.passes,
+                "controls": state.live_summary() if state is not None else {},
+                "n_tasks": len(state.tasks) if state is not None else None,
+                "n_annotations": state.n_annotations() if state is not None else None,
+                "skipped": dict(state.skips().reasons.most_common()) if state is not None else {},
+                "refused": dict(state.refused) if state is not None else {},
+                "outcomes": dict(monitor.counters),
+                "failed_tasks": len(monitor.failures),
+                "failures": [{"task": t, "error": e} for t, e in sorted(monitor.failures.items())[:20]],
+                "last_pass": monitor.last_pass.as_dict() if monitor.last_pass is not None else None,
+            }
+        with self._wake:
+            out["next_pass_in"] = round(max(0.0, self._pass_due[monitor.project] - time.monotonic()), 1)
         with self.lock:
-            live = self.projects.get(project)
-            if live is None:
-                return {}
-            now = datetime.now(UTC).isoformat(timespec="seconds")
-            scores = live.task_scores(task for task in tasks if task in live.meta)
-            return {task: agreement_block(score, version=__version__, updated_at=now) for task, score in scores.items()}
-
-    def block(self, project: int, task: int) -> dict[str, Any] | None:
-        """One task's agreement block, or None for an unknown task."""
-        return self.blocks(project, [task]).get(task)
-
-    def cached_meta(self, project: int, task: int) -> tuple[bool, Any]:
-        """The task's meta as last read (start-up read, the event's task object, or our own write), if known."""
-        with self.lock:
-            live = self.projects.get(project)
-            meta = live.meta.get(task) if live is not None else None
-            return meta is not None, meta
-
-    def remember_meta(self, project: int, task: int, meta: Mapping[str, Any]) -> None:
-        with self.lock:
-            live = self.projects.get(project)
-            if live is not None and task in live.meta:
-                live.meta[task] = dict(meta)
+            out["events"] = self.events[monitor.project]
+            out["last_event_at"] = self.last_event_at.get(monitor.project)
+        out["pending_writes"] = self.writer.pending_for(monitor.project)
+        return out
 
     def status(self) -> dict[str, Any]:
+        reachability = self.client.reachability
+        unreachable = reachability.unreachable_for()
         with self.lock:
-            return {"projects": {str(p): {"controls": live.status(), "events": self.events.get(p, 0),
-                                          "last_event_at": self.last_event_at.get(p),
-                                          "n_tasks": len(live.tasks), "pending_writes": self.writer.pending}
-                                 for p, live in sorted(self.projects.items())},
-                    "written": self.writer.written, "failed_writes": self.writer.failed,
-                    "write_latency_ms": self.writer.latency(),
-                    "rejected_events": self.rejected, "version": __version__}
+            service = {"events_ignored": dict(self.ignored), "bad_payloads": dict(self.bad_payloads),
+                       "rejected_requests": self.rejected, "errors": dict(self.errors)}
+        return {
+            "projects": {str(p): self.project_status(m) for p, m in sorted(self.monitors.items())},
+            "healthy": self.healthy(),
+            "label_studio": {"reachable": unreachable == 0.0, "unreachable_for": round(unreachable, 1),
+                             "last_error": reachability.last_error},
+            "writes": dict(self.writer.outcomes), "write_latency_ms": self.writer.latency(),
+            **service, "version": __version__,
+        }
 
 
-def create_app(settings: ServiceSettings, client: LabelStudioClient, *, register: bool = True,
-               reconcile: bool = True) -> FastAPI:
+async def _read_body(request: Request, limit: int) -> bytes:
+    """The request body, refused (413) as soon as it passes ``limit`` bytes, while streaming."""
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise HTTPException(status_code=413, detail="The payload is larger than the service accepts.")
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise HTTPException(status_code=413, detail="The payload is larger than the service accepts.")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def create_app(settings: ServiceSettings, client: LabelStudioClient, *, register: bool = True) -> FastAPI:
     """The web service; its state is ``app.state.agreement`` (a :class:`ServiceState`)."""
+    check_secret_strength(settings.secret)
     state = ServiceState(settings, client)
+    expected = settings.secret.encode()
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):  # type: ignore[no-untyped-def]
-        state.start(register=register, reconcile=reconcile)
+        state.start(register=register)
         yield
         state.stop()
 
-    app = FastAPI(title="label-studio-agreement", version=__version__, lifespan=lifespan)
+    app = FastAPI(title="label-studio-agreement", version=__version__, lifespan=lifespan,
+                  docs_url=None, redoc_url=None, openapi_url=None)
     app.state.agreement = state
 
-    def check_secret(x_agreement_secret: str | None = Header(default=None), secret: str | None = None) -> None:
-        given = secret if secret is not None else x_agreement_secret
-        if given is None or not hmac.compare_digest(given.encode(), settings.secret.encode()):
-            state.rejected += 1
-            raise HTTPException(status_code=401, detail="Wrong or missing webhook secret.")
+    def authorized(request: Request) -> None:
+        given = request.path_params.get("secret")
+        if given is None:
+            given = request.headers.get(SECRET_HEADER)
+        if given is None or not hmac.compare_digest(given.encode(), expected):
+            with state.lock:
+                state.rejected += 1
+            raise HTTPException(status_code=401, detail="Wrong or missing secret.")
 
-    router = APIRouter()
+    guarded = APIRouter(dependencies=[Depends(authorized)])
 
-    @router.post("/webhook", dependencies=[Depends(check_secret)])
+    @guarded.post("/webhook")
     async def webhook(request: Request) -> JSONResponse:
-        body = await request.body()
-        if len(body) > MAX_PAYLOAD:
-            raise HTTPException(status_code=413, detail="The payload is larger than the service accepts.")
+        body = await _read_body(request, settings.max_body)
         try:
-            event = parse_event(json.loads(body))
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            raise HTTPException(status_code=400, detail="The payload is not JSON.") from None
+            event = await run_in_threadpool(lambda: parse_event(parse_body(body)))
         except BadEvent as error:
+            with state.lock:
+                state.bad_payloads[str(error)] += 1
             raise HTTPException(status_code=400, detail=str(error)) from None
         if event is None:
             return JSONResponse({"status": "ignored"})
         state.submit(event)
         return JSONResponse({"status": "accepted"})
 
-    @router.get("/health")
-    def health() -> dict[str, str]:
-        return {"status": "UP", "model_class": "AgreementMonitor"}
-
-    @router.get("/status")
+    @guarded.get("/status")
     def status() -> dict[str, Any]:
         return state.status()
 
-    @router.post("/setup")
+    @guarded.post("/setup")
     def setup() -> dict[str, str]:
         return {"model_version": f"agreement-{__version__}"}
 
-    @router.post("/predict")
+    @guarded.post("/predict")
     def predict() -> dict[str, list[Any]]:
         return {"results": []}
 
-    app.include_router(router)
-    app.include_router(router, prefix="/s/{secret}")
+    def health() -> JSONResponse:
+        if state.healthy():
+            return JSONResponse({"status": "UP"})
+        return JSONResponse({"status": "DOWN"}, status_code=503)
+
+    app.add_api_route("/health", health, methods=["GET"])
+    app.add_api_route("/s/{secret}/health", health, methods=["GET"])
+    app.include_router(guarded)
+    app.include_router(guarded, prefix="/s/{secret}")
     return app
+

@@ -1,74 +1,24 @@
-"""One pipeline from tasks to written scores, for a live project or an export file.
+"""``ls-agreement sync``: one reconcile pass over a live project, or the scoring of an export.
 
-tasks -> submissions (annotations that count) -> items per control ->
-scores per control and per task -> task meta (merged, only what changed).
+tasks -> project state (:mod:`plugin.state`) -> each task's block -> diff
+against its meta -> refresh and write what differs (:mod:`plugin.reconcile`,
+the same code ``serve`` runs on every event and on its schedule).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Mapping
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
-from plugin import __version__
-from plugin.annotations import Skips, collect_submissions, task_id
-from plugin.labelconfig import Control, parse_label_config
-from plugin.labelstudio import LabelStudioClient, LabelStudioError
-from plugin.mapping import map_control
-from plugin.scoring import ControlScore, TaskScore, score_control, summarize_tasks
+from plugin.labelconfig import Control
+from plugin.labelstudio import LabelStudioClient
+from plugin.reconcile import PassReport, Progress, ProjectMonitor, TaskWriter, full_pass, stale_tasks
 from plugin.settings import MappingOptions, ScoringOptions
-from plugin.writeback import META_KEY, agreement_block, merged_meta
+from plugin.state import ProjectScores, ProjectState
 
-__all__ = ["META_KEY", "ProjectScores", "SyncReport", "pending_writes", "score_tasks", "sync_project"]
-
-Progress = Callable[[str, int, int], None]
-"""``progress(stage, done, total)``: a stage is "fetch" or "write"."""
-
-
-@dataclass(frozen=True)
-class ProjectScores:
-    """Everything computed from one reading of a project.
-
-    Attributes
-    ----------
-    controls : dict of str to ControlScore
-    tasks : dict of int to TaskScore
-    meta : dict of int to dict
-        Each task's meta as read.
-    skips : Skips
-    n_annotations : int
-        Counted annotations over all tasks.
-    annotators : tuple of str
-    """
-
-    controls: dict[str, ControlScore]
-    tasks: dict[int, TaskScore]
-    meta: dict[int, Any]
-    skips: Skips
-    n_annotations: int
-    annotators: tuple[str, ...]
-
-
-def score_tasks(tasks: Iterable[Mapping[str, Any]], controls: Mapping[str, Control], *,
-                mapping: MappingOptions, scoring: ScoringOptions) -> ProjectScores:
-    """Score every task and control; pure computation on tasks as Label Studio gives them."""
-    tasks = list(tasks)
-    skips = Skips()
-    submissions = collect_submissions(tasks, skips, include_ground_truth=mapping.include_ground_truth)
-    meta: dict[int, Any] = {}
-    for task in tasks:
-        identifier = task_id(task)
-        if identifier is not None and identifier in submissions:
-            meta[identifier] = task.get("meta")
-    control_scores = {name: score_control(map_control(control, submissions, skips, mapping), scoring)
-                      for name, control in sorted(controls.items())}
-    counts = {task: len(subs) for task, subs in submissions.items()}
-    annotators = tuple(sorted({s.annotator for subs in submissions.values() for s in subs}))
-    return ProjectScores(controls=control_scores, tasks=summarize_tasks(counts, control_scores, scoring),
-                         meta=meta, skips=skips, n_annotations=sum(counts.values()), annotators=annotators)
+__all__ = ["SyncReport", "score_export", "sync_project"]
 
 
 @dataclass
@@ -79,13 +29,13 @@ class SyncReport:
     ----------
     scores : ProjectScores
     tasks_to_write : int
-        Tasks whose agreement block changed.
+        Tasks whose agreement block differed from their meta.
     tasks_written : int
     tasks_unchanged : int
     failures : list of (int, str)
         Tasks whose write failed after retries, with the reason.
     seconds : dict of str to float
-        Time spent fetching, computing and writing.
+        Time spent reading, computing and writing.
     """
 
     scores: ProjectScores
@@ -101,20 +51,24 @@ class SyncReport:
         return sum(score.flagged for score in self.scores.tasks.values())
 
 
-def pending_writes(scores: ProjectScores, *, updated_at: str) -> dict[int, dict[str, Any]]:
-    """The new meta of every task whose agreement block changed."""
-    out = {}
-    for task, score in scores.tasks.items():
-        meta = merged_meta(scores.meta.get(task), agreement_block(score, version=__version__, updated_at=updated_at))
-        if meta is not None:
-            out[task] = meta
-    return out
+def score_export(tasks: Iterable[Mapping[str, Any]], controls: Mapping[str, Control], *, mapping: MappingOptions,
+                 scoring: ScoringOptions) -> tuple[ProjectScores, int]:
+    """Score tasks read offline; return the scores and how many tasks' meta differs from their block."""
+    state = ProjectState(None, controls, mapping=mapping, scoring=scoring)
+    state.load(tasks)
+    scores = state.scores()
+    for reason, count in state.refused.items():
+        scores.skips.add(reason, count)
+    return scores, len(stale_tasks(state))
 
 
-def sync_project(client: LabelStudioClient, project: int, controls: Mapping[str, Control] | None, *,
+def sync_project(client: LabelStudioClient, project: int, controls: Mapping[str, Control] | None = None, *,
                  mapping: MappingOptions, scoring: ScoringOptions, dry_run: bool = False,
-                 progress: Progress | None = None) -> SyncReport:
-    """Read every task of ``project``, score it, and write changed scores into task meta.
+                 progress: Progress | None = None, retry_delays: tuple[float, ...] = (1.0, 4.0)) -> SyncReport:
+    """One reconcile pass: read every task of ``project``, score it, and write the tasks whose meta is stale.
+
+    Each stale task is read again just before its write, and its block merged
+    into that fresh meta, so keys other clients wrote meanwhile survive.
 
     Parameters
     ----------
@@ -127,6 +81,9 @@ def sync_project(client: LabelStudioClient, project: int, controls: Mapping[str,
         Compute and report, write nothing.
     progress : callable, optional
         Told ``(stage, done, total)`` as tasks are read and written.
+    retry_delays : tuple of float
+        Waits before each further attempt at a task whose write failed (on top
+        of the client's own retries of each request).
 
     Raises
     ------
@@ -134,33 +91,31 @@ def sync_project(client: LabelStudioClient, project: int, controls: Mapping[str,
         If the project cannot be read. A task whose write fails after retries
         is reported in ``failures`` and the run goes on.
     """
+    monitor = ProjectMonitor(project, mapping=mapping, scoring=scoring)
+    read: PassReport = full_pass(client, monitor, controls=controls, progress=progress)
     started = time.perf_counter()
-    if controls is None:
-        controls = parse_label_config(client.label_config(project))
-    total = [0]
-    tasks = []
-    for task in client.tasks(project, on_total=lambda n: total.__setitem__(0, n)):
-        tasks.append(task)
-        if progress is not None:
-            progress("fetch", len(tasks), max(total[0], len(tasks)))
-    fetched = time.perf_counter()
-    scores = score_tasks(tasks, controls, mapping=mapping, scoring=scoring)
-    writes = pending_writes(scores, updated_at=datetime.now(UTC).isoformat(timespec="seconds"))
-    computed = time.perf_counter()
-    report = SyncReport(scores=scores, tasks_to_write=len(writes), tasks_unchanged=len(scores.tasks) - len(writes))
-    if not dry_run and writes:
-        with ThreadPoolExecutor(max_workers=max(1, client.writers)) as pool:
-            futures = {pool.submit(client.update_meta, task, meta): task for task, meta in sorted(writes.items())}
-            for done, future in enumerate(as_completed(futures), start=1):
-                try:
-                    future.result()
-                    report.tasks_written += 1
-                except LabelStudioError as error:
-                    report.failures.append((futures[future], str(error)))
+    written = 0
+    if not dry_run and read.stale:
+        writer = TaskWriter(client, {project: monitor}, workers=client.writers, coalesce_seconds=0.0,
+                            retry_delays=retry_delays)
+        writer.start()
+        try:
+            writer.request(project, read.stale)
+            while not writer.wait_idle(timeout=0.5):
                 if progress is not None:
-                    progress("write", done, len(writes))
-        report.failures.sort()
-    report.seconds = {"fetch": fetched - started, "compute": computed - fetched,
-                      "write": time.perf_counter() - computed}
-    return report
-
+                    progress("write", sum(writer.outcomes.values()) - writer.outcomes["failed"],
+                             len(read.stale))
+            if progress is not None:
+                progress("write", len(read.stale), len(read.stale))
+        finally:
+            writer.stop()
+        written = writer.outcomes["written"]
+    assert monitor.state is not None
+    with monitor.lock:
+        scores = monitor.state.scores()
+        for reason, count in monitor.state.refused.items():
+            scores.skips.add(reason, count)
+    return SyncReport(scores=scores, tasks_to_write=len(read.stale), tasks_written=written,
+                      tasks_unchanged=len(scores.tasks) - written, failures=sorted(monitor.failures.items()),
+                      seconds={"fetch": read.seconds["read"], "compute": read.seconds["compute"],
+                               "write": time.perf_counter() - started})

@@ -17,7 +17,8 @@ def map_rating(control: Control, submissions: Mapping[int, list[Submission]], sk
     """Map a Rating control; ratings outside 1..maxRating are skipped."""
     def parse(value: Mapping[str, Any]) -> int:
         rating = value.get("rating")
-        if isinstance(rating, bool) or not isinstance(rating, (int, float)) or rating != int(rating):
+        if (isinstance(rating, bool) or not isinstance(rating, (int, float)) or not math.isfinite(rating)
+                or rating != int(rating)):
             raise SkipResult(f"rating that is not a whole number in {control.name!r}")
         if not 1 <= rating <= control.max_rating:
             raise SkipResult(f"rating outside 1..{control.max_rating} in {control.name!r}")

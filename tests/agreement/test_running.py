@@ -22,13 +22,16 @@ updates = st.lists(
 @given(updates)
 def test_live_equals_batch_after_any_stream(stream):
     live = RunningAgreement(2)
+    lean = RunningAgreement(coincidence=False)  # nominal only, sparse updates
     state = {}
     for key, counts in stream:
         if counts is None:
             live.remove_item(key)
+            lean.remove_item(key)
             state.pop(key, None)
         else:
             live.set_item(key, counts)
+            lean.set_sparse_item(key, [c for c, x in enumerate(counts) if x], [x for x in counts if x])
             if sum(counts):
                 state[key] = counts
             else:
@@ -41,6 +44,10 @@ def test_live_equals_batch_after_any_stream(stream):
         for scheme in SCHEMES:
             a, b = live.spa(weights=scheme), spa(matrix, weights=scheme)
             assert (np.isnan(a) and np.isnan(b)) or a == pytest.approx(b, abs=1e-9)
+        a, b = lean.alpha(), krippendorff_alpha(matrix)
+        assert (np.isnan(a) and np.isnan(b)) or a == pytest.approx(b, abs=1e-7)
+        a, b = lean.spa(), spa(matrix)
+        assert (np.isnan(a) and np.isnan(b)) or a == pytest.approx(b, abs=1e-9)
         for level in LEVELS:
             a = live.alpha(level=level, values=values)
             b = krippendorff_alpha(matrix, level=level, values=values)
@@ -75,3 +82,23 @@ def test_bad_counts_are_clear_errors():
         live.set_item("a", [1, -1])
     with pytest.raises(ValueError, match="Live SPA supports"):
         live.spa(weights="inv_var")
+
+
+def test_nominal_sums_stay_lean_with_thousands_of_categories():
+    """Free text: every answer a new category; the sums grow with the categories, not their square."""
+    live = RunningAgreement(coincidence=False)
+    rng = np.random.default_rng(0)
+    for item in range(3000):
+        columns = rng.choice(20000, size=3, replace=False) if item % 2 else np.array([item, item + 1, item + 2])
+        counts = np.array([1.0, 1.0, 1.0]) if item % 2 else np.array([2.0, 1.0, 0.0])[: 3]
+        keep = counts > 0
+        live.set_sparse_item(item, columns[keep], counts[keep])
+    assert live.n_categories >= 3000
+    assert live._coincidence.size == 0 and live._totals.size < 4 * live.n_categories
+    keys, matrix = live.count_matrix()
+    assert live.alpha() == pytest.approx(krippendorff_alpha(matrix), abs=1e-9)
+    packed = live.packed(keys)
+    assert packed.shape == (3000, 3)
+    assert spa(packed) == pytest.approx(spa(matrix), abs=1e-12)
+    with pytest.raises(ValueError, match="needs the coincidence matrix"):
+        live.alpha(level="interval")

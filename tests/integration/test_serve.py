@@ -13,7 +13,7 @@ from plugin.labelconfig import parse_label_config
 from plugin.labelstudio import LabelStudioClient
 from plugin.localserver import free_port, sign_up
 from plugin.settings import Connection, MappingOptions, ScoringOptions
-from plugin.sync import score_tasks
+from plugin.state import score_tasks
 
 SECRET = "integration-secret-123"
 CONFIG = """<View><Text name="text" value="$text"/>

@@ -27,6 +27,10 @@ def page_handler(tasks, calls):
             if not chunk:
                 return httpx.Response(404, json={"detail": "Invalid page."})
             return httpx.Response(200, json={"tasks": chunk, "total": len(tasks)})
+        if request.method == "GET" and request.url.path.startswith("/api/tasks/"):
+            wanted = int(request.url.path.strip("/").split("/")[-1])
+            found = [t for t in tasks if t["id"] == wanted]
+            return httpx.Response(200, json=found[0]) if found else httpx.Response(404, json={"detail": "Not found."})
         return httpx.Response(404)
     return handler
 
@@ -88,7 +92,8 @@ def test_a_task_that_keeps_failing_is_reported_and_the_run_goes_on():
             return httpx.Response(200, json={"id": task})
         return page_handler(tasks, [])(request)
 
-    report = sync_project(fake(handler), 1, None, mapping=MappingOptions(), scoring=ScoringOptions(n_resamples=50))
+    report = sync_project(fake(handler), 1, None, mapping=MappingOptions(), scoring=ScoringOptions(n_resamples=50),
+                          retry_delays=())
     assert report.tasks_written == 1
     assert report.failures == [(1, "Label Studio answered 500: boom")]
     (task, meta), = writes
@@ -105,3 +110,36 @@ def test_broken_exports_are_clear_errors(tmp_path):
         read_export(path)
     with pytest.raises(ValueError, match="does not exist"):
         read_export(tmp_path / "missing.json")
+
+
+def test_a_failed_page_is_retried_and_the_read_goes_on():
+    tasks = [{"id": i, "data": {}, "annotations": [], "meta": {}} for i in range(1, 6)]
+    serve = page_handler(tasks, [])
+    failed = []
+
+    def handler(request):
+        if request.url.params.get("page") == "2" and len(failed) < 2:
+            failed.append(request)
+            return httpx.Response(503, text="<html>maintenance</html>")
+        return serve(request)
+
+    assert [t["id"] for t in fake(handler).tasks(7)] == [1, 2, 3, 4, 5]
+    assert len(failed) == 2
+
+
+def test_an_answer_that_is_not_json_is_retried_and_described_in_one_line():
+    answers = []
+
+    def handler(request):
+        answers.append(request)
+        return httpx.Response(200, text="<html>\n<body>Please log in to the network</body>\n</html>")
+
+    client = fake(handler)
+    with pytest.raises(LabelStudioError, match="was not JSON") as error:
+        client.task(3)
+    assert len(answers) == CONNECTION.retries + 1 and "\n" not in str(error.value)
+    assert client.reachability.unreachable_for() > 0
+
+
+def test_a_deleted_task_reads_as_none():
+    assert fake(page_handler([], [])).task(12) is None

@@ -6,7 +6,7 @@ import pytest
 
 from agreement import item_agreement, krippendorff_alpha, spa
 from plugin.settings import MappingOptions, ScoringOptions
-from plugin.sync import score_tasks
+from plugin.state import score_tasks
 
 
 @pytest.fixture

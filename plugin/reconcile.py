@@ -1,0 +1,406 @@
+"""Compute, diff, write: the one way scores reach Label Studio, for ``sync``, ``serve`` and the report.
+
+Label Studio is the truth; what this service believes can be lost or wrong (a
+webhook that never came, a write that failed or landed late, a restart). So
+every write follows the same steps:
+
+1. **Refresh** a task: read it from Label Studio (its annotations and its meta
+   as they are now), and replace it in the project's state. An event only
+   says which task to refresh; nothing of a payload beyond ids is believed.
+2. **Compute** the agreement block the task should carry.
+3. **Diff** it against the meta just read, and **write** the merged meta only
+   when the block differs (alpha within its tolerance). Keys other clients
+   keep in meta survive, since the merge is into that fresh read.
+
+A **full pass** reads every task (page by page, each page retried, at a
+bounded rate), rebuilds the state, and refreshes every task whose meta
+differs from its block: stale scores, failed or lost writes, tasks whose
+alpha drifted with the project's expected disagreement. ``sync`` is one pass;
+``serve`` runs events (fast) and passes on a schedule (the guarantee).
+
+:class:`TaskWriter` runs refreshes on a few threads: requests for one task
+coalesce, one task is never refreshed twice at once (so an older write cannot
+land after a newer one from here), a failure is retried with backoff and then
+left to the next pass, and every outcome is counted.
+"""
+
+from __future__ import annotations
+
+import heapq
+import logging
+import threading
+import time
+from collections import Counter, deque
+from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from plugin.labelconfig import Control, parse_label_config
+from plugin.labelstudio import LabelStudioClient, LabelStudioError
+from plugin.settings import MappingOptions, ScoringOptions
+from plugin.state import ProjectState
+from plugin.writeback import merged_meta
+
+__all__ = ["PassReport", "ProjectMonitor", "TaskWriter", "full_pass", "refresh_task", "stale_tasks"]
+
+log = logging.getLogger("ls_agreement.reconcile")
+
+Progress = Callable[[str, int, int], None]
+"""``progress(stage, done, total)``: a stage is "fetch" or "write"."""
+
+
+def now_iso() -> str:
+    """The time written into a block's ``updated_at``."""
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def one_line(error: BaseException) -> str:
+    """An exception as one short line for counters and logs (never a payload, never a token)."""
+    text = " ".join(str(error).split())[:200]
+    if isinstance(error, LabelStudioError):  # already a sentence for the user
+        return text
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
+
+
+@dataclass
+class PassReport:
+    """What one full pass read and found.
+
+    Attributes
+    ----------
+    started_at : str
+    seconds : dict of str to float
+        Time spent reading and computing.
+    n_tasks : int
+        Tasks read.
+    stale : list of int
+        Tasks whose meta differed from their block (requested for writing).
+    rechecked : int
+        Tasks refreshed one by one after the read: touched by events during it,
+        or known before and absent from it.
+    """
+
+    started_at: str
+    seconds: dict[str, float] = field(default_factory=dict)
+    n_tasks: int = 0
+    stale: list[int] = field(default_factory=list)
+    rechecked: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"started_at": self.started_at, "seconds": {k: round(v, 3) for k, v in self.seconds.items()},
+                "n_tasks": self.n_tasks, "stale": len(self.stale), "rechecked": self.rechecked}
+
+
+class ProjectMonitor:
+    """One project's state behind a lock, with what happened to it.
+
+    Parameters
+    ----------
+    project : int
+    mapping, scoring : MappingOptions, ScoringOptions
+
+    Attributes
+    ----------
+    state : ProjectState or None
+        None until the first full pass has read the project.
+    lock : threading.RLock
+        Held around every use of :attr:`state`.
+    deferred : set of int
+        Tasks refreshed while a pass was reading (or before the first): they
+        are refreshed again once the pass's state is in place.
+    failures : dict of int to str
+        Tasks whose last refresh failed for good, with the reason; the next
+        pass writes them.
+    counters : Counter
+        Outcomes of refreshes and events, by name.
+    """
+
+    def __init__(self, project: int, *, mapping: MappingOptions, scoring: ScoringOptions) -> None:
+        self.project = project
+        self.mapping = mapping
+        self.scoring = scoring
+        self.lock = threading.RLock()
+        self.state: ProjectState | None = None
+        self.deferred: set[int] = set()
+        self._reading = False
+        self.failures: dict[int, str] = {}
+        self.counters: Counter[str] = Counter()
+        self.last_pass: PassReport | None = None
+        self.passes = 0
+
+    def count(self, name: str, n: int = 1) -> None:
+        with self.lock:
+            self.counters[name] += n
+
+
+def refresh_task(client: LabelStudioClient, monitor: ProjectMonitor, task: int, *, dry_run: bool = False) -> str:
+    """Read ``task`` from Label Studio, update the state, and write its block if the fresh meta differs.
+
+    Returns
+    -------
+    str
+        "written", "unchanged", "gone" (deleted in Label Studio), "refused"
+        (a task of another project), or "deferred" (a pass is reading; the
+        task is refreshed once it is done).
+
+    Raises
+    ------
+    LabelStudioError
+        If Label Studio cannot be read or written (after the client's retries).
+    """
+    with monitor.lock:
+        if monitor.state is None:
+            monitor.deferred.add(task)
+            return "deferred"
+    fresh = client.task(task)
+    with monitor.lock:
+        state = monitor.state
+        assert state is not None
+        if monitor._reading:
+            monitor.deferred.add(task)
+        if fresh is None:
+            state.remove_task(task)
+            return "gone"
+        if state.set_task(fresh) is None:
+            return "refused"
+        block = state.blocks([task], updated_at=now_iso()).get(task)
+    meta = merged_meta(fresh.get("meta"), block) if block is not None else None
+    if meta is None:
+        return "unchanged"
+    if not dry_run:
+        client.update_meta(task, meta)
+    return "written"
+
+
+def stale_tasks(state: ProjectState) -> list[int]:
+    """Tasks whose meta, as last read, differs from the block they should carry."""
+    blocks = state.blocks(updated_at=now_iso())
+    return sorted(task for task, block in blocks.items() if merged_meta(state.meta(task), block) is not None)
+
+
+def full_pass(client: LabelStudioClient, monitor: ProjectMonitor, *, controls: Mapping[str, Control] | None = None,
+              max_rate: float | None = None, progress: Progress | None = None) -> PassReport:
+    """Read every task of the project, rebuild its state, and find the tasks whose meta is stale.
+
+    The new state replaces the old one at the end. Tasks refreshed by events
+    while the pages were read, and tasks the old state knew that the read
+    missed (pages shift when tasks are added or deleted meanwhile), are
+    refreshed one by one against the new state. The caller writes the stale
+    tasks (:class:`TaskWriter`), or reports them (a dry run).
+
+    Raises
+    ------
+    LabelStudioError
+        If the label config or a page cannot be read after retries; the old
+        state stays in place.
+    """
+    report = PassReport(started_at=now_iso())
+    started = time.perf_counter()
+    if controls is None:
+        controls = parse_label_config(client.label_config(monitor.project))
+    fresh = ProjectState(monitor.project, controls, mapping=monitor.mapping, scoring=monitor.scoring)
+    total = [0]
+    with monitor.lock:
+        monitor._reading = True
+    try:
+        for task in client.tasks(monitor.project, on_total=lambda n: total.__setitem__(0, n), max_rate=max_rate):
+            fresh.set_task(task)
+            report.n_tasks += 1
+            if progress is not None:
+                progress("fetch", report.n_tasks, max(total[0], report.n_tasks))
+    finally:
+        with monitor.lock:
+            monitor._reading = False
+    read = time.perf_counter()
+    with monitor.lock:
+        old = monitor.state
+        missing = set(old.tasks) - set(fresh.tasks) if old is not None else set()
+        recheck = sorted(missing | monitor.deferred)
+        monitor.deferred = set()
+        monitor.state = fresh
+    for task in recheck:  # a handful; each read on its own
+        try:
+            refresh_task(client, monitor, task, dry_run=True)
+        except Exception as error:  # noqa: BLE001 (left for the next pass, counted)
+            monitor.count(f"recheck after a pass failed: {one_line(error)}")
+            with monitor.lock:
+                monitor.deferred.add(task)
+    report.rechecked = len(recheck)
+    with monitor.lock:
+        report.stale = stale_tasks(fresh)
+    report.seconds = {"read": read - started, "compute": time.perf_counter() - read}
+    monitor.last_pass = report
+    return report
+
+
+@dataclass(order=True)
+class _Due:
+    when: float
+    project: int
+    task: int = field(compare=False)
+    attempt: int = field(compare=False, default=0)
+
+
+class TaskWriter:
+    """Refreshes requested tasks on a few threads: coalesced, one at a time per task, retried, counted.
+
+    Parameters
+    ----------
+    client : LabelStudioClient
+    monitors : mapping of int to ProjectMonitor
+    workers : int
+        Refreshes run at once (Label Studio has no bulk endpoint for meta).
+    coalesce_seconds : float
+        How long a request waits for more on the same task.
+    retry_delays : sequence of float
+        Waits before each further attempt after a failure; then the task is
+        left to the next full pass (it is stale, so the pass writes it).
+    dry_run : bool
+        Compute and count, write nothing.
+    """
+
+    def __init__(self, client: LabelStudioClient, monitors: Mapping[int, ProjectMonitor], *, workers: int = 4,
+                 coalesce_seconds: float = 0.05, retry_delays: Iterable[float] = (1.0, 5.0, 20.0),
+                 dry_run: bool = False) -> None:
+        self._client = client
+        self._monitors = monitors
+        self._workers = max(1, workers)
+        self._coalesce = coalesce_seconds
+        self._retry_delays = tuple(retry_delays)
+        self._dry_run = dry_run
+        self._condition = threading.Condition()
+        self._queue: list[_Due] = []
+        self._queued: dict[tuple[int, int], float | None] = {}  # (project, task) -> when its first event came
+        self._running: set[tuple[int, int]] = set()
+        self._latencies: deque[float] = deque(maxlen=1000)
+        self._stopping = False
+        self._thread = threading.Thread(target=self._run, name="task-writer", daemon=True)
+        self.outcomes: Counter[str] = Counter()
+
+    # --- lifecycle ---
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def alive(self) -> bool:
+        return self._thread.is_alive()
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Stop after the refreshes in flight; queued ones are dropped (the next start's pass finds them)."""
+        with self._condition:
+            self._stopping = True
+            self._queue.clear()
+            self._queued.clear()
+            self._condition.notify_all()
+        if self._thread.is_alive():
+            self._thread.join(timeout=timeout)
+
+    # --- requests ---
+
+    def request(self, project: int, tasks: Iterable[int], *, since: float | None = None) -> None:
+        """Refresh ``tasks`` of ``project`` soon; ``since`` is when the event that asked came (for latency)."""
+        now = time.monotonic()
+        with self._condition:
+            for task in tasks:
+                key = (project, task)
+                if key not in self._queued:
+                    self._queued[key] = since
+                    heapq.heappush(self._queue, _Due(now + self._coalesce, project, task))
+                elif since is not None and self._queued[key] is None:
+                    self._queued[key] = since
+            self._condition.notify_all()
+
+    @property
+    def pending(self) -> int:
+        """Tasks queued or being refreshed."""
+        with self._condition:
+            return len(set(self._queued) | self._running)
+
+    def pending_for(self, project: int) -> int:
+        """Tasks of ``project`` queued or being refreshed."""
+        with self._condition:
+            return len({key for key in set(self._queued) | self._running if key[0] == project})
+
+    def wait_idle(self, timeout: float) -> bool:
+        """Block until nothing is queued or running (retries included); False on timeout."""
+        deadline = time.monotonic() + timeout
+        with self._condition:
+            while self._queued or self._running:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return False
+                self._condition.wait(min(remaining, 0.5))
+        return True
+
+    def latency(self) -> dict[str, float | int | None]:
+        """Median and 95th percentile, in ms, from an event to its task's meta being right (last 1,000)."""
+        with self._condition:
+            values = sorted(self._latencies)
+        if not values:
+            return {"p50": None, "p95": None, "n": 0}
+        return {"p50": round(1000 * values[len(values) // 2], 1),
+                "p95": round(1000 * values[min(len(values) - 1, int(0.95 * len(values)))], 1), "n": len(values)}
+
+    # --- the work ---
+
+    def _job(self, due: _Due, since: float | None) -> None:
+        key = (due.project, due.task)
+        monitor = self._monitors[due.project]
+        try:
+            outcome = refresh_task(self._client, monitor, due.task, dry_run=self._dry_run)
+        except Exception as error:  # noqa: BLE001 (one task's failure is that task's: counted, retried)
+            reason = one_line(error)
+            retry = due.attempt < len(self._retry_delays)
+            with monitor.lock:
+                monitor.counters["refresh failed" + (" (will retry)" if retry else "")] += 1
+                if not retry:
+                    monitor.failures[due.task] = reason
+            with self._condition:
+                self.outcomes["failed"] += 1
+                self._running.discard(key)
+                if retry and not self._stopping:
+                    self._queued.setdefault(key, None)
+                    heapq.heappush(self._queue, _Due(time.monotonic() + self._retry_delays[due.attempt],
+                                                     due.project, due.task, due.attempt + 1))
+                self._condition.notify_all()
+            if not retry:
+                log.warning("Task %s of project %s was not written after %d attempts: %s", due.task, due.project,
+                            due.attempt + 1, reason)
+            return
+        with monitor.lock:
+            monitor.failures.pop(due.task, None)
+            monitor.counters[outcome] += 1
+        with self._condition:
+            self.outcomes[outcome] += 1
+            if since is not None and outcome in ("written", "unchanged"):
+                self._latencies.append(time.monotonic() - since)
+            self._running.discard(key)
+            self._condition.notify_all()
+
+    def _run(self) -> None:
+        with ThreadPoolExecutor(max_workers=self._workers, thread_name_prefix="refresh") as pool:
+            while True:
+                with self._condition:
+                    while not self._stopping:
+                        now = time.monotonic()
+                        busy = len(self._running) >= self._workers
+                        ready = self._queue and self._queue[0].when <= now and not busy
+                        if ready:
+                            break
+                        wait = self._queue[0].when - now if self._queue and not busy else None
+                        self._condition.wait(wait if wait is None or wait > 0 else 0.01)
+                    if self._stopping:
+                        return
+                    due = heapq.heappop(self._queue)
+                    key = (due.project, due.task)
+                    if key in self._running:  # being refreshed: once more after it, never two at once
+                        heapq.heappush(self._queue, _Due(time.monotonic() + self._coalesce, *key, due.attempt))
+                        continue
+                    since = self._queued.pop(key, None)
+                    self._running.add(key)
+                try:
+                    pool.submit(self._job, due, since)
+                except RuntimeError:  # the pool is shutting down
+                    return

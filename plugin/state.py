@@ -1,0 +1,374 @@
+"""The state of one project: what Label Studio holds, as items and running sums, and the scores it implies.
+
+One class serves every path. ``sync`` fills it from a full read; ``serve``
+fills it the same way and then replaces one task at a time, with the task as
+Label Studio returns it after an event (events only say which task to read);
+the report reads it. So live equals batch by construction: a task's items,
+its sums and its agreement block depend only on the task as read and on the
+project's running sums, never on the order in which tasks arrived.
+
+Per task it keeps the counted submissions, the meta as last read from Label
+Studio (the write-back merges into a fresh read, never into this), the
+annotation ids (deletion events carry only those), and what its mapping
+skipped, so that the skip report always equals a batch read of the same
+tasks. Per control it keeps each task's items and records and the running
+sums (:class:`agreement.RunningAgreement`): updating one task costs
+O(its annotations) for nominal controls, whatever the number of categories.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from agreement import RunningAgreement, UndefinedMeasureWarning
+from plugin import __version__
+from plugin.annotations import Skips, Submission, collect_submissions, task_id
+from plugin.labelconfig import Control
+from plugin.mapping import MappedControl, map_project
+from plugin.scoring import ControlScore, TaskScore, number, score_control, spa_interval, summarize_task, task_terms
+from plugin.settings import MappingOptions, ScoringOptions
+from plugin.writeback import agreement_block
+
+__all__ = ["ControlState", "ProjectScores", "ProjectState", "TaskEntry", "score_tasks"]
+
+
+@dataclass(frozen=True)
+class TaskEntry:
+    """One task as last read from Label Studio.
+
+    Attributes
+    ----------
+    submissions : tuple of Submission
+        The counted annotations, one per annotator.
+    annotations : frozenset of int
+        Every annotation id on the task (counted or not).
+    meta : object
+        The task's meta as read (only ever compared with, never written back as is).
+    skips : Counter
+        What reading and mapping this task left out, by reason.
+    """
+
+    submissions: tuple[Submission, ...]
+    annotations: frozenset[int]
+    meta: Any
+    skips: Counter[str]
+
+
+@dataclass
+class ControlState:
+    """One control's items, per task, and its running sums.
+
+    Attributes
+    ----------
+    control : Control
+    level : str
+        The level of measurement of its labels.
+    columns : dict
+        Label -> column of the running sums, in the order labels were first seen
+        (the config's categories first).
+    sums : RunningAgreement
+    items : dict of int to dict
+        Per task, each item's non-zero columns and counts.
+    records, ranked : dict of int to tuple
+        Per task, the mapped rows ``(task, item, annotator, label)`` and, for
+        multiple choices, the ranked rows; the project summary is scored from them.
+    categories : tuple, optional
+        The config's categories, or None when the labels seen are the categories.
+    """
+
+    control: Control
+    level: str
+    columns: dict[Any, int]
+    sums: RunningAgreement
+    categories: tuple[Any, ...] | None
+    items: dict[int, dict[str, tuple[np.ndarray, np.ndarray]]] = field(default_factory=dict)
+    records: dict[int, tuple[tuple[Any, ...], ...]] = field(default_factory=dict)
+    ranked: dict[int, tuple[tuple[Any, ...], ...]] = field(default_factory=dict)
+
+    @classmethod
+    def create(cls, probe: MappedControl) -> ControlState:
+        """An empty control state, with the level and categories its mapping gives (``probe`` maps no task)."""
+        categories = probe.categories
+        return cls(control=probe.control, level=probe.level, categories=categories,
+                   columns={c: i for i, c in enumerate(categories or ())},
+                   sums=RunningAgreement(len(categories or ()), coincidence=probe.level != "nominal"))
+
+    def set_task(self, task: int, mapped: MappedControl) -> None:
+        """Replace the items of ``task`` with those ``mapped`` holds (the task's mapping alone)."""
+        grouped: dict[str, Counter[int]] = {}
+        for _, item, _, label in mapped.records:
+            column = self.columns.get(label)
+            if column is None:
+                column = self.columns.setdefault(label, len(self.columns))
+            grouped.setdefault(item, Counter())[column] += 1
+        new = {item: (np.fromiter(counts, dtype=np.intp, count=len(counts)),
+                      np.fromiter(counts.values(), dtype=np.float64, count=len(counts)))
+               for item, counts in grouped.items()}
+        for item in self.items.pop(task, {}):
+            if item not in new:
+                self.sums.remove_item(item)
+        for item, (columns, counts) in new.items():
+            self.sums.set_sparse_item(item, columns, counts, n_categories=len(self.columns))
+        if new:
+            self.items[task] = new
+        _replace(self.records, task, mapped.records)
+        _replace(self.ranked, task, mapped.ranked_records or ())
+
+    def remove_task(self, task: int) -> None:
+        """Forget the items of ``task``."""
+        for item in self.items.pop(task, {}):
+            self.sums.remove_item(item)
+        self.records.pop(task, None)
+        self.ranked.pop(task, None)
+
+    def values(self) -> np.ndarray | None:
+        """Numeric value of each column for the ordinal and interval levels."""
+        if self.level == "nominal":
+            return None
+        return np.array([float(label) for label in sorted(self.columns, key=self.columns.__getitem__)])
+
+    def expected(self) -> float:
+        """The project's expected disagreement ``D_e`` (NaN while undefined)."""
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UndefinedMeasureWarning)
+            return self.sums.expected_disagreement(level=self.level, values=self.values())  # type: ignore[arg-type]
+
+    def task_scores(self, tasks: Iterable[int]) -> dict[int, dict[str, Any]]:
+        """``spa``, ``alpha`` and ``n_items`` of this control for each of ``tasks`` that has items.
+
+        One vectorized :func:`plugin.scoring.task_terms` over all their items.
+        Nominal items are passed packed (their non-zero counts only), so the
+        cost does not grow with the number of categories.
+        """
+        keys, owners = [], []
+        for task in tasks:
+            for item in self.items.get(task, ()):
+                keys.append(item)
+                owners.append(task)
+        if not keys:
+            return {}
+        nominal = self.level == "nominal"
+        counts = self.sums.packed(keys) if nominal else self.sums.dense(keys)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UndefinedMeasureWarning)
+            table = task_terms(counts, np.array(owners), level=self.level, values=None if nominal else self.values(),
+                               expected=self.expected(), marginals=None if nominal else self.sums.pairable_totals)
+        columns = (table.index, table["spa"].to_numpy(), table["alpha"].to_numpy(), table["n_items"].to_numpy())
+        return {int(task): {"spa": number(spa), "alpha": number(alpha), "n_items": int(n_items)}
+                for task, spa, alpha, n_items in zip(*columns, strict=True)}
+
+    def mapped(self) -> MappedControl:
+        """Every task's rows as one mapped control, for the project's full scores."""
+        records = tuple(row for task in sorted(self.records) for row in self.records[task])
+        ranked = tuple(row for task in sorted(self.ranked) for row in self.ranked[task])
+        return MappedControl(self.control, self.level, records,  # type: ignore[arg-type]
+                             categories=self.categories, ranked_records=ranked if self.ranked else None)
+
+    def live_summary(self, scoring: ScoringOptions) -> dict[str, Any]:
+        """SPA with its bootstrap interval and alpha, from the running sums (what ``/status`` shows)."""
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UndefinedMeasureWarning)
+            spa = self.sums.spa()
+            alpha = self.sums.alpha(level=self.level, values=self.values())  # type: ignore[arg-type]
+            interval = None
+            if not math.isnan(spa):
+                keys = [item for items in self.items.values() for item in items]
+                ci = spa_interval(self.sums.packed(keys), scoring)
+                interval = list(ci) if ci is not None else None
+        return {"tag": self.control.tag, "level": self.level, "spa": number(spa), "ci": interval,
+                "alpha": number(alpha), "n_items": self.sums.n_items, "n_annotations": int(self.sums.n_annotations)}
+
+
+def _replace(store: dict[int, tuple[tuple[Any, ...], ...]], task: int, rows: tuple[tuple[Any, ...], ...]) -> None:
+    if rows:
+        store[task] = rows
+    else:
+        store.pop(task, None)
+
+
+@dataclass(frozen=True)
+class ProjectScores:
+    """Everything scored from a project's state at one moment (the sync summary and the report read this).
+
+    Attributes
+    ----------
+    controls : dict of str to ControlScore
+    tasks : dict of int to TaskScore
+    skips : Skips
+    n_annotations : int
+        Counted annotations over all tasks.
+    annotators : tuple of str
+    """
+
+    controls: dict[str, ControlScore]
+    tasks: dict[int, TaskScore]
+    skips: Skips
+    n_annotations: int
+    annotators: tuple[str, ...]
+
+
+class ProjectState:
+    """A project's tasks as last read, their items per control, and the running sums.
+
+    Parameters
+    ----------
+    project : int or None
+        The project id (None for an export read offline). A task read from
+        Label Studio that names another project is refused.
+    controls : mapping of str to Control
+    mapping, scoring : MappingOptions, ScoringOptions
+
+    Not thread-safe: the service holds its lock around every call.
+    """
+
+    def __init__(self, project: int | None, controls: Mapping[str, Control], *, mapping: MappingOptions,
+                 scoring: ScoringOptions) -> None:
+        self.project = project
+        self.mapping = mapping
+        self.scoring = scoring
+        self.control_specs = dict(sorted(controls.items()))
+        probes = map_project(self.control_specs, {}, Skips(), mapping)
+        self.controls = {name: ControlState.create(probe) for name, probe in probes.items()}
+        self.tasks: dict[int, TaskEntry] = {}
+        self._task_of_annotation: dict[int, int] = {}
+        self.refused: Counter[str] = Counter()
+
+    # --- what Label Studio holds ---
+
+    def set_task(self, task: Mapping[str, Any]) -> int | None:
+        """Replace one task with ``task`` as Label Studio returned it; return its id, or None if refused.
+
+        A task without an id, or of another project than this state's, is
+        refused and counted in :attr:`refused`.
+        """
+        identifier = task_id(task)
+        if identifier is None:
+            self.refused["task without an id"] += 1
+            return None
+        owner = task.get("project")
+        if self.project is not None and owner is not None and owner != self.project:
+            self.refused["task of another project (ignored)"] += 1
+            return None
+        skips = Skips()
+        submissions = collect_submissions([task], skips, include_ground_truth=self.mapping.include_ground_truth)
+        counted = submissions.get(identifier, [])
+        mapped = self._map(identifier, counted, skips)
+        for name, control in self.controls.items():
+            control.set_task(identifier, mapped[name])
+        annotations = task.get("annotations")
+        ids = frozenset(a["id"] for a in annotations if isinstance(a, Mapping) and isinstance(a.get("id"), int)
+                        and not isinstance(a.get("id"), bool)) if isinstance(annotations, list) else frozenset()
+        previous = self.tasks.get(identifier)
+        if previous is not None:
+            for annotation in previous.annotations - ids:
+                self._task_of_annotation.pop(annotation, None)
+        for annotation in ids:
+            self._task_of_annotation[annotation] = identifier
+        self.tasks[identifier] = TaskEntry(tuple(counted), ids, task.get("meta"), skips.reasons)
+        return identifier
+
+    def _map(self, task: int, counted: list[Submission], skips: Skips) -> dict[str, MappedControl]:
+        """The task's items per control; a control whose mapping fails on this task is skipped with the reason."""
+        attempt = Skips()
+        try:
+            mapped = map_project(self.control_specs, {task: counted}, attempt, self.mapping)
+        except Exception:  # noqa: BLE001 (one control's failure must not poison the task: map them one by one)
+            mapped = None
+        if mapped is not None:
+            skips.reasons.update(attempt.reasons)
+            return mapped
+        out = {}
+        for name, control in self.control_specs.items():
+            try:
+                out[name] = map_project({name: control}, {task: counted}, skips, self.mapping)[name]
+            except Exception as error:  # noqa: BLE001
+                skips.add(f"result the mapping of {control.tag} {name!r} failed on: {type(error).__name__}")
+                out[name] = map_project({name: control}, {}, Skips(), self.mapping)[name]
+        return out
+
+    def remove_task(self, task: int) -> bool:
+        """Forget a task (deleted in Label Studio); return whether it was known."""
+        entry = self.tasks.pop(task, None)
+        if entry is None:
+            return False
+        for annotation in entry.annotations:
+            self._task_of_annotation.pop(annotation, None)
+        for control in self.controls.values():
+            control.remove_task(task)
+        return True
+
+    def load(self, tasks: Iterable[Mapping[str, Any]]) -> None:
+        """Add every task of a full read (on an empty state: the batch path)."""
+        for task in tasks:
+            self.set_task(task)
+
+    def task_of_annotation(self, annotation: int) -> int | None:
+        """The task an annotation id belongs to, if it is known."""
+        return self._task_of_annotation.get(annotation)
+
+    def meta(self, task: int) -> Any:
+        """The task's meta as last read."""
+        entry = self.tasks.get(task)
+        return None if entry is None else entry.meta
+
+    # --- what it implies ---
+
+    def skips(self) -> Skips:
+        """What reading and mapping left out, by reason, over every task (as a batch read would count it)."""
+        total = Skips()
+        for entry in self.tasks.values():
+            total.reasons.update(entry.skips)
+        return total
+
+    def task_scores(self, tasks: Iterable[int] | None = None) -> dict[int, TaskScore]:
+        """The scores of ``tasks`` (default: every known task), one vectorized pass per control."""
+        wanted = [t for t in (self.tasks if tasks is None else tasks) if t in self.tasks]
+        by_task: dict[int, dict[str, dict[str, Any]]] = {task: {} for task in wanted}
+        for name, control in self.controls.items():
+            for task, score in control.task_scores(wanted).items():
+                by_task[task][name] = score
+        return {task: summarize_task(task, len(self.tasks[task].submissions), by_task[task], self.scoring)
+                for task in wanted}
+
+    def blocks(self, tasks: Iterable[int] | None = None, *, updated_at: str) -> dict[int, dict[str, Any]]:
+        """The agreement block each of ``tasks`` (default: every known task) should carry in its meta."""
+        return {task: agreement_block(score, version=__version__, updated_at=updated_at)
+                for task, score in self.task_scores(tasks).items()}
+
+    def annotators(self) -> tuple[str, ...]:
+        """Every annotator with a counted annotation."""
+        return tuple(sorted({s.annotator for entry in self.tasks.values() for s in entry.submissions}))
+
+    def n_annotations(self) -> int:
+        """Counted annotations over all tasks."""
+        return sum(len(entry.submissions) for entry in self.tasks.values())
+
+    def live_summary(self) -> dict[str, dict[str, Any]]:
+        """Per control, SPA with its interval and alpha from the running sums."""
+        return {name: control.live_summary(self.scoring) for name, control in self.controls.items()}
+
+    def scores(self) -> ProjectScores:
+        """The full project scores (kappa family, augmented kappa, per label) and every task's scores."""
+        return ProjectScores(
+            controls={name: score_control(control.mapped(), self.scoring) for name, control in self.controls.items()},
+            tasks=self.task_scores(), skips=self.skips(), n_annotations=self.n_annotations(),
+            annotators=self.annotators())
+
+
+def score_tasks(tasks: Iterable[Mapping[str, Any]], controls: Mapping[str, Control], *,
+                mapping: MappingOptions, scoring: ScoringOptions) -> ProjectScores:
+    """Score tasks as Label Studio gives them (a read or an export): a state filled once, then scored."""
+    state = ProjectState(None, controls, mapping=mapping, scoring=scoring)
+    state.load(tasks)
+    scores = state.scores()
+    skips = scores.skips
+    for reason, count in state.refused.items():
+        skips.add(reason, count)
+    return scores

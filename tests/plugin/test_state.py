@@ -1,0 +1,116 @@
+"""The project state, updated one task at a time in any order, equals a batch read of the final tasks."""
+
+import copy
+import warnings
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from agreement import UndefinedMeasureWarning
+from plugin.labelconfig import parse_label_config
+from plugin.settings import MappingOptions, ScoringOptions
+from plugin.state import ProjectState, score_tasks
+
+CONFIG = """<View><Text name="text" value="$text"/>
+<Choices name="sentiment" toName="text"><Choice value="pos"/><Choice value="neg"/><Choice value="neu"/></Choices>
+<Choices name="topics" toName="text" choice="multiple"><Choice value="a"/><Choice value="b"/></Choices>
+<Labels name="ner" toName="text"><Label value="PER"/><Label value="ORG"/></Labels>
+<Rating name="quality" toName="text" maxRating="4"/>
+<Number name="score" toName="text"/></View>"""
+CONTROLS = parse_label_config(CONFIG)
+SCORING = ScoringOptions(n_resamples=20)
+SPANS = ((0, 5), (6, 10), (3, 8))
+
+
+def annotation(rnd, identifier, task, annotator, version):
+    result = []
+    if rnd.random() < 0.9:
+        result.append({"from_name": "sentiment", "type": "choices", "value": {"choices": [rnd.choice(["pos", "neg", "neu"])]}})
+    result.append({"from_name": "topics", "type": "choices",
+                   "value": {"choices": rnd.sample(["a", "b"], rnd.randint(0, 2))}})
+    for start, end in SPANS:
+        if rnd.random() < 0.5:
+            result.append({"from_name": "ner", "type": "labels",
+                           "value": {"start": start, "end": end, "labels": [rnd.choice(["PER", "ORG"])]}})
+    result.append({"from_name": "quality", "type": "rating", "value": {"rating": rnd.randint(1, 4)}})
+    result.append({"from_name": "score", "type": "number", "value": {"number": float(rnd.randint(0, 3))}})
+    return {"id": identifier, "task": task, "completed_by": annotator, "result": result,
+            "was_cancelled": rnd.random() < 0.1, "ground_truth": False, "updated_at": f"2026-01-01T00:00:{version:02d}Z"}
+
+
+def snapshot(task, annotations, meta=None):
+    return {"id": task, "project": 1, "meta": meta if meta is not None else {},
+            "annotations": [copy.deepcopy(a) for a in annotations.values() if a["task"] == task]}
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.randoms(use_true_random=False), st.integers(5, 40))
+def test_state_updated_task_by_task_equals_a_batch_read(rnd, n_events):
+    """Each change is followed, sooner or later, by a read of its task; reads may repeat and come in any order."""
+    tasks = [1, 2, 3, 4]
+    truth, reads = {}, []
+    for version in range(n_events):
+        if rnd.random() < 0.75 or not truth:  # create or update an annotation
+            identifier = rnd.randint(1, 12)
+            old = truth.get(identifier)
+            task = old["task"] if old else rnd.choice(tasks)
+            annotator = old["completed_by"] if old else rnd.randint(1, 4)
+            truth[identifier] = annotation(rnd, identifier, task, annotator, version)
+        else:  # delete one
+            task = truth.pop(rnd.choice(sorted(truth)))["task"]
+        reads.append(snapshot(task, truth))
+    rnd.shuffle(reads)
+    reads += [snapshot(t, truth) for t in tasks]  # the last read of every task is of the final truth
+    live = ProjectState(1, CONTROLS, mapping=MappingOptions(), scoring=SCORING)
+    live.load([snapshot(t, {}) for t in tasks])
+    for read in reads + reads[: len(reads) // 3]:
+        live.set_task(read)
+    for read in reversed([snapshot(t, truth) for t in tasks]):
+        live.set_task(read)
+
+    final = [snapshot(t, truth) for t in tasks]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedMeasureWarning)
+        batch = score_tasks(final, CONTROLS, mapping=MappingOptions(), scoring=SCORING)
+        summary = live.live_summary()
+    assert live.task_scores() == batch.tasks
+    assert live.skips().reasons == batch.skips.reasons
+    for name, control in batch.controls.items():
+        assert summary[name]["spa"] == pytest.approx(control.spa, abs=1e-6)
+        assert summary[name]["alpha"] == pytest.approx(control.alpha, abs=1e-6)
+        assert summary[name]["n_items"] == control.n_items
+        if control.spa_ci is not None:
+            assert summary[name]["ci"] == pytest.approx(list(control.spa_ci), abs=1e-6)
+
+
+def pos(identifier, annotator, choice="pos"):
+    return {"id": identifier, "completed_by": annotator, "updated_at": "2026-01-01T00:00:02Z",
+            "result": [{"from_name": "sentiment", "type": "choices", "value": {"choices": [choice]}}]}
+
+
+def test_a_task_of_another_project_is_refused_and_counted():
+    state = ProjectState(1, CONTROLS, mapping=MappingOptions(), scoring=SCORING)
+    assert state.set_task({"id": 5, "project": 2, "annotations": [pos(1, 1)]}) is None
+    assert state.set_task({"id": "x", "annotations": []}) is None
+    assert 5 not in state.tasks and state.task_of_annotation(1) is None
+    assert state.refused == {"task of another project (ignored)": 1, "task without an id": 1}
+
+
+def test_annotation_index_follows_the_task_as_read():
+    state = ProjectState(1, CONTROLS, mapping=MappingOptions(), scoring=SCORING)
+    state.set_task({"id": 9, "project": 1, "meta": {"k": 1}, "annotations": [pos(5, 1), pos(6, 2, "neg")]})
+    assert state.task_of_annotation(6) == 9 and state.meta(9) == {"k": 1}
+    assert state.task_scores([9])[9].controls["sentiment"]["spa"] == 0.0
+    state.set_task({"id": 9, "project": 1, "meta": {}, "annotations": [pos(5, 1)]})
+    assert state.task_of_annotation(6) is None and state.task_scores([9])[9].n_annotations == 1
+    assert state.remove_task(9) and not state.remove_task(9)
+    assert state.task_of_annotation(5) is None and state.controls["sentiment"].sums.n_items == 0
+
+
+def test_a_nan_rating_is_skipped_and_poisons_nothing():
+    state = ProjectState(1, CONTROLS, mapping=MappingOptions(), scoring=SCORING)
+    bad = {"from_name": "quality", "type": "rating", "value": {"rating": float("nan")}}
+    state.set_task({"id": 1, "project": 1, "annotations": [{**pos(1, 1), "result": [bad]}, pos(2, 2)]})
+    state.set_task({"id": 1, "project": 1, "annotations": [pos(1, 1), pos(2, 2)]})
+    assert state.task_scores([1])[1].controls["sentiment"]["spa"] == 1.0
