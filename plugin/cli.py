@@ -54,12 +54,13 @@ def _add_connection_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--api-key", help="legacy token or personal access token (default: $LABEL_STUDIO_API_KEY)")
     group.add_argument("--page-size", type=int, default=None, help="tasks per page when reading (default 500)")
     group.add_argument("--writers", type=int, default=None, help="meta updates sent at once (default 4)")
+    group.add_argument("--timeout", type=float, default=None, help="seconds to wait for each request (default 30)")
 
 
 def _connection(args: argparse.Namespace) -> Connection:
     """The connection settings: the flags, else the environment (read here, once)."""
     return connection_from(os.environ, url=args.url, api_key=args.api_key, page_size=args.page_size,
-                           writers=args.writers)
+                           writers=args.writers, timeout=args.timeout)
 
 
 def _add_scoring_options(parser: argparse.ArgumentParser) -> None:
@@ -99,6 +100,9 @@ def _add_serve_parser(commands: Any) -> None:
     parser.add_argument("--public-url", help="URL Label Studio reaches this service at (default http://HOST:PORT)")
     parser.add_argument("--reconcile-interval", type=float, default=300.0,
                         help="seconds between full passes that write whatever events missed (300)")
+    parser.add_argument("--full-pass-every", type=int, default=12,
+                        help="every this many passes reads every task; the others read only the tasks Label Studio "
+                             "changed since (12: hourly at the default interval)")
     parser.add_argument("--read-rate", type=float, default=200.0,
                         help="tasks per second a full pass reads at most (200; 0 for no limit)")
     parser.add_argument("--unhealthy-after", type=float, default=300.0,
@@ -119,9 +123,9 @@ def _run_serve(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     try:
         secret = os.environ.get("AGREEMENT_WEBHOOK_SECRET", "")
         check_secret_strength(secret)
-        if args.reconcile_interval < 1 or args.read_rate < 0 or args.unhealthy_after < 1:
-            raise SettingsError("--reconcile-interval and --unhealthy-after must be at least 1 second, and "
-                                "--read-rate at least 0.")
+        if args.reconcile_interval < 1 or args.read_rate < 0 or args.unhealthy_after < 1 or args.full_pass_every < 1:
+            raise SettingsError("--reconcile-interval and --unhealthy-after must be at least 1 second, "
+                                "--full-pass-every at least 1, and --read-rate at least 0.")
         projects = args.project or [p for p in os.environ.get("AGREEMENT_PROJECTS", "").replace(",", " ").split()]
         try:
             project_ids = tuple(int(p) for p in projects)
@@ -134,7 +138,8 @@ def _run_serve(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         settings = ServiceSettings(projects=project_ids, secret=secret, connection=connection,
                                    public_url=args.public_url or f"http://{args.host}:{args.port}",
                                    mapping=mapping, scoring=scoring, reconcile_interval=args.reconcile_interval,
-                                   read_rate=args.read_rate or None, unhealthy_after=args.unhealthy_after)
+                                   read_rate=args.read_rate or None, unhealthy_after=args.unhealthy_after,
+                                   full_pass_every=args.full_pass_every)
     except SettingsError as error:
         print(f"ls-agreement serve: error: {error}", file=stderr)
         return 2

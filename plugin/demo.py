@@ -130,15 +130,26 @@ def _line(status: dict[str, Any], elapsed: float, submitted: int) -> str:
     return " | ".join(parts)
 
 
-def _wait_for_service(url: str, project: int, process: subprocess.Popen[bytes], timeout: float = 90) -> None:
+RECONCILE_INTERVAL = 20.0
+"""Seconds between the demo service's full passes, so the scores converge soon after the last annotation."""
+
+
+def _status(url: str, secret: str, project: int) -> dict[str, Any]:
+    answer = requests.get(f"{url}/status", headers={"X-Agreement-Secret": secret}, timeout=10)
+    answer.raise_for_status()
+    return cast(dict[str, Any], answer.json()["projects"][str(project)])
+
+
+def _wait_for_service(url: str, secret: str, project: int, process: subprocess.Popen[bytes],
+                      timeout: float = 90) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise RuntimeError("The agreement service exited; see its log in the demo's data dir.")
         try:
-            if str(project) in requests.get(f"{url}/status", timeout=2).json()["projects"]:
+            if _status(url, secret, project)["passes"] >= 1:
                 return
-        except requests.RequestException:
+        except (requests.RequestException, KeyError):
             pass
         time.sleep(0.3)
     raise RuntimeError("The agreement service did not come up in time.")
@@ -180,14 +191,19 @@ def run_demo(settings: DemoSettings, out: TextIO) -> int:
               file=out, flush=True)
         annotators = [localserver.sign_up(server.url, f"annotator{i + 1}@example.com")[1]
                       for i in range(settings.annotators)]
-        secret = secrets.token_hex(16)
+        secret = secrets.token_urlsafe(24)
+        secret_file = settings.data_dir / "service.secret"
+        secret_file.touch(mode=0o600)
+        secret_file.chmod(0o600)
+        secret_file.write_text(secret + "\n")
         service_url = f"http://127.0.0.1:{settings.service_port}"
         env = {**os.environ, "LABEL_STUDIO_URL": server.url, "LABEL_STUDIO_API_KEY": server.token,
                "AGREEMENT_WEBHOOK_SECRET": secret}
         log = open(settings.data_dir / "service.log", "ab")  # noqa: SIM115 - closed with the process
         service = subprocess.Popen([sys.executable, "-m", "plugin", "serve", "--project", str(project), "--port",
-                                    str(settings.service_port)], env=env, stdout=log, stderr=subprocess.STDOUT)
-        _wait_for_service(service_url, project, service)
+                                    str(settings.service_port), "--reconcile-interval", str(RECONCILE_INTERVAL)],
+                                   env=env, stdout=log, stderr=subprocess.STDOUT)
+        _wait_for_service(service_url, secret, project, service)
         print(f"The agreement service is live at {service_url}/status; annotators start now.\n", file=out, flush=True)
 
         low, high = settings.per_task
@@ -213,16 +229,23 @@ def run_demo(settings: DemoSettings, out: TextIO) -> int:
             futures = [pool.submit(work, who) for who in range(settings.annotators)]
             while not all(f.done() for f in futures):
                 time.sleep(2.0)
-                status = requests.get(f"{service_url}/status", timeout=10).json()["projects"][str(project)]
+                status = _status(service_url, secret, project)
                 print(_line(status, time.monotonic() - started, submitted[0]), file=out, flush=True)
             for future in futures:
                 future.result()
-        while requests.get(f"{service_url}/status", timeout=10).json()["projects"][str(project)]["pending_writes"]:
-            time.sleep(0.2)
-        final = requests.get(f"{service_url}/status", timeout=10).json()
-        status = final["projects"][str(project)]
+        # Events made each task's scores right within a second; the project's expected disagreement moved
+        # with every annotation, which the next full pass brings to every task's alpha.
+        print(f"\nAnnotation is over; waiting for the next full pass (every {RECONCILE_INTERVAL:.0f} s)...",
+              file=out, flush=True)
+        passes = _status(service_url, secret, project)["passes"]
+        while True:
+            status = _status(service_url, secret, project)
+            if status["passes"] > passes and not status["pending_writes"]:
+                break
+            time.sleep(0.5)
+        final = requests.get(f"{service_url}/status", headers={"X-Agreement-Secret": secret}, timeout=10).json()
         print("\n" + _line(status, time.monotonic() - started, submitted[0]), file=out)
-        print(f"\nProject scores (from {service_url}/status):", file=out)
+        print(f"\nProject scores (from {service_url}/status; its secret is in {secret_file}):", file=out)
         for name, control in status["controls"].items():
             ci = control["ci"] or [None, None]
             print(f"  {name:12s} {control['tag']:8s} {control['level']:8s} items {control['n_items']:4d}  "

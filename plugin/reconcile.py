@@ -12,9 +12,9 @@ every write follows the same steps:
    when the block differs (alpha within its tolerance). Keys other clients
    keep in meta survive, since the merge is into that fresh read.
 
-A **full pass** reads every task (page by page, each page retried, at a
-bounded rate), rebuilds the state, and refreshes every task whose meta
-differs from its block: stale scores, failed or lost writes, tasks whose
+A **pass** reads every task, or only those Label Studio changed since the last
+read (page by page, each page retried, at a bounded rate), brings the state up
+to date, and refreshes every task whose meta differs from its block: stale scores, failed or lost writes, tasks whose
 alpha drifted with the project's expected disagreement. ``sync`` is one pass;
 ``serve`` runs events (fast) and passes on a schedule (the guarantee).
 
@@ -34,7 +34,7 @@ from collections import Counter, deque
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from plugin.labelconfig import Control, parse_label_config
@@ -71,6 +71,8 @@ class PassReport:
     Attributes
     ----------
     started_at : str
+    kind : {"full", "changed"}
+        Whether every task was read, or only those changed since the last read.
     seconds : dict of str to float
         Time spent reading and computing.
     n_tasks : int
@@ -83,13 +85,14 @@ class PassReport:
     """
 
     started_at: str
+    kind: str = "full"
     seconds: dict[str, float] = field(default_factory=dict)
     n_tasks: int = 0
     stale: list[int] = field(default_factory=list)
     rechecked: int = 0
 
     def as_dict(self) -> dict[str, Any]:
-        return {"started_at": self.started_at, "seconds": {k: round(v, 3) for k, v in self.seconds.items()},
+        return {"started_at": self.started_at, "kind": self.kind, "seconds": {k: round(v, 3) for k, v in self.seconds.items()},
                 "n_tasks": self.n_tasks, "stale": len(self.stale), "rechecked": self.rechecked}
 
 
@@ -129,6 +132,7 @@ class ProjectMonitor:
         self.counters: Counter[str] = Counter()
         self.last_pass: PassReport | None = None
         self.passes = 0
+        self.watermark: datetime | None = None
 
     def count(self, name: str, n: int = 1) -> None:
         with self.lock:
@@ -180,15 +184,46 @@ def stale_tasks(state: ProjectState) -> list[int]:
     return sorted(task for task, block in blocks.items() if merged_meta(state.meta(task), block) is not None)
 
 
-def full_pass(client: LabelStudioClient, monitor: ProjectMonitor, *, controls: Mapping[str, Control] | None = None,
-              max_rate: float | None = None, progress: Progress | None = None) -> PassReport:
-    """Read every task of the project, rebuild its state, and find the tasks whose meta is stale.
+WATERMARK_MARGIN = timedelta(seconds=60)
+"""How far before the last read's newest ``updated_at`` a read of changed tasks starts (writes that commit late)."""
 
-    The new state replaces the old one at the end. Tasks refreshed by events
-    while the pages were read, and tasks the old state knew that the read
-    missed (pages shift when tasks are added or deleted meanwhile), are
-    refreshed one by one against the new state. The caller writes the stale
-    tasks (:class:`TaskWriter`), or reports them (a dry run).
+
+def updated_at(task: Mapping[str, Any]) -> datetime | None:
+    """A task's ``updated_at`` as Label Studio's clock gave it, or None."""
+    value = task.get("updated_at")
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
+def _newest(current: datetime | None, task: Mapping[str, Any]) -> datetime | None:
+    moment = updated_at(task)
+    if moment is None:
+        return current
+    return moment if current is None or moment > current else current
+
+
+def full_pass(client: LabelStudioClient, monitor: ProjectMonitor, *, controls: Mapping[str, Control] | None = None,
+              max_rate: float | None = None, progress: Progress | None = None,
+              incremental: bool = False) -> PassReport:
+    """Read the project, bring the state up to date, and find the tasks whose meta is stale.
+
+    A full read rebuilds the state from every task; the new state replaces the
+    old one at the end. With ``incremental``, only the tasks Label Studio
+    changed since the last read (by its ``updated_at``, less
+    :data:`WATERMARK_MARGIN`) are read into the current state, unless the
+    label config changed or the number of tasks differs from the state's (a
+    deletion whose event was lost), which take a full read. Either way, tasks
+    refreshed by events while the pages were read, and tasks the old state
+    knew that a full read missed (pages shift when tasks are added or deleted
+    meanwhile), are refreshed one by one afterwards; then every task's block
+    is computed (alphas drift with the project's expected disagreement) and
+    compared with its meta. The caller writes the stale tasks
+    (:class:`TaskWriter`), or reports them (a dry run).
 
     Raises
     ------
@@ -200,13 +235,29 @@ def full_pass(client: LabelStudioClient, monitor: ProjectMonitor, *, controls: M
     started = time.perf_counter()
     if controls is None:
         controls = parse_label_config(client.label_config(monitor.project))
-    fresh = ProjectState(monitor.project, controls, mapping=monitor.mapping, scoring=monitor.scoring)
+    with monitor.lock:
+        current, watermark = monitor.state, monitor.watermark
+    changed_only = (incremental and current is not None and watermark is not None
+                    and current.control_specs == dict(sorted(controls.items()))
+                    and client.task_count(monitor.project) == len(current.tasks))
+    target = current if changed_only else ProjectState(monitor.project, controls, mapping=monitor.mapping,
+                                                       scoring=monitor.scoring)
+    assert target is not None
+    report.kind = "changed" if changed_only else "full"
     total = [0]
+    newest = watermark if changed_only else None
     with monitor.lock:
         monitor._reading = True
     try:
-        for task in client.tasks(monitor.project, on_total=lambda n: total.__setitem__(0, n), max_rate=max_rate):
-            fresh.set_task(task)
+        since = watermark - WATERMARK_MARGIN if changed_only and watermark is not None else None
+        for task in client.tasks(monitor.project, on_total=lambda n: total.__setitem__(0, n), max_rate=max_rate,
+                                 updated_after=since):
+            if changed_only:
+                with monitor.lock:
+                    target.set_task(task)
+            else:
+                target.set_task(task)
+            newest = _newest(newest, task)
             report.n_tasks += 1
             if progress is not None:
                 progress("fetch", report.n_tasks, max(total[0], report.n_tasks))
@@ -215,11 +266,11 @@ def full_pass(client: LabelStudioClient, monitor: ProjectMonitor, *, controls: M
             monitor._reading = False
     read = time.perf_counter()
     with monitor.lock:
-        old = monitor.state
-        missing = set(old.tasks) - set(fresh.tasks) if old is not None else set()
+        missing = set(current.tasks) - set(target.tasks) if current is not None and not changed_only else set()
         recheck = sorted(missing | monitor.deferred)
         monitor.deferred = set()
-        monitor.state = fresh
+        monitor.state = target
+        monitor.watermark = newest
     for task in recheck:  # a handful; each read on its own
         try:
             refresh_task(client, monitor, task, dry_run=True)
@@ -229,7 +280,7 @@ def full_pass(client: LabelStudioClient, monitor: ProjectMonitor, *, controls: M
                 monitor.deferred.add(task)
     report.rechecked = len(recheck)
     with monitor.lock:
-        report.stale = stale_tasks(fresh)
+        report.stale = stale_tasks(target)
     report.seconds = {"read": read - started, "compute": time.perf_counter() - read}
     monitor.last_pass = report
     return report

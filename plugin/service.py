@@ -92,7 +92,10 @@ class ServiceSettings:
     coalesce_seconds : float
         How long a refresh waits for more events on its task.
     reconcile_interval : float
-        Seconds between full passes.
+        Seconds between passes.
+    full_pass_every : int
+        Every this many passes reads every task; the others read only the
+        tasks Label Studio changed since the last read.
     read_rate : float, optional
         Tasks per second a full pass reads at most.
     unhealthy_after : float
@@ -111,6 +114,7 @@ class ServiceSettings:
     scoring: ScoringOptions = field(default_factory=ScoringOptions)
     coalesce_seconds: float = 0.05
     reconcile_interval: float = 300.0
+    full_pass_every: int = 12
     read_rate: float | None = 200.0
     unhealthy_after: float = 300.0
     max_body: int = 16 * 2**20
@@ -202,11 +206,12 @@ class ServiceState:
 
     def _run_pass(self, project: int) -> None:
         monitor = self.monitors[project]
-        report = full_pass(self.client, monitor, max_rate=self.settings.read_rate)
+        incremental = monitor.passes % max(1, self.settings.full_pass_every) != 0
+        report = full_pass(self.client, monitor, max_rate=self.settings.read_rate, incremental=incremental)
         self.writer.request(project, report.stale)
         with monitor.lock:
             monitor.passes += 1
-        log.info("Project %s: read %d tasks in %.1f s; %d to write.", project, report.n_tasks,
+        log.info("Project %s: %s pass read %d tasks in %.1f s; %d to write.", project, report.kind, report.n_tasks,
                  report.seconds.get("read", 0.0), len(report.stale))
 
     def _supervise(self) -> None:

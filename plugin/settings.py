@@ -100,7 +100,8 @@ class ScoringOptions:
 
 
 def connection_from(environ: Mapping[str, str], *, url: str | None = None, api_key: str | None = None,
-                    page_size: int | None = None, writers: int | None = None) -> Connection:
+                    page_size: int | None = None, writers: int | None = None,
+                    timeout: float | None = None) -> Connection:
     """A :class:`Connection` from ``LABEL_STUDIO_URL`` and ``LABEL_STUDIO_API_KEY``, flags taking precedence.
 
     Raises
@@ -120,4 +121,7 @@ def connection_from(environ: Mapping[str, str], *, url: str | None = None, api_k
         raise SettingsError(f"The page size must be a positive number; got {page_size}.")
     if writers is not None and not 1 <= writers <= 32:
         raise SettingsError(f"The number of writers must lie between 1 and 32; got {writers}.")
-    return Connection(url=url.rstrip("/"), api_key=api_key.strip(), page_size=page_size or 500, writers=writers or 4)
+    if timeout is not None and not 0 < timeout <= 600:
+        raise SettingsError(f"The request timeout must lie between 0 and 600 seconds; got {timeout}.")
+    return Connection(url=url.rstrip("/"), api_key=api_key.strip(), page_size=page_size or 500, writers=writers or 4,
+                      timeout=timeout or 30.0)

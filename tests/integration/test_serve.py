@@ -27,24 +27,45 @@ def results(choice, label="PER"):
              "value": {"start": 0, "end": 5, "text": "Alice", "labels": [label]}}]
 
 
-def start_service(label_studio, project, port, log):
-    env = {**os.environ, "LABEL_STUDIO_URL": label_studio.url, "LABEL_STUDIO_API_KEY": label_studio.token,
+HEADERS = {"X-Agreement-Secret": SECRET}
+
+
+def start_service(label_studio_url, token, project, port, log, *extra, wait=True):
+    """``ls-agreement serve`` in a subprocess; with ``wait``, return once it has read the project."""
+    env = {**os.environ, "LABEL_STUDIO_URL": label_studio_url, "LABEL_STUDIO_API_KEY": token,
            "AGREEMENT_WEBHOOK_SECRET": SECRET}
     process = subprocess.Popen([sys.executable, "-m", "plugin", "serve", "--project", str(project), "--host",
-                                "127.0.0.1", "--port", str(port)], env=env, stdout=log, stderr=subprocess.STDOUT)
+                                "127.0.0.1", "--port", str(port), *extra], env=env, stdout=log,
+                               stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        assert process.poll() is None, "the service exited"
+    while wait and time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise AssertionError("the service exited")
         try:
-            status = requests.get(f"{url}/status", timeout=2).json()
-            if str(project) in status["projects"]:
+            if status_of(url, project)["passes"] >= 1:
                 return process, url
-        except requests.RequestException:
+        except (requests.RequestException, KeyError, ValueError):
             pass
         time.sleep(0.3)
-    process.terminate()
-    raise AssertionError("the service did not come up")
+    if wait:
+        stop(process)
+        raise AssertionError("the service did not come up")
+    return process, url
+
+
+def status_of(url, project):
+    return requests.get(f"{url}/status", headers=HEADERS, timeout=5).json()["projects"][str(project)]
+
+
+def stop(process):
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
 
 
 def wait_for(predicate, timeout=15.0):
@@ -69,11 +90,11 @@ def setup(label_studio, tmp_path_factory):
     # One annotation exists before the service starts: the reconcile must count it.
     users[0].annotations.create(id=tasks[0], result=results("pos"))
     log = open(tmp_path_factory.mktemp("service") / "service.log", "wb")  # noqa: SIM115
-    process, url = start_service(label_studio, project.id, free_port(), log)
-    yield {"admin": admin, "project": project.id, "tasks": tasks, "users": users, "url": url, "process": process,
-           "log": log}
-    process.terminate()
-    process.wait(timeout=20)
+    process, url = start_service(label_studio.url, label_studio.token, project.id, free_port(), log)
+    setup = {"admin": admin, "project": project.id, "tasks": tasks, "users": users, "url": url, "process": process,
+             "log": log}
+    yield setup
+    stop(setup["process"])  # the process running now: a test restarts the service
     log.close()
 
 
@@ -104,7 +125,7 @@ def test_status_equals_a_batch_sync(setup, label_studio):
     client = LabelStudioClient(Connection(url=label_studio.url, api_key=label_studio.token))
     batch = score_tasks(list(client.tasks(setup["project"])), parse_label_config(CONFIG),
                         mapping=MappingOptions(), scoring=ScoringOptions())
-    status = requests.get(f"{setup['url']}/status", timeout=5).json()["projects"][str(setup["project"])]
+    status = status_of(setup["url"], setup["project"])
     assert status["events"] >= 5 and status["pending_writes"] == 0
     for name, control in batch.controls.items():
         assert status["controls"][name]["spa"] == pytest.approx(control.spa, abs=1e-6)
@@ -116,10 +137,14 @@ def test_wrong_secret_and_garbage(setup):
     url = setup["url"]
     assert requests.post(f"{url}/webhook", json={"action": "ANNOTATION_CREATED"}, timeout=5).status_code == 401
     assert requests.post(f"{url}/webhook", json={}, headers={"X-Agreement-Secret": "x" * 22}, timeout=5).status_code == 401
-    for body in (b"\x00\x01garbage", b"{", b'{"action": "ANNOTATION_CREATED", "annotation": [1, 2]}'):
-        answer = requests.post(f"{url}/webhook", data=body, headers={"X-Agreement-Secret": SECRET}, timeout=5)
+    assert requests.get(f"{url}/status", timeout=5).status_code == 401
+    assert requests.get(f"{url}/status", params={"secret": SECRET}, timeout=5).status_code == 401
+    assert requests.get(f"{url}/docs", timeout=5).status_code == 404
+    for body in (b"\x00\x01garbage", b"{", b'{"action": "ANNOTATION_CREATED", "annotation": [1, 2]}',
+                 b'{"action": "ANNOTATION_CREATED", "annotation": {"id": 1, "task": NaN}}'):
+        answer = requests.post(f"{url}/webhook", data=body, headers=HEADERS, timeout=5)
         assert answer.status_code == 400
-    assert requests.get(f"{url}/health", timeout=5).json()["status"] == "UP"
+    assert requests.get(f"{url}/health", timeout=5).json() == {"status": "UP"}
     assert setup["process"].poll() is None
 
 
@@ -128,8 +153,6 @@ def test_one_webhook_however_often_the_service_starts(setup, label_studio):
     assert [h.url for h in hooks] == [f"{setup['url']}/webhook"]
     assert hooks[0].headers == {"X-Agreement-Secret": SECRET}
     port = int(setup["url"].rsplit(":", 1)[1])
-    setup["process"].terminate()
-    setup["process"].wait(timeout=20)
-    process, _ = start_service(label_studio, setup["project"], port, setup["log"])
-    setup["process"] = process
+    stop(setup["process"])
+    setup["process"], _ = start_service(label_studio.url, label_studio.token, setup["project"], port, setup["log"])
     assert len(setup["admin"].webhooks.list(project=str(setup["project"]))) == 1

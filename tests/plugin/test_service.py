@@ -25,7 +25,12 @@ class FakeLabelStudio:
     writers = 2
 
     def __init__(self, tasks):
-        self.tasks_by_id = {t["id"]: {"project": 1, **copy.deepcopy(t)} for t in tasks}
+        self.clock = 0
+        self.tasks_by_id = {}
+        for task in tasks:
+            self.tasks_by_id[task["id"]] = {"project": 1, **copy.deepcopy(task)}
+            self._touch(task["id"])
+        self.reads = []
         self.writes = []
         self.webhooks = []
         self.lock = threading.Lock()
@@ -44,10 +49,24 @@ class FakeLabelStudio:
         self._maybe_fail("label_config")
         return CONFIG
 
-    def tasks(self, project, on_total=None, max_rate=None):
+    def _touch(self, task):
+        """Label Studio moves a task's updated_at on every change (two minutes per change here)."""
+        self.clock += 120
+        self.tasks_by_id[task]["updated_at"] = f"2026-01-01T{self.clock // 3600:02d}:{self.clock // 60 % 60:02d}:" \
+                                               f"{self.clock % 60:02d}.000000Z"
+
+    def tasks(self, project, on_total=None, max_rate=None, updated_after=None):
         self._maybe_fail("tasks")
         with self.lock:
-            return [copy.deepcopy(t) for t in self.tasks_by_id.values() if t["project"] == project]
+            found = [copy.deepcopy(t) for t in self.tasks_by_id.values() if t["project"] == project
+                     and (updated_after is None or t["updated_at"] > updated_after.strftime("%Y-%m-%dT%H:%M:%S.%fZ"))]
+            self.reads.append(("changed" if updated_after else "all", len(found)))
+            return found
+
+    def task_count(self, project):
+        self._maybe_fail("tasks")
+        with self.lock:
+            return sum(t["project"] == project for t in self.tasks_by_id.values())
 
     def task(self, task):
         self._maybe_fail("task")
@@ -59,6 +78,7 @@ class FakeLabelStudio:
         with self.lock:
             self.writes.append(task)
             self.tasks_by_id[task]["meta"] = copy.deepcopy(meta)
+            self._touch(task)
 
     def ensure_webhook(self, project, *, url, actions, headers):
         self._maybe_fail("ensure_webhook")
@@ -74,11 +94,14 @@ class FakeLabelStudio:
         with self.lock:
             found = self.tasks_by_id[task]["annotations"]
             found[:] = [a for a in found if a["id"] != annotation["id"]] + [annotation]
+            self._touch(task)
 
     def delete_annotation(self, identifier):
         with self.lock:
             for task in self.tasks_by_id.values():
-                task["annotations"] = [a for a in task["annotations"] if a["id"] != identifier]
+                if any(a["id"] == identifier for a in task["annotations"]):
+                    task["annotations"] = [a for a in task["annotations"] if a["id"] != identifier]
+                    self._touch(task["id"])
 
     def meta(self, task):
         with self.lock:
@@ -471,3 +494,36 @@ def test_status_never_shows_the_secret_or_a_token(service):
     post(client, created(1, 1))
     text = client.get(f"/s/{SECRET}/status").text
     assert SECRET not in text and "project-token" not in text and "k" != text
+
+
+def test_passes_read_only_what_changed_and_a_lost_deletion_takes_a_full_read(fake):
+    """The watermark is Label Studio's own clock; a margin before it is read again."""
+    app = create_app(settings(reconcile_interval=0.3, full_pass_every=1000), fake)
+    with TestClient(app):
+        state = app.state.agreement
+        assert state.wait_ready(10) and state.writer.wait_idle(10)
+        fake.annotate(2, annotation(1, 2, 1, "pos"))
+        deadline = time.monotonic() + 10
+        while "agreement" not in fake.meta(2) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert fake.meta(2)["agreement"]["n_annotations"] == 1
+        assert fake.reads[0] == ("all", 3) and ("changed", 0) not in fake.reads[:1]
+        assert all(kind == "changed" for kind, _ in fake.reads[1:])
+        passes, deadline = state.monitors[1].passes, time.monotonic() + 10
+        while state.monitors[1].passes < passes + 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        fake.reads.clear()
+        fake.annotate(3, annotation(2, 3, 1, "neg"))
+        deadline = time.monotonic() + 10
+        while "agreement" not in fake.meta(3) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert fake.meta(3)["agreement"]["n_annotations"] == 1
+        # Each read: the changed task, and the newest one again (within the margin before the watermark).
+        assert fake.reads and all(kind == "changed" and n <= 2 for kind, n in fake.reads), fake.reads
+        with fake.lock:  # deleted in Label Studio, and its event was lost
+            del fake.tasks_by_id[1]
+        fake.reads.clear()
+        deadline = time.monotonic() + 10
+        while 1 in state.monitors[1].state.tasks and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert 1 not in state.monitors[1].state.tasks and ("all", 2) in fake.reads
