@@ -88,6 +88,8 @@ class RunningAgreement:
         self._coincidence: NDArray[np.float64] = np.zeros((n_categories, n_categories) if coincidence else (0, 0))
         self._totals: NDArray[np.float64] = np.zeros(max(n_categories, 4))
         self._nominal_observed = 0.0
+        self._total = 0.0  # sum of the totals, and of their squares: nominal D_e in O(1)
+        self._total_squares = 0.0
         self._spa = np.zeros((len(_SCHEMES), 2))
         self._annotations = 0.0
 
@@ -131,7 +133,11 @@ class RunningAgreement:
         self._spa += sign * _scheme_terms(n, q)
         if n >= 2:
             self._nominal_observed += sign * (n * n - q) / (n - 1.0)
-            np.add.at(self._totals, columns, sign * x)
+            before = self._totals[columns]
+            after = before + sign * x
+            self._totals[columns] = after  # columns are distinct
+            self._total += sign * n
+            self._total_squares += float(after @ after - before @ before)
             if self._keep_coincidence:
                 self._coincidence[np.ix_(columns, columns)] += np.outer(x, x * (sign / (n - 1.0)))
 
@@ -253,18 +259,17 @@ class RunningAgreement:
         return distance_matrix(level, values=v)
 
     def _observed_expected(self, level: LevelName, values: ArrayLike | None) -> tuple[float, float]:
-        """``sum O delta`` and ``n' delta n`` at ``level``."""
+        """``sum O delta`` and ``n' delta n`` at ``level``; O(1) for nominal."""
         self._check_level(level)
-        totals = self.pairable_totals
-        total = float(totals.sum())
         if level == "nominal":
-            return self._nominal_observed, total * total - float(totals @ totals)
+            return self._nominal_observed, self._total * self._total - self._total_squares
+        totals = self.pairable_totals
         delta = self._delta(level, values)
         return float((self._coincidence * delta).sum()), float(totals @ delta @ totals)
 
     def expected_disagreement(self, *, level: LevelName = "nominal", values: ArrayLike | None = None) -> float:
         """Krippendorff's ``D_e`` over the pairable values; NaN with a warning when fewer than two."""
-        total = float(self._totals.sum())
+        total = self._total
         if total <= 1:
             return warn_undefined("The expected disagreement", "no item has two or more annotations")
         _, expected = self._observed_expected(level, values)
@@ -272,7 +277,7 @@ class RunningAgreement:
 
     def alpha(self, *, level: LevelName = "nominal", values: ArrayLike | None = None) -> float:
         """Krippendorff's alpha from the running sums; NaN with a warning when undefined."""
-        total = float(self._totals.sum())
+        total = self._total
         if total <= 1 + 1e-9:
             return warn_undefined("Krippendorff's alpha", "no item has two or more annotations, so there are no "
                                                           "pairable values")

@@ -1,7 +1,9 @@
 """Benchmark: the live service's annotation-to-meta latency, and its in-process event throughput.
 
-1. In process: parsed events applied to the service state (mapping, running
-   sums; no HTTP, no writes), events per second.
+1. In process: a task as Label Studio returns it after an event, applied to
+   the project state (mapping, running sums) and its block computed, per
+   second; and the same for a free-text control as its distinct answers grow
+   from 1,000 to 20,000 (the time per event must stay flat).
 2. Against a local Label Studio with the service running as
    ``ls-agreement serve`` in a subprocess, Label Studio calling its webhook:
    * a steady stream: annotations created one at a time at a fixed rate; for
@@ -11,7 +13,7 @@
      event-to-written-meta latency (``/status``) and how long after the last
      create every task's meta had settled.
 
-    python bench/live_latency.py [--steady 100 --rate 4] [--burst 2000] [--events 20000]
+    python bench/live_latency.py [--steady 100 --rate 4] [--burst 500] [--events 20000]
 """
 
 from __future__ import annotations
@@ -32,10 +34,9 @@ import requests
 from label_studio_sdk import LabelStudio
 
 from plugin.labelconfig import parse_label_config
-from plugin.live import LiveProject
 from plugin.localserver import free_port, sign_up, start
-from plugin.service import parse_event
 from plugin.settings import MappingOptions, ScoringOptions
+from plugin.state import ProjectState
 
 SECRET = "benchmark-secret-0123456789"
 CONFIG = """<View><Text name="text" value="$text"/>
@@ -50,19 +51,43 @@ def results(rnd: random.Random) -> list[dict]:
 
 
 def in_process(n_events: int) -> float:
+    """Tasks applied to the state and their blocks computed, per second (each event re-reads one task)."""
     rnd = random.Random(0)
-    live = LiveProject(1, parse_label_config(CONFIG), mapping=MappingOptions(), scoring=ScoringOptions())
+    state = ProjectState(1, parse_label_config(CONFIG), mapping=MappingOptions(), scoring=ScoringOptions())
     n_tasks = max(1, n_events // 3)
-    live.load([{"id": t, "meta": {}, "annotations": []} for t in range(n_tasks)])
-    payloads = [{"action": "ANNOTATION_CREATED", "project": {"id": 1},
-                 "annotation": {"id": i, "task": i % n_tasks, "completed_by": i // n_tasks, "result": results(rnd),
-                                "updated_at": f"2026-01-01T00:00:00.{i:06d}Z"}} for i in range(n_events)]
+    state.load([{"id": t, "project": 1, "meta": {}, "annotations": []} for t in range(n_tasks)])
+    annotations: dict[int, list[dict]] = {t: [] for t in range(n_tasks)}
+    reads = []
+    for i in range(n_events):
+        task = i % n_tasks
+        annotations[task] = [*annotations[task], {"id": i, "completed_by": i // n_tasks, "result": results(rnd),
+                                                   "updated_at": f"2026-01-01T00:00:00.{i:06d}Z"}]
+        reads.append({"id": task, "project": 1, "meta": {}, "annotations": annotations[task]})
     started = time.perf_counter()
-    for payload in payloads:
-        event = parse_event(payload)
-        for annotation, task, meta in event.annotations:
-            live.apply_annotation(annotation, task, task_meta=meta)
+    for read in reads:
+        state.set_task(read)
+        state.blocks([read["id"]], updated_at="")
     return n_events / (time.perf_counter() - started)
+
+
+def free_text(n_categories: int, n_events: int = 2000) -> float:
+    """Microseconds per event on a TextArea whose answers are all distinct (``n_categories`` of them first)."""
+    config = '<View><Text name="text" value="$text"/><TextArea name="note" toName="text"/></View>'
+    state = ProjectState(1, parse_label_config(config), mapping=MappingOptions(), scoring=ScoringOptions())
+
+    def read(task: int, answers: tuple[str, str]) -> dict:
+        return {"id": task, "project": 1, "meta": {}, "annotations": [
+            {"id": 2 * task + k, "completed_by": k + 1, "updated_at": "2026-01-01T00:00:00Z",
+             "result": [{"from_name": "note", "type": "textarea", "value": {"text": [answer]}}]}
+            for k, answer in enumerate(answers)]}
+
+    state.load(read(t, (f"a{t}", f"b{t}")) for t in range(n_categories // 2))
+    started = time.perf_counter()
+    for i in range(n_events):
+        task = n_categories + i
+        state.set_task(read(task, (f"c{task}", f"c{task}" if i % 2 else f"d{task}")))
+        state.blocks([task], updated_at="")
+    return 1e6 * (time.perf_counter() - started) / n_events
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -74,12 +99,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steady", type=int, default=100, help="annotations in the steady stream")
     parser.add_argument("--rate", type=float, default=4.0, help="annotations per second in the steady stream")
-    parser.add_argument("--burst", type=int, default=2000, help="annotations in the burst")
+    parser.add_argument("--burst", type=int, default=500, help="annotations in the burst")
     parser.add_argument("--events", type=int, default=20000, help="events for the in-process throughput")
     args = parser.parse_args()
 
     rate = in_process(args.events)
-    print(f"in process: {rate:,.0f} events/s over {args.events:,} events (goal 50,000)")
+    print(f"in process: {rate:,.0f} events/s over {args.events:,} events (a task re-read and scored each)")
+    for n in (1_000, 20_000):
+        print(f"free text with {n:,} distinct answers: {free_text(n):.0f} µs an event")
 
     with tempfile.TemporaryDirectory(prefix="ls-live-bench-") as directory:
         server = start(Path(directory) / "server", command=os.environ.get("LABEL_STUDIO_BIN"))
@@ -99,12 +126,17 @@ def main() -> None:
                                         "--port", str(port)], env=env, stdout=subprocess.DEVNULL,
                                        stderr=subprocess.DEVNULL)
             status_url = f"http://127.0.0.1:{port}/status"
+
+            def status() -> dict:
+                return requests.get(status_url, headers={"X-Agreement-Secret": SECRET}, timeout=5).json()
+
             for _ in range(200):
                 try:
-                    if str(project.id) in requests.get(status_url, timeout=2).json()["projects"]:
+                    if status()["projects"][str(project.id)]["passes"]:
                         break
-                except requests.RequestException:
-                    time.sleep(0.3)
+                except (requests.RequestException, KeyError):
+                    pass
+                time.sleep(0.3)
             rnd = random.Random(1)
 
             latencies, create_times = [], []
@@ -124,7 +156,7 @@ def main() -> None:
             print(f"steady ({args.steady} annotations at {args.rate}/s): annotation to meta "
                   f"median {1000 * statistics.median(latencies):.0f} ms, p95 {1000 * percentile(latencies, 0.95):.0f} ms"
                   f"; Label Studio's create call itself median {1000 * statistics.median(create_times):.0f} ms")
-            before = requests.get(status_url, timeout=5).json()["written"]
+            before = status()["writes"].get("written", 0)
 
             burst_tasks = tasks[args.steady:]
             jobs = [(burst_tasks[i // 3], i % 3) for i in range(args.burst)]
@@ -141,14 +173,15 @@ def main() -> None:
             with ThreadPoolExecutor(max_workers=8) as pool:
                 list(pool.map(create, jobs))
             last_create = time.perf_counter()
-            while requests.get(status_url, timeout=5).json()["projects"][str(project.id)]["pending_writes"]:
+            while status()["projects"][str(project.id)]["pending_writes"]:
                 time.sleep(0.05)
             settled = time.perf_counter()
-            status = requests.get(status_url, timeout=5).json()
+            final = status()
             print(f"burst ({args.burst} annotations, 8 threads): created in {last_create - started:.1f} s "
                   f"({args.burst / (last_create - started):.0f}/s through Label Studio); every meta settled "
-                  f"{1000 * (settled - last_create):.0f} ms after the last create; {status['written'] - before} writes "
-                  f"(coalesced); service event-to-meta latency over the last writes: {status['write_latency_ms']}")
+                  f"{1000 * (settled - last_create):.0f} ms after the last create; "
+                  f"{final['writes'].get('written', 0) - before} writes (coalesced); service event-to-meta latency "
+                  f"over the last writes: {final['write_latency_ms']}")
         finally:
             try:
                 if service is not None:

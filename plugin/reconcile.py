@@ -56,6 +56,15 @@ def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
+def percentiles_ms(values: Iterable[float]) -> dict[str, float | int | None]:
+    """Median and 95th percentile of durations in seconds, in ms, with their count."""
+    ordered = sorted(values)
+    if not ordered:
+        return {"p50": None, "p95": None, "n": 0}
+    return {"p50": round(1000 * ordered[len(ordered) // 2], 1),
+            "p95": round(1000 * ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))], 1), "n": len(ordered)}
+
+
 def one_line(error: BaseException) -> str:
     """An exception as one short line for counters and logs (never a payload, never a token)."""
     text = " ".join(str(error).split())[:200]
@@ -133,6 +142,16 @@ class ProjectMonitor:
         self.last_pass: PassReport | None = None
         self.passes = 0
         self.watermark: datetime | None = None
+        self.windows: deque[float] = deque(maxlen=1000)
+
+    def merge_window(self) -> dict[str, float | int | None]:
+        """Median and 95th percentile, in ms, from reading a task's meta to Label Studio answering its write.
+
+        Label Studio has no compare-and-swap for meta: a key another client
+        writes into the same task within this window is overwritten.
+        """
+        with self.lock:
+            return percentiles_ms(self.windows)
 
     def count(self, name: str, n: int = 1) -> None:
         with self.lock:
@@ -159,6 +178,7 @@ def refresh_task(client: LabelStudioClient, monitor: ProjectMonitor, task: int, 
             monitor.deferred.add(task)
             return "deferred"
     fresh = client.task(task)
+    read_at = time.monotonic()
     with monitor.lock:
         state = monitor.state
         assert state is not None
@@ -175,6 +195,8 @@ def refresh_task(client: LabelStudioClient, monitor: ProjectMonitor, task: int, 
         return "unchanged"
     if not dry_run:
         client.update_meta(task, meta)
+        with monitor.lock:  # from the read of the meta to the write's answer: where another client's write is lost
+            monitor.windows.append(time.monotonic() - read_at)
     return "written"
 
 
@@ -388,11 +410,7 @@ class TaskWriter:
     def latency(self) -> dict[str, float | int | None]:
         """Median and 95th percentile, in ms, from an event to its task's meta being right (last 1,000)."""
         with self._condition:
-            values = sorted(self._latencies)
-        if not values:
-            return {"p50": None, "p95": None, "n": 0}
-        return {"p50": round(1000 * values[len(values) // 2], 1),
-                "p95": round(1000 * values[min(len(values) - 1, int(0.95 * len(values)))], 1), "n": len(values)}
+            return percentiles_ms(self._latencies)
 
     # --- the work ---
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -42,7 +42,7 @@ from agreement.pairwise import TWO_RATER_MEASURES
 from plugin.mapping import MappedControl
 from plugin.settings import ScoringOptions
 
-__all__ = ["ControlScore", "TaskScore", "number", "score_control", "spa_interval", "summarize_task", "task_terms"]
+__all__ = ["ControlScore", "TaskScore", "TaskTerms", "number", "score_control", "spa_interval", "summarize_task", "task_terms"]
 
 
 def number(value: float | None) -> float | None:
@@ -152,13 +152,28 @@ def _values(counts: LabelCounts, level: str) -> np.ndarray | None:
     return None if level == "nominal" else counts.numeric_values()
 
 
+class TaskTerms(NamedTuple):
+    """Per-task SPA, alpha term and item count, aligned on ``tasks`` (sorted)."""
+
+    tasks: np.ndarray
+    spa: np.ndarray
+    alpha: np.ndarray
+    n_items: np.ndarray
+
+
 def task_terms(counts: np.ndarray, tasks: np.ndarray, *, level: str, values: np.ndarray | None, expected: float,
-               marginals: np.ndarray | None = None) -> pd.DataFrame:
+               marginals: np.ndarray | None = None) -> TaskTerms:
     """Per task: SPA over its items and its alpha term, by weighted sums over items (no per-task loop).
+
+    SPA weighs items by ``n_i - 1`` (seed 004's ``annotations_m1``); the alpha
+    term is ``1 - d_task / D_e`` with ``d_task = sum_i n_i d_i / sum_i n_i``
+    over the task's pairable items (seed 004, eq. 5-6).
 
     Parameters
     ----------
     counts : ndarray, with shape (n_items, n_categories)
+        For nominal data the columns may be any arrangement of each item's
+        counts (the live state passes them packed).
     tasks : ndarray, with shape (n_items,)
         The task of each item.
     level : str
@@ -170,12 +185,18 @@ def task_terms(counts: np.ndarray, tasks: np.ndarray, *, level: str, values: np.
         The project's pairable values per column, which place the ordinal
         distances; by default those of ``counts``.
     """
-    codes, task_ids = pd.factorize(tasks)
+    task_ids, codes = np.unique(tasks, return_inverse=True)
+    counts = np.asarray(counts, dtype=np.float64)
     n = counts.sum(axis=1)
     pairable = n >= 2
-    agreement = np.where(pairable, item_agreement(counts), 0.0)
-    disagreement = np.where(pairable, alpha_item_disagreement(counts, level=level, values=values,  # type: ignore[arg-type]
-                                                              marginals=marginals), 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if level == "nominal":  # P_i = sum_c n_ic (n_ic - 1) / (n_i (n_i - 1)), d_i = 1 - P_i
+            agreement = np.where(pairable, (np.einsum("ij,ij->i", counts, counts) - n) / (n * (n - 1.0)), 0.0)
+            disagreement = np.where(pairable, 1.0 - agreement, 0.0)
+        else:
+            agreement = np.where(pairable, item_agreement(counts), 0.0)
+            disagreement = np.where(pairable, alpha_item_disagreement(
+                counts, level=level, values=values, marginals=marginals), 0.0)  # type: ignore[arg-type]
     weight = np.where(pairable, n - 1.0, 0.0)  # annotations_m1
     size = len(task_ids)
     spa_numerator = np.bincount(codes, weights=weight * agreement, minlength=size)
@@ -187,7 +208,7 @@ def task_terms(counts: np.ndarray, tasks: np.ndarray, *, level: str, values: np.
         alpha = 1.0 - (observed / pair_values) / expected if expected and math.isfinite(expected) else np.nan
         task_alpha = np.where(pair_values > 0, alpha, np.nan)
     n_items = np.bincount(codes, weights=(n > 0).astype(float), minlength=size).astype(int)
-    return pd.DataFrame({"spa": task_spa, "alpha": task_alpha, "n_items": n_items}, index=pd.Index(task_ids, name="task"))
+    return TaskTerms(task_ids, task_spa, task_alpha, n_items)
 
 
 def _pairs(rows: pd.DataFrame) -> list[dict[str, Any]]:

@@ -339,6 +339,7 @@ class ServiceState:
                 "failures": [{"task": t, "error": e} for t, e in sorted(monitor.failures.items())[:20]],
                 "last_pass": monitor.last_pass.as_dict() if monitor.last_pass is not None else None,
             }
+        out["merge_window_ms"] = monitor.merge_window()
         with self._wake:
             out["next_pass_in"] = round(max(0.0, self._pass_due[monitor.project] - time.monotonic()), 1)
         with self.lock:

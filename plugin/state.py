@@ -160,9 +160,8 @@ class ControlState:
             warnings.simplefilter("ignore", UndefinedMeasureWarning)
             table = task_terms(counts, np.array(owners), level=self.level, values=None if nominal else self.values(),
                                expected=self.expected(), marginals=None if nominal else self.sums.pairable_totals)
-        columns = (table.index, table["spa"].to_numpy(), table["alpha"].to_numpy(), table["n_items"].to_numpy())
         return {int(task): {"spa": number(spa), "alpha": number(alpha), "n_items": int(n_items)}
-                for task, spa, alpha, n_items in zip(*columns, strict=True)}
+                for task, spa, alpha, n_items in zip(*table, strict=True)}
 
     def mapped(self) -> MappedControl:
         """Every task's rows as one mapped control, for the project's full scores."""
