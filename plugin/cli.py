@@ -167,6 +167,9 @@ def _add_demo_parser(commands: Any) -> None:
     parser.add_argument("--pace", type=float, default=1.5,
                         help="mean seconds between one annotator's submissions (1.5; 0 submits as fast as Label "
                              "Studio accepts, which saturates it and delays every write)")
+    parser.add_argument("--reconcile-interval", type=float, default=20.0,
+                        help="seconds between the service's passes (20), which bring every task's alpha up to date "
+                             "after the last annotation")
     parser.add_argument("--no-wait", action="store_true", help="stop everything when the simulation ends")
     parser.add_argument("--seed", type=int, default=0)
     parser.set_defaults(handler=_run_demo)
@@ -175,12 +178,14 @@ def _add_demo_parser(commands: Any) -> None:
 def _run_demo(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     from plugin.demo import DemoSettings, run_demo
 
-    if args.tasks < 1 or not 2 <= args.annotators <= 5:
-        print("ls-agreement demo: error: --tasks must be positive and --annotators between 2 and 5.", file=stderr)
+    if args.tasks < 1 or not 2 <= args.annotators <= 5 or args.reconcile_interval < 1:
+        print("ls-agreement demo: error: --tasks must be positive, --annotators between 2 and 5, and "
+              "--reconcile-interval at least 1.", file=stderr)
         return 2
     settings = DemoSettings(data_dir=args.data_dir, label_studio=args.label_studio, port=args.port,
                             service_port=args.service_port, tasks=args.tasks, annotators=args.annotators,
-                            pace=args.pace, wait=not args.no_wait, seed=args.seed)
+                            pace=args.pace, wait=not args.no_wait, seed=args.seed,
+                            reconcile_interval=args.reconcile_interval)
     try:
         return run_demo(settings, stdout)
     except (RuntimeError, OSError) as error:

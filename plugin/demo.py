@@ -67,6 +67,7 @@ class DemoSettings:
     pace: float = 1.5
     wait: bool = True
     seed: int = 0
+    reconcile_interval: float = 20.0
 
 
 @dataclass(frozen=True)
@@ -128,10 +129,6 @@ def _line(status: dict[str, Any], elapsed: float, submitted: int) -> str:
         interval = f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else ""
         parts.append(f"{name}: SPA {spa:.2f}{interval} α {'-' if alpha is None else f'{alpha:.2f}'}")
     return " | ".join(parts)
-
-
-RECONCILE_INTERVAL = 20.0
-"""Seconds between the demo service's full passes, so the scores converge soon after the last annotation."""
 
 
 def _status(url: str, secret: str, project: int) -> dict[str, Any]:
@@ -201,7 +198,8 @@ def run_demo(settings: DemoSettings, out: TextIO) -> int:
                "AGREEMENT_WEBHOOK_SECRET": secret}
         log = open(settings.data_dir / "service.log", "ab")  # noqa: SIM115 - closed with the process
         service = subprocess.Popen([sys.executable, "-m", "plugin", "serve", "--project", str(project), "--port",
-                                    str(settings.service_port), "--reconcile-interval", str(RECONCILE_INTERVAL)],
+                                    str(settings.service_port), "--reconcile-interval",
+                                    str(settings.reconcile_interval)],
                                    env=env, stdout=log, stderr=subprocess.STDOUT)
         _wait_for_service(service_url, secret, project, service)
         print(f"The agreement service is live at {service_url}/status; annotators start now.\n", file=out, flush=True)
@@ -235,8 +233,8 @@ def run_demo(settings: DemoSettings, out: TextIO) -> int:
                 future.result()
         # Events made each task's scores right within a second; the project's expected disagreement moved
         # with every annotation, which the next full pass brings to every task's alpha.
-        print(f"\nAnnotation is over; waiting for the next full pass (every {RECONCILE_INTERVAL:.0f} s)...",
-              file=out, flush=True)
+        print("\nAnnotation is over; waiting for the service's next pass "
+              f"(every {settings.reconcile_interval:.0f} s)...", file=out, flush=True)
         passes = _status(service_url, secret, project)["passes"]
         while True:
             status = _status(service_url, secret, project)

@@ -101,7 +101,8 @@ class PassReport:
     rechecked: int = 0
 
     def as_dict(self) -> dict[str, Any]:
-        return {"started_at": self.started_at, "kind": self.kind, "seconds": {k: round(v, 3) for k, v in self.seconds.items()},
+        return {"started_at": self.started_at, "kind": self.kind,
+                "seconds": {k: round(v, 3) for k, v in self.seconds.items()},
                 "n_tasks": self.n_tasks, "stale": len(self.stale), "rechecked": self.rechecked}
 
 

@@ -42,7 +42,8 @@ from agreement.pairwise import TWO_RATER_MEASURES
 from plugin.mapping import MappedControl
 from plugin.settings import ScoringOptions
 
-__all__ = ["ControlScore", "TaskScore", "TaskTerms", "number", "score_control", "spa_interval", "summarize_task", "task_terms"]
+__all__ = ["ControlScore", "TaskScore", "TaskTerms", "number", "score_control", "spa_interval", "summarize_task",
+           "task_terms"]
 
 
 def number(value: float | None) -> float | None:

@@ -19,7 +19,7 @@ def test_demo_runs_twice_and_stops_everything(label_studio_template, tmp_path, c
     for run in range(2):
         port, service_port = free_port(), free_port()
         status = main(["demo", "--data-dir", str(data_dir), "--tasks", "12", "--pace", "0", "--no-wait",
-                       "--port", str(port), "--service-port", str(service_port),
+                       "--port", str(port), "--service-port", str(service_port), "--reconcile-interval", "2",
                        *(["--label-studio", LABEL_STUDIO_BIN] if LABEL_STUDIO_BIN else [])])
         out = capsys.readouterr().out
         assert status == 0, out
