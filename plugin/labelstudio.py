@@ -131,7 +131,8 @@ class LabelStudioClient:
         return str(self._call(lambda: self._sdk.projects.get(id=project)).label_config or "")
 
     def tasks(self, project: int, *, on_total: Callable[[int], None] | None = None,
-              max_rate: float | None = None, updated_after: datetime | None = None) -> Iterator[dict[str, Any]]:
+              max_rate: float | None = None, updated_after: datetime | None = None,
+              selected: str | None = None) -> Iterator[dict[str, Any]]:
         """Every task of ``project`` with its annotations, page by page, as plain dicts.
 
         Each page is one request with its own retries, so a failure on page 7
@@ -142,10 +143,11 @@ class LabelStudioClient:
         moment (by its own clock): an annotation created, updated or deleted
         and a meta written all move a task's ``updated_at``. The Data Manager
         filter takes the time as ``%Y-%m-%dT%H:%M:%S.%fZ`` in UTC (another
-        format is a 500 in 1.23.2).
+        format is a 500 in 1.23.2). ``selected`` is a Data Manager query of
+        its own (see :meth:`tasks_by_id`).
         """
         size = self._connection.page_size
-        query = None
+        query = selected
         if updated_after is not None:
             moment = updated_after.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
             query = json.dumps({"filters": {"conjunction": "and", "items": [
@@ -176,6 +178,18 @@ class LabelStudioClient:
             page += 1
             if max_rate:
                 self._sleep(max(0.0, len(items) / max_rate - (time.monotonic() - started)))
+
+    def tasks_by_id(self, project: int, ids: Sequence[int]) -> list[dict[str, Any]]:
+        """The tasks of ``project`` among ``ids``, with annotations and meta, in as few requests as pages.
+
+        A task deleted, or of another project, is simply absent. One request
+        for a hundred tasks costs Label Studio about what one ``GET
+        /api/tasks/ID`` costs (the Data Manager's ``selectedItems``).
+        """
+        if not ids:
+            return []
+        query = json.dumps({"selectedItems": {"all": False, "included": sorted(set(ids))}})
+        return list(self.tasks(project, selected=query))
 
     def task_count(self, project: int) -> int:
         """How many tasks the project has now (one request)."""

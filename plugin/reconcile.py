@@ -31,7 +31,7 @@ import logging
 import threading
 import time
 from collections import Counter, deque
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -159,39 +159,79 @@ class ProjectMonitor:
             self.counters[name] += n
 
 
-def refresh_task(client: LabelStudioClient, monitor: ProjectMonitor, task: int, *, dry_run: bool = False) -> str:
-    """Read ``task`` from Label Studio, update the state, and write its block if the fresh meta differs.
+FRESH_FOR = 1.0
+"""Seconds a batch read's meta is merged into as it is; older, the task is read again just before its write."""
+BATCH = 100
+"""Most tasks read in one request when refreshing."""
+
+
+def refresh_tasks(client: LabelStudioClient, monitor: ProjectMonitor, tasks: Sequence[int], *,
+                  dry_run: bool = False) -> dict[int, str | Exception]:
+    """Read ``tasks`` from Label Studio (one request), update the state, and write each block that differs.
+
+    The meta of a task is merged into as read, if that read is less than
+    :data:`FRESH_FOR` old; otherwise the task is read again just before its
+    write (a batch with many writes), so another client's keys are lost only
+    within a short window.
 
     Returns
     -------
-    str
-        "written", "unchanged", "gone" (deleted in Label Studio), "refused"
-        (a task of another project), or "deferred" (a pass is reading; the
-        task is refreshed once it is done).
+    dict of int to str or Exception
+        Per task: "written", "unchanged", "gone" (deleted, or not a task of
+        this project), "deferred" (the project was never read yet; the task
+        is refreshed after the first pass), or the exception its write raised.
 
     Raises
     ------
     LabelStudioError
-        If Label Studio cannot be read or written (after the client's retries).
+        If the tasks cannot be read (after the client's retries): no task of
+        the batch was refreshed.
     """
     with monitor.lock:
         if monitor.state is None:
-            monitor.deferred.add(task)
-            return "deferred"
-    fresh = client.task(task)
+            monitor.deferred.update(tasks)
+            return dict.fromkeys(tasks, "deferred")
+    fresh = {task["id"]: task for task in client.tasks_by_id(monitor.project, tasks)
+             if isinstance(task, Mapping) and task.get("id") in tasks}
     read_at = time.monotonic()
+    out: dict[int, str | Exception] = {}
     with monitor.lock:
         state = monitor.state
         assert state is not None
-        if monitor._reading:
-            monitor.deferred.add(task)
-        if fresh is None:
-            state.remove_task(task)
-            return "gone"
-        if state.set_task(fresh) is None:
-            return "refused"
-        block = state.blocks([task], updated_at=now_iso()).get(task)
-    meta = merged_meta(fresh.get("meta"), block) if block is not None else None
+        if monitor._reading:  # a pass is reading pages that may be older than this: refresh again after it
+            monitor.deferred.update(tasks)
+        for task in tasks:
+            if task not in fresh:
+                state.remove_task(task)
+                out[task] = "gone"
+            elif state.set_task(fresh[task]) is None:
+                out[task] = "gone"
+        blocks = state.blocks([t for t in tasks if t not in out], updated_at=now_iso())
+    for task, block in blocks.items():
+        try:
+            out[task] = _write(client, monitor, task, block, fresh[task], read_at, dry_run=dry_run)
+        except Exception as error:  # noqa: BLE001 (this task's failure, reported to the caller)
+            out[task] = error
+    for task in tasks:
+        out.setdefault(task, "unchanged")
+    return out
+
+
+def _write(client: LabelStudioClient, monitor: ProjectMonitor, task: int, block: Mapping[str, Any],
+           read: Mapping[str, Any], read_at: float, *, dry_run: bool) -> str:
+    if time.monotonic() - read_at > FRESH_FOR:
+        again = client.task(task)
+        read_at = time.monotonic()
+        with monitor.lock:
+            state = monitor.state
+            assert state is not None
+            if again is None:
+                state.remove_task(task)
+                return "gone"
+            state.set_task(again)
+            block = state.blocks([task], updated_at=now_iso())[task]
+        read = again
+    meta = merged_meta(read.get("meta"), block)
     if meta is None:
         return "unchanged"
     if not dry_run:
@@ -199,6 +239,14 @@ def refresh_task(client: LabelStudioClient, monitor: ProjectMonitor, task: int, 
         with monitor.lock:  # from the read of the meta to the write's answer: where another client's write is lost
             monitor.windows.append(time.monotonic() - read_at)
     return "written"
+
+
+def refresh_task(client: LabelStudioClient, monitor: ProjectMonitor, task: int, *, dry_run: bool = False) -> str:
+    """:func:`refresh_tasks` for one task; its write's failure is raised."""
+    outcome = refresh_tasks(client, monitor, [task], dry_run=dry_run)[task]
+    if isinstance(outcome, Exception):
+        raise outcome
+    return outcome
 
 
 def stale_tasks(state: ProjectState) -> list[int]:
@@ -294,13 +342,14 @@ def full_pass(client: LabelStudioClient, monitor: ProjectMonitor, *, controls: M
         monitor.deferred = set()
         monitor.state = target
         monitor.watermark = newest
-    for task in recheck:  # a handful; each read on its own
+    for start in range(0, len(recheck), BATCH):  # usually a handful: one read
+        chunk = recheck[start:start + BATCH]
         try:
-            refresh_task(client, monitor, task, dry_run=True)
+            refresh_tasks(client, monitor, chunk, dry_run=True)
         except Exception as error:  # noqa: BLE001 (left for the next pass, counted)
             monitor.count(f"recheck after a pass failed: {one_line(error)}")
             with monitor.lock:
-                monitor.deferred.add(task)
+                monitor.deferred.update(chunk)
     report.rechecked = len(recheck)
     with monitor.lock:
         report.stale = stale_tasks(target)
@@ -318,7 +367,7 @@ class _Due:
 
 
 class TaskWriter:
-    """Refreshes requested tasks on a few threads: coalesced, one at a time per task, retried, counted.
+    """Refreshes requested tasks on a few threads: coalesced, batched, one at a time per task, retried, counted.
 
     Parameters
     ----------
@@ -331,13 +380,15 @@ class TaskWriter:
     retry_delays : sequence of float
         Waits before each further attempt after a failure; then the task is
         left to the next full pass (it is stale, so the pass writes it).
+    batch : int
+        Most tasks of one project read in one request.
     dry_run : bool
         Compute and count, write nothing.
     """
 
     def __init__(self, client: LabelStudioClient, monitors: Mapping[int, ProjectMonitor], *, workers: int = 4,
                  coalesce_seconds: float = 0.05, retry_delays: Iterable[float] = (1.0, 5.0, 20.0),
-                 dry_run: bool = False) -> None:
+                 batch: int = BATCH, dry_run: bool = False) -> None:
         self._client = client
         self._monitors = monitors
         self._workers = max(1, workers)
@@ -348,6 +399,8 @@ class TaskWriter:
         self._queue: list[_Due] = []
         self._queued: dict[tuple[int, int], float | None] = {}  # (project, task) -> when its first event came
         self._running: set[tuple[int, int]] = set()
+        self._jobs = 0
+        self._batch = max(1, batch)
         self._latencies: deque[float] = deque(maxlen=1000)
         self._stopping = False
         self._thread = threading.Thread(target=self._run, name="task-writer", daemon=True)
@@ -415,39 +468,45 @@ class TaskWriter:
 
     # --- the work ---
 
-    def _job(self, due: _Due, since: float | None) -> None:
-        key = (due.project, due.task)
-        monitor = self._monitors[due.project]
+    def _job(self, project: int, batch: list[tuple[_Due, float | None]]) -> None:
+        monitor = self._monitors[project]
         try:
-            outcome = refresh_task(self._client, monitor, due.task, dry_run=self._dry_run)
-        except Exception as error:  # noqa: BLE001 (one task's failure is that task's: counted, retried)
-            reason = one_line(error)
-            retry = due.attempt < len(self._retry_delays)
-            with monitor.lock:
-                monitor.counters["refresh failed" + (" (will retry)" if retry else "")] += 1
-                if not retry:
-                    monitor.failures[due.task] = reason
-            with self._condition:
-                self.outcomes["failed"] += 1
-                self._running.discard(key)
-                if retry and not self._stopping:
-                    self._queued.setdefault(key, None)
-                    heapq.heappush(self._queue, _Due(time.monotonic() + self._retry_delays[due.attempt],
-                                                     due.project, due.task, due.attempt + 1))
-                self._condition.notify_all()
-            if not retry:
-                log.warning("Task %s of project %s was not written after %d attempts: %s", due.task, due.project,
-                            due.attempt + 1, reason)
-            return
+            outcomes = refresh_tasks(self._client, monitor, [due.task for due, _ in batch], dry_run=self._dry_run)
+        except Exception as error:  # noqa: BLE001 (the read failed: every task of the batch is retried)
+            outcomes = {due.task: error for due, _ in batch}
+        retries, failed_for_good = [], []
         with monitor.lock:
-            monitor.failures.pop(due.task, None)
-            monitor.counters[outcome] += 1
+            for due, _ in batch:
+                outcome = outcomes[due.task]
+                if isinstance(outcome, Exception):
+                    retry = due.attempt < len(self._retry_delays)
+                    monitor.counters["refresh failed" + (" (will retry)" if retry else "")] += 1
+                    if retry:
+                        retries.append(due)
+                    else:
+                        monitor.failures[due.task] = one_line(outcome)
+                        failed_for_good.append((due, one_line(outcome)))
+                else:
+                    monitor.failures.pop(due.task, None)
+                    monitor.counters[outcome] += 1
+        now = time.monotonic()
         with self._condition:
-            self.outcomes[outcome] += 1
-            if since is not None and outcome in ("written", "unchanged"):
-                self._latencies.append(time.monotonic() - since)
-            self._running.discard(key)
+            for due, since in batch:
+                outcome = outcomes[due.task]
+                self.outcomes["failed" if isinstance(outcome, Exception) else outcome] += 1
+                if since is not None and outcome in ("written", "unchanged"):
+                    self._latencies.append(now - since)
+                self._running.discard((project, due.task))
+            for due in retries:
+                if not self._stopping:
+                    self._queued.setdefault((project, due.task), None)
+                    heapq.heappush(self._queue, _Due(now + self._retry_delays[due.attempt], project, due.task,
+                                                     due.attempt + 1))
+            self._jobs -= 1
             self._condition.notify_all()
+        for due, reason in failed_for_good:
+            log.warning("Task %s of project %s was not written after %d attempts: %s", due.task, project,
+                        due.attempt + 1, reason)
 
     def _run(self) -> None:
         with ThreadPoolExecutor(max_workers=self._workers, thread_name_prefix="refresh") as pool:
@@ -455,22 +514,33 @@ class TaskWriter:
                 with self._condition:
                     while not self._stopping:
                         now = time.monotonic()
-                        busy = len(self._running) >= self._workers
-                        ready = self._queue and self._queue[0].when <= now and not busy
-                        if ready:
+                        busy = self._jobs >= self._workers
+                        if self._queue and self._queue[0].when <= now and not busy:
                             break
                         wait = self._queue[0].when - now if self._queue and not busy else None
                         self._condition.wait(wait if wait is None or wait > 0 else 0.01)
                     if self._stopping:
                         return
-                    due = heapq.heappop(self._queue)
-                    key = (due.project, due.task)
-                    if key in self._running:  # being refreshed: once more after it, never two at once
-                        heapq.heappush(self._queue, _Due(time.monotonic() + self._coalesce, *key, due.attempt))
+                    project, batch, later = self._queue[0].project, [], []
+                    now = time.monotonic()
+                    while self._queue and self._queue[0].when <= now and len(batch) < self._batch:
+                        due = heapq.heappop(self._queue)
+                        key = (due.project, due.task)
+                        if due.project != project or key in self._running or any(d.task == due.task
+                                                                                   for d, _ in batch):
+                            # another project's, or being refreshed: later, never two at once
+                            later.append(due if due.project != project else
+                                         _Due(now + self._coalesce, *key, due.attempt))
+                            continue
+                        batch.append((due, self._queued.pop(key, None)))
+                        self._running.add(key)
+                    for due in later:
+                        heapq.heappush(self._queue, due)
+                    if not batch:
+                        self._condition.wait(self._coalesce)
                         continue
-                    since = self._queued.pop(key, None)
-                    self._running.add(key)
+                    self._jobs += 1
                 try:
-                    pool.submit(self._job, due, since)
+                    pool.submit(self._job, project, batch)
                 except RuntimeError:  # the pool is shutting down
                     return

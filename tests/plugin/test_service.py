@@ -26,9 +26,9 @@ class FakeLabelStudio:
 
     def __init__(self, tasks):
         self.clock = 0
-        self.tasks_by_id = {}
+        self.store = {}
         for task in tasks:
-            self.tasks_by_id[task["id"]] = {"project": 1, **copy.deepcopy(task)}
+            self.store[task["id"]] = {"project": 1, **copy.deepcopy(task)}
             self._touch(task["id"])
         self.reads = []
         self.writes = []
@@ -52,13 +52,13 @@ class FakeLabelStudio:
     def _touch(self, task):
         """Label Studio moves a task's updated_at on every change (two minutes per change here)."""
         self.clock += 120
-        self.tasks_by_id[task]["updated_at"] = f"2026-01-01T{self.clock // 3600:02d}:{self.clock // 60 % 60:02d}:" \
+        self.store[task]["updated_at"] = f"2026-01-01T{self.clock // 3600:02d}:{self.clock // 60 % 60:02d}:" \
                                                f"{self.clock % 60:02d}.000000Z"
 
     def tasks(self, project, on_total=None, max_rate=None, updated_after=None):
         self._maybe_fail("tasks")
         with self.lock:
-            found = [copy.deepcopy(t) for t in self.tasks_by_id.values() if t["project"] == project
+            found = [copy.deepcopy(t) for t in self.store.values() if t["project"] == project
                      and (updated_after is None or t["updated_at"] > updated_after.strftime("%Y-%m-%dT%H:%M:%S.%fZ"))]
             self.reads.append(("changed" if updated_after else "all", len(found)))
             return found
@@ -66,18 +66,23 @@ class FakeLabelStudio:
     def task_count(self, project):
         self._maybe_fail("tasks")
         with self.lock:
-            return sum(t["project"] == project for t in self.tasks_by_id.values())
+            return sum(t["project"] == project for t in self.store.values())
 
     def task(self, task):
         self._maybe_fail("task")
         with self.lock:
-            return copy.deepcopy(self.tasks_by_id.get(task))
+            return copy.deepcopy(self.store.get(task))
+
+    def tasks_by_id(self, project, ids):
+        self._maybe_fail("task")
+        with self.lock:
+            return [copy.deepcopy(self.store[i]) for i in ids if i in self.store and self.store[i]["project"] == project]
 
     def update_meta(self, task, meta):
         self._maybe_fail("update_meta")
         with self.lock:
             self.writes.append(task)
-            self.tasks_by_id[task]["meta"] = copy.deepcopy(meta)
+            self.store[task]["meta"] = copy.deepcopy(meta)
             self._touch(task)
 
     def ensure_webhook(self, project, *, url, actions, headers):
@@ -92,20 +97,20 @@ class FakeLabelStudio:
     # the truth changes as annotators work
     def annotate(self, task, annotation):
         with self.lock:
-            found = self.tasks_by_id[task]["annotations"]
+            found = self.store[task]["annotations"]
             found[:] = [a for a in found if a["id"] != annotation["id"]] + [annotation]
             self._touch(task)
 
     def delete_annotation(self, identifier):
         with self.lock:
-            for task in self.tasks_by_id.values():
+            for task in self.store.values():
                 if any(a["id"] == identifier for a in task["annotations"]):
                     task["annotations"] = [a for a in task["annotations"] if a["id"] != identifier]
                     self._touch(task["id"])
 
     def meta(self, task):
         with self.lock:
-            return copy.deepcopy(self.tasks_by_id[task]["meta"])
+            return copy.deepcopy(self.store[task]["meta"])
 
 
 def annotation(identifier, task, annotator, choice, second="00"):
@@ -298,7 +303,7 @@ def test_deletions_update_the_tasks_they_touch(service):
     assert fake.meta(3)["agreement"]["n_annotations"] == 1
     # Label Studio's bulk delete names no project.
     with fake.lock:
-        del fake.tasks_by_id[3]
+        del fake.store[3]
     post(client, {"action": "TASKS_DELETED", "tasks": [{"id": 3}]})
     settle(state)
     assert 3 not in state.monitors[1].state.tasks
@@ -324,7 +329,7 @@ def test_never_seen_deletions_are_counted_and_suppress_nothing(service):
 def test_events_of_other_projects_are_ignored_and_counted(service):
     client, state, fake = service
     with fake.lock:
-        fake.tasks_by_id[50] = {"id": 50, "project": 2, "meta": {"theirs": 1},
+        fake.store[50] = {"id": 50, "project": 2, "meta": {"theirs": 1},
                                 "annotations": [annotation(60, 50, 1, "pos"), annotation(61, 50, 2, "neg")]}
     fake.writes.clear()
     post(client, created(50, 60, project=2))          # a project not monitored
@@ -334,7 +339,7 @@ def test_events_of_other_projects_are_ignored_and_counted(service):
     assert fake.writes == [] and fake.meta(50) == {"theirs": 1}
     assert state.ignored["event for a project this service does not monitor"] == 1
     assert state.ignored["event without a project, naming no known task or annotation"] == 1
-    assert state.monitors[1].counters["refused"] == 1
+    assert state.monitors[1].counters["gone"] == 1  # not a task of this project, as Label Studio answers
     assert 50 not in state.monitors[1].state.tasks
 
 
@@ -362,7 +367,7 @@ def test_status_equals_a_batch_computation(service):
 def test_other_clients_keys_written_meanwhile_survive(service):
     client, state, fake = service
     with fake.lock:
-        fake.tasks_by_id[2]["meta"]["reviewer"] = "written by someone else after the service read the task"
+        fake.store[2]["meta"]["reviewer"] = "written by someone else after the service read the task"
     fake.annotate(2, annotation(9, 2, 1, "pos"))
     post(client, created(2, 9))
     settle(state)
@@ -521,7 +526,7 @@ def test_passes_read_only_what_changed_and_a_lost_deletion_takes_a_full_read(fak
         # Each read: the changed task, and the newest one again (within the margin before the watermark).
         assert fake.reads and all(kind == "changed" and n <= 2 for kind, n in fake.reads), fake.reads
         with fake.lock:  # deleted in Label Studio, and its event was lost
-            del fake.tasks_by_id[1]
+            del fake.store[1]
         fake.reads.clear()
         deadline = time.monotonic() + 10
         while 1 in state.monitors[1].state.tasks and time.monotonic() < deadline:
