@@ -155,7 +155,8 @@ def main() -> None:
                 time.sleep(max(0.0, 1.0 / args.rate - (time.perf_counter() - started)))
             print(f"steady ({args.steady} annotations at {args.rate}/s): annotation to meta "
                   f"median {1000 * statistics.median(latencies):.0f} ms, p95 {1000 * percentile(latencies, 0.95):.0f} ms"
-                  f"; Label Studio's create call itself median {1000 * statistics.median(create_times):.0f} ms")
+                  f"; Label Studio's create call itself median {1000 * statistics.median(create_times):.0f} ms; "
+                  f"read-to-write window {status()['projects'][str(project.id)]['merge_window_ms']}")
             before = status()["writes"].get("written", 0)
 
             burst_tasks = tasks[args.steady:]
@@ -181,7 +182,8 @@ def main() -> None:
                   f"({args.burst / (last_create - started):.0f}/s through Label Studio); every meta settled "
                   f"{1000 * (settled - last_create):.0f} ms after the last create; "
                   f"{final['writes'].get('written', 0) - before} writes (coalesced); service event-to-meta latency "
-                  f"over the last writes: {final['write_latency_ms']}")
+                  f"over the last writes: {final['write_latency_ms']}; read-to-write window "
+                  f"{final['projects'][str(project.id)]['merge_window_ms']}")
         finally:
             try:
                 if service is not None:

@@ -171,7 +171,8 @@ def main() -> None:
                   f"{sum(after['writes'].values()) - sum(before['writes'].values())}, writes "
                   f"{after['writes'].get('written', 0) - before['writes'].get('written', 0)}; "
                   f"event-to-meta latency {after['write_latency_ms']}")
-            print(f"service peak RSS {peak_rss_mib(service.pid):.0f} MiB")
+            print(f"service peak RSS {peak_rss_mib(service.pid):.0f} MiB; read-to-write window "
+                  f"{after['projects'][str(project)]['merge_window_ms']}")
             check = subprocess.run([sys.executable, "-m", "plugin", "sync", "--project", str(project), "--dry-run",
                                     "--json", "--quiet"], env=env, capture_output=True, text=True, check=True)
             print(f"sync --dry-run afterwards: {json.loads(check.stdout)['tasks_to_write']} tasks to write")

@@ -159,7 +159,7 @@ class ProjectMonitor:
             self.counters[name] += n
 
 
-FRESH_FOR = 1.0
+FRESH_FOR = 3.0
 """Seconds a batch read's meta is merged into as it is; older, the task is read again just before its write."""
 BATCH = 100
 """Most tasks read in one request when refreshing."""
@@ -177,9 +177,11 @@ def refresh_tasks(client: LabelStudioClient, monitor: ProjectMonitor, tasks: Seq
     Returns
     -------
     dict of int to str or Exception
-        Per task: "written", "unchanged", "gone" (deleted, or not a task of
-        this project), "deferred" (the project was never read yet; the task
-        is refreshed after the first pass), or the exception its write raised.
+        Per task: "written", "unchanged", "gone" (deleted since it was read),
+        "not a task of this project" (deleted before it was ever read, or of
+        another project: an event named it), "deferred" (the project was never
+        read yet; the task is refreshed after the first pass), or the
+        exception its write raised.
 
     Raises
     ------
@@ -201,11 +203,8 @@ def refresh_tasks(client: LabelStudioClient, monitor: ProjectMonitor, tasks: Seq
         if monitor._reading:  # a pass is reading pages that may be older than this: refresh again after it
             monitor.deferred.update(tasks)
         for task in tasks:
-            if task not in fresh:
-                state.remove_task(task)
-                out[task] = "gone"
-            elif state.set_task(fresh[task]) is None:
-                out[task] = "gone"
+            if task not in fresh or state.set_task(fresh[task]) is None:
+                out[task] = "gone" if state.remove_task(task) else "not a task of this project"
         blocks = state.blocks([t for t in tasks if t not in out], updated_at=now_iso())
     for task, block in blocks.items():
         try:
