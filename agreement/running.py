@@ -29,7 +29,7 @@ O(annotations + categories), never items x categories.
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Hashable, Sequence
 from typing import Literal
 
 import numpy as np
@@ -172,8 +172,8 @@ class RunningAgreement:
             For columns that are not distinct non-negative integers, or counts
             that are not finite and positive.
         """
-        c = np.asarray(columns, dtype=np.intp).reshape(-1)
-        x = np.asarray(counts, dtype=np.float64).reshape(-1)
+        c: NDArray[np.intp] = np.asarray(columns, dtype=np.intp).reshape(-1)
+        x: NDArray[np.float64] = np.asarray(counts, dtype=np.float64).reshape(-1)
         if c.shape != x.shape or (c < 0).any() or len(np.unique(c)) != len(c):
             raise ValueError("An item's columns must be distinct non-negative integers, one per count.")
         if not np.isfinite(x).all() or (x <= 0).any():
@@ -213,7 +213,7 @@ class RunningAgreement:
         keys = list(self._items)
         return keys, self.dense(keys)
 
-    def dense(self, keys: list[Hashable]) -> NDArray[np.float64]:
+    def dense(self, keys: Sequence[Hashable]) -> NDArray[np.float64]:
         """The counts of ``keys`` (known items) as a dense matrix, with shape (len(keys), n_categories)."""
         matrix = np.zeros((len(keys), self._size))
         for row, key in enumerate(keys):
@@ -221,7 +221,7 @@ class RunningAgreement:
             matrix[row, columns] = x
         return matrix
 
-    def packed(self, keys: list[Hashable]) -> NDArray[np.float64]:
+    def packed(self, keys: Sequence[Hashable]) -> NDArray[np.float64]:
         """The non-zero counts of ``keys``, left-aligned in a matrix as wide as the fullest item.
 
         Every nominal per-item measure depends on an item's counts only, not on

@@ -520,7 +520,9 @@ class TaskWriter:
                         self._condition.wait(wait if wait is None or wait > 0 else 0.01)
                     if self._stopping:
                         return
-                    project, batch, later = self._queue[0].project, [], []
+                    project = self._queue[0].project
+                    batch: list[tuple[_Due, float | None]] = []
+                    later: list[_Due] = []
                     now = time.monotonic()
                     while self._queue and self._queue[0].when <= now and len(batch) < self._batch:
                         due = heapq.heappop(self._queue)

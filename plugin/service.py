@@ -56,6 +56,8 @@ log = logging.getLogger("ls_agreement.service")
 SECRET_HEADER = "X-Agreement-Secret"
 BULK_DELETE = 200
 """A deletion naming more tasks than this runs a full pass instead of reading each task."""
+MAX_QUEUED = 100_000
+"""Events waiting to be turned into refreshes, at most (memory stays bounded under a flood)."""
 
 
 def check_secret_strength(secret: str) -> None:
@@ -142,7 +144,7 @@ class ServiceState:
         self.bad_payloads: Counter[str] = Counter()
         self.rejected = 0
         self.errors: Counter[str] = Counter()
-        self._queue: queue.Queue[tuple[Event, float] | threading.Event | None] = queue.Queue()
+        self._queue: queue.Queue[tuple[Event, float] | threading.Event | None] = queue.Queue(MAX_QUEUED)
         self._stop = threading.Event()
         self._wake = threading.Condition()
         self._pass_due: dict[int, float] = dict.fromkeys(settings.projects, 0.0)
@@ -249,8 +251,18 @@ class ServiceState:
     # --- events ---
 
     def submit(self, event: Event) -> None:
-        """Queue a validated event (the webhook route answers right after)."""
-        self._queue.put((event, time.monotonic()))
+        """Queue a validated event (the webhook route answers right after).
+
+        When :data:`MAX_QUEUED` events wait already, the event is dropped,
+        counted, and a pass of every project is asked for instead, which
+        finds whatever it announced.
+        """
+        try:
+            self._queue.put_nowait((event, time.monotonic()))
+        except queue.Full:
+            self._ignore("event queue full (a pass was run instead)")
+            for project in self.settings.projects:
+                self.request_pass(project)
 
     def _process(self) -> None:
         while True:
