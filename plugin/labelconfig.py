@@ -105,6 +105,9 @@ class Control:
         The tag (lower case) of the object it labels (``text``, ``audio``, ``image``, ...), when known.
     problems : tuple of str
         What is wrong with this control's config; a control with problems is skipped.
+    notes : tuple of str
+        What was odd but harmless (a ``<Choice>`` listed twice is counted
+        once: Label Studio's own document-retrieval template lists one twice).
     only : str
         DateTime's ``only`` attribute (``date``, ``time``, ``month``, ``year``), else empty.
     """
@@ -120,6 +123,7 @@ class Control:
     object_tag: str = ""
     problems: tuple[str, ...] = ()
     only: str = ""
+    notes: tuple[str, ...] = ()
 
     @property
     def result_type(self) -> str:
@@ -191,9 +195,9 @@ def _control(element: ElementTree.Element, tag: str, name: str, flags: list[str]
         labels = tuple(child.get("alias") or child.get("value", "") for child in element.iter()
                        if child is not element and child.tag.lower() in ("choice", "label", "relation")
                        and (child.get("alias") or child.get("value")) is not None)
-    repeated = sorted({label for label in labels if labels.count(label) > 1})
-    if repeated:
-        problems.append(f"{'label' if tag != 'taxonomy' else 'path'} {repeated[0]!r} listed twice")
+    notes = tuple(f"{'label' if tag != 'taxonomy' else 'path'} {label!r} listed twice; counted once"
+                  for label in sorted({label for label in labels if labels.count(label) > 1}))
+    labels = tuple(dict.fromkeys(labels))
     max_rating = 5
     if tag == "rating":
         try:
@@ -213,6 +217,7 @@ def _control(element: ElementTree.Element, tag: str, name: str, flags: list[str]
         per_region=tag in PER_REGION_TAGS and element.get("perRegion", "false").lower() == "true",
         pattern=_repeater_pattern(name, flags), object_tag=objects.get(to_name.split(",")[0], ""),
         problems=tuple(problems), only=(element.get("only") or "").lower() if tag == "datetime" else "",
+        notes=notes,
     )
 
 

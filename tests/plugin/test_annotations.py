@@ -1,24 +1,44 @@
 """What counts: skipped, ground-truth and repeated annotations."""
 
-from plugin.annotations import Skips, annotator_key, collect_submissions
-from tests.plugin.conftest import FIRST, SECOND, THIRD
+from plugin.annotations import GROUND_TRUTH_SKIP, Skips, annotator_key, collect_submissions, is_imported
+from tests.plugin.conftest import ADMIN, FIRST, SECOND, THIRD
 
 
 def test_recorded_tasks(recorded):
     skips = Skips()
     by_task = collect_submissions(recorded["tasks"], skips)
     first, second, third = sorted(by_task)
-    assert [s.annotator for s in by_task[first]] == [FIRST, SECOND, THIRD]
     assert [s.annotator for s in by_task[second]] == [FIRST, SECOND, THIRD]
     assert by_task[third] == []  # only a skipped annotation
-    assert skips.reasons == {"skipped (cancelled) annotation": 1,
-                             "ground-truth annotation (not counted as an annotator)": 1}
+    # The admin's ground truth was made through the API (updated_by set, no import_id): a person's judgement.
+    assert [s.annotator for s in by_task[first]] == [ADMIN, FIRST, SECOND, THIRD]
+    assert skips.reasons == {"skipped (cancelled) annotation": 1}
 
 
-def test_ground_truth_counts_when_asked(recorded):
-    by_task = collect_submissions(recorded["tasks"], Skips(), include_ground_truth=True)
-    first = min(by_task)
-    assert [s.annotator for s in by_task[first]] == [FIRST, SECOND, THIRD, "gt:1"]
+def annotation(identifier, user, **fields):
+    return {"id": identifier, "completed_by": user, "result": [], "updated_at": "2026-01-01T00:00:00Z", **fields}
+
+
+def test_ground_truth_marked_by_a_reviewer_counts_as_its_annotator():
+    task = {"id": 1, "annotations": [annotation(1, 7, ground_truth=True, updated_by=7, import_id=None),
+                                     annotation(2, 8, ground_truth=False, updated_by=8)]}
+    skips = Skips()
+    assert [s.annotator for s in collect_submissions([task], skips)[1]] == ["7", "8"]
+    assert skips.total == 0
+
+
+def test_imported_annotations_are_not_an_annotators_work():
+    # Label Studio 1.23.2 tasks/serializers.py: imported annotations get ground_truth=True by default, import_id
+    # the id they had in the file, and no updated_by.
+    imported = annotation(3, 1, ground_truth=True, updated_by=None, import_id=None)
+    with_id = annotation(4, 1, ground_truth=False, import_id=55)
+    task = {"id": 1, "annotations": [imported, with_id, annotation(2, 8, ground_truth=False, updated_by=8)]}
+    skips = Skips()
+    assert [s.annotator for s in collect_submissions([task], skips)[1]] == ["8"]
+    assert skips.as_dict() == {GROUND_TRUTH_SKIP: 2}
+    assert is_imported(imported) and is_imported(with_id)
+    counted = collect_submissions([task], Skips(), include_ground_truth=True)[1]
+    assert [s.annotator for s in counted] == ["8", "gt:1"]
 
 
 def test_the_latest_annotation_of_an_annotator_counts():
