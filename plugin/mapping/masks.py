@@ -20,6 +20,7 @@ import base64
 import hashlib
 import io
 import math
+import numbers
 from collections.abc import Mapping
 from typing import Any
 
@@ -78,7 +79,7 @@ def brush(value: Mapping[str, Any], result: Mapping[str, Any], scope: tuple[Any,
     """A brush mask's geometry from its RLE, or None when malformed, empty or of the wrong size."""
     rle, size = value.get("rle"), _size(result)
     if value.get("format", "rle") != "rle" or not isinstance(rle, list) or not rle or size is None \
-            or not all(isinstance(v, int) and 0 <= v <= 255 for v in rle):
+            or not all(isinstance(v, numbers.Integral) and 0 <= v <= 255 for v in rle):
         return None
     try:
         pixels = decode_rle(rle)
