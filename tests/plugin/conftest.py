@@ -11,8 +11,9 @@ from plugin.mapping import map_project
 from plugin.settings import MappingOptions
 
 DATA = Path(__file__).resolve().parents[1] / "data"
-# Users as recorded: annotators 4, 5 and 6 signed up; the admin (1) posted one ground truth.
-FIRST, SECOND, THIRD = "4", "5", "6"
+# Users as recorded: annotators 2, 3 and 4 signed up; the admin (1) marked the first one's annotation of the first
+# task as ground truth, and imported the third task with an annotation.
+FIRST, SECOND, THIRD = "2", "3", "4"
 
 
 @pytest.fixture(scope="session")

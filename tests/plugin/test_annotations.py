@@ -10,9 +10,14 @@ def test_recorded_tasks(recorded):
     first, second, third = sorted(by_task)
     assert [s.annotator for s in by_task[second]] == [FIRST, SECOND, THIRD]
     assert by_task[third] == []  # only a skipped annotation
-    # The admin's ground truth was made through the API (updated_by set, no import_id): a person's judgement.
-    assert [s.annotator for s in by_task[first]] == [ADMIN, FIRST, SECOND, THIRD]
-    assert skips.reasons == {"skipped (cancelled) annotation": 1}
+    # FIRST's annotation of the first task was marked ground truth by the admin: it stays FIRST's judgement.
+    assert [s.annotator for s in by_task[first]] == [FIRST, SECOND, THIRD]
+    ground_truth = [a for a in recorded["tasks"][0]["annotations"] if a["ground_truth"]]
+    assert [str(a["completed_by"]) for a in ground_truth] == [FIRST]
+    # The third task was imported with an annotation: Label Studio marked it ground truth, with no updated_by.
+    assert skips.reasons == {"skipped (cancelled) annotation": 1, GROUND_TRUTH_SKIP: 1}
+    with_imported = collect_submissions(recorded["tasks"], Skips(), include_ground_truth=True)
+    assert [s.annotator for s in with_imported[third]] == [f"gt:{ADMIN}"]
 
 
 def annotation(identifier, user, **fields):
