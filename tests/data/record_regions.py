@@ -73,7 +73,7 @@ def results(who: int, task: int) -> list[dict]:
     """Annotator ``who``'s results on task ``task``: annotators 0 and 1 agree, 2 differs on every control."""
     same = who < 2
     shift = 0 if same else 40
-    box = {"x": 10 + shift, "y": 10, "width": 20, "height": 10, "rotation": 0}
+    box = {"x": 10, "y": 10, "width": 20, "height": 10, "rotation": 0}  # same place: label and text differ
     out = [
         region("poly", "image", "polygonlabels",
                {"points": [[10, 10], [40, 10], [40, 40], [10, 40]], "closed": True,
