@@ -8,14 +8,15 @@ silently.
 Ground truth. In Label Studio a reviewer marks one annotator's annotation as
 ground truth (``ground_truth: true``): it stays that annotator's judgement and
 counts as their annotation, like any other. Annotations *imported* with the
-tasks are also marked ground truth (Label Studio 1.23 sets ``ground_truth``
-unless the import says otherwise); they are no annotator's work and do not
-count, unless ``include_ground_truth`` asks for them, each then as its own
-annotator ``gt:<completed_by>``. An annotation counts as imported when its
-``import_id`` is set (Label Studio stores the id it had in the imported file),
-or when it is ground truth and was never updated by a user (``updated_by`` is
-present and empty, which an annotation made in the app or through the API
-never has).
+tasks are marked ground truth too, by default (Label Studio 1.23 sets
+``ground_truth`` unless the import says ``false``): such an imported reference
+is no annotator's work and does not count, unless ``include_ground_truth``
+asks for it, as its own annotator ``gt:<completed_by>``. An annotation was
+imported when its ``import_id`` is set (the id it had in the imported file)
+or its ``updated_by`` is present and empty, which an annotation made in the
+app or through the API never has. An imported annotation whose import said
+``ground_truth: false`` (a migration of annotators' work) counts as its
+``completed_by``.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ __all__ = [
     "task_id",
 ]
 
-GROUND_TRUTH_SKIP = "annotation imported with the tasks (ground truth, not an annotator's work)"
+GROUND_TRUTH_SKIP = "ground truth imported with the tasks (a reference, not an annotator's work)"
 
 
 @dataclass
@@ -119,10 +120,10 @@ def task_id(task: Any) -> int | None:
 
 
 def is_imported(annotation: Mapping[str, Any]) -> bool:
-    """Whether an annotation was imported with the tasks rather than made by an annotator (see the module notes)."""
+    """Whether an annotation was imported with the tasks rather than made in Label Studio (see the module notes)."""
     if annotation.get("import_id") is not None:
         return True
-    return bool(annotation.get("ground_truth")) and "updated_by" in annotation and annotation["updated_by"] is None
+    return "updated_by" in annotation and annotation["updated_by"] is None
 
 
 def submission_of(annotation: Any, task: int, skips: Skips, *, include_ground_truth: bool = False
@@ -138,7 +139,7 @@ def submission_of(annotation: Any, task: int, skips: Skips, *, include_ground_tr
     if annotator is None:
         skips.add("annotation without an annotator (completed_by)")
         return None
-    if is_imported(annotation):
+    if annotation.get("ground_truth") and is_imported(annotation):
         if not include_ground_truth:
             skips.add(GROUND_TRUTH_SKIP)
             return None

@@ -32,18 +32,19 @@ def test_ground_truth_marked_by_a_reviewer_counts_as_its_annotator():
     assert skips.total == 0
 
 
-def test_imported_annotations_are_not_an_annotators_work():
-    # Label Studio 1.23.2 tasks/serializers.py: imported annotations get ground_truth=True by default, import_id
-    # the id they had in the file, and no updated_by.
+def test_imported_ground_truth_is_a_reference_not_an_annotators_work():
+    # Label Studio 1.23.2 tasks/serializers.py: imported annotations get ground_truth=True unless the import says
+    # false, import_id the id they had in the file, and no updated_by.
     imported = annotation(3, 1, ground_truth=True, updated_by=None, import_id=None)
-    with_id = annotation(4, 1, ground_truth=False, import_id=55)
-    task = {"id": 1, "annotations": [imported, with_id, annotation(2, 8, ground_truth=False, updated_by=8)]}
+    with_id = annotation(4, 5, ground_truth=True, import_id=55)
+    migrated = annotation(5, 9, ground_truth=False, updated_by=None, import_id=77)  # the import said: not a reference
+    task = {"id": 1, "annotations": [imported, with_id, migrated, annotation(2, 8, ground_truth=False, updated_by=8)]}
     skips = Skips()
-    assert [s.annotator for s in collect_submissions([task], skips)[1]] == ["8"]
+    assert [s.annotator for s in collect_submissions([task], skips)[1]] == ["8", "9"]
     assert skips.as_dict() == {GROUND_TRUTH_SKIP: 2}
-    assert is_imported(imported) and is_imported(with_id)
+    assert is_imported(imported) and is_imported(with_id) and is_imported(migrated)
     counted = collect_submissions([task], Skips(), include_ground_truth=True)[1]
-    assert [s.annotator for s in counted] == ["8", "gt:1"]
+    assert [s.annotator for s in counted] == ["8", "9", "gt:1", "gt:5"]
 
 
 def test_the_latest_annotation_of_an_annotator_counts():
