@@ -173,7 +173,7 @@ def map_project(controls: Mapping[str, Control], submissions: Mapping[int, list[
             for item, group in matched:
                 groups.setdefault(task, []).append((name, item, group))
                 for region in group:
-                    items.setdefault((task, region.annotator, region.rid), item)
+                    items.setdefault(task, {}).setdefault((region.annotator, region.rid), item)
     for name, control in region_controls.items():
         absent = absent_label(control) if options.absent_span == "label" else None
         labels = control.labels or ((REGION,) if control.tag in TOOL_TAGS else ())

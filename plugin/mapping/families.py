@@ -109,10 +109,15 @@ def task_regions(controls: Mapping[str, Control], submissions: Sequence[Submissi
     """
     region_controls = [c for c in controls.values() if c.tag in REGION_TAGS and not c.problems]
     out: dict[str, list[Region]] = {c.name: [] for c in region_controls}
+    by_name = {c.name: c for c in region_controls}
+    patterned = [c for c in region_controls if c.pattern]
     for submission in submissions:
         by_id: dict[str, list[tuple[Control, Mapping[str, Any]]]] = {}
         for index, result in enumerate(submission.results):
-            control = next((c for c in region_controls if c.matches(result.get("from_name"))), None)
+            name = result.get("from_name")
+            control = by_name.get(name) if isinstance(name, str) else None
+            if control is None and patterned:
+                control = next((c for c in patterned if c.matches(name)), None)
             if control is None:
                 continue
             kind = str(result.get("type", "")).lower()
@@ -125,7 +130,8 @@ def task_regions(controls: Mapping[str, Control], submissions: Sequence[Submissi
             rid = result.get("id")
             by_id.setdefault(str(rid) if rid is not None else f"#{index}", []).append((control, result))
         for rid, members in by_id.items():
-            members.sort(key=lambda pair: (pair[0].tag not in TOOL_TAGS, pair[0].name, repr(pair[1].get("value"))))
+            if len(members) > 1:
+                members.sort(key=lambda pair: (pair[0].tag not in TOOL_TAGS, pair[0].name, repr(pair[1].get("value"))))
             geometry = None
             for control, result in members:
                 geometry = geometry_of(result, control, options)

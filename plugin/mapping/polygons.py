@@ -11,10 +11,10 @@ same IoU.
 
 from __future__ import annotations
 
-import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
 import shapely
 from shapely.geometry import LineString, Polygon
 from shapely.geometry.base import BaseGeometry
@@ -61,22 +61,23 @@ def plane_geometry(family: Family, shape: Any, scope: tuple[Any, ...], key: tupl
     return Geometry(family, key, (bounds[0], bounds[2]), shape, scope)
 
 
-def _points(raw: Any, scale: tuple[float, float]) -> list[tuple[float, float]] | None:
+def _points(raw: Any, scale: tuple[float, float]) -> np.ndarray | None:
+    """``raw`` points (``[[x, y], ...]`` or ``[{"x", "y"}, ...]``) scaled, as an (n, 2) array; None when malformed."""
     if not isinstance(raw, list) or not raw:
         return None
-    points = []
-    for point in raw:
-        if isinstance(point, Mapping):
-            point = [point.get("x"), point.get("y")]
-        if not isinstance(point, Sequence) or len(point) < 2 or not all(
-                isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in point[:2]):
-            return None
-        points.append((float(point[0]) * scale[0], float(point[1]) * scale[1]))
-    return points
+    if isinstance(raw[0], Mapping):
+        raw = [[point.get("x"), point.get("y")] if isinstance(point, Mapping) else None for point in raw]
+    try:
+        points = np.array([point[:2] for point in raw], dtype=float)
+    except (TypeError, ValueError, IndexError, KeyError):
+        return None
+    if points.ndim != 2 or points.shape[1] != 2 or not np.isfinite(points).all():
+        return None
+    return points * np.array(scale)
 
 
-def _key(points: Sequence[tuple[float, float]]) -> tuple[float, ...]:
-    return tuple(round(c, 3) for point in points for c in point)
+def _key(points: np.ndarray) -> tuple[float, ...]:
+    return tuple(points.round(3).ravel().tolist())
 
 
 def polygon(value: Mapping[str, Any], result: Mapping[str, Any], scope: tuple[Any, ...],
@@ -85,10 +86,13 @@ def polygon(value: Mapping[str, Any], result: Mapping[str, Any], scope: tuple[An
     points = _points(value.get("points"), scale_of(result))
     if points is None or len(points) < 3:
         return None
-    shape = Polygon(points)
-    if not shape.is_valid:
+    shape = shapely.polygons(points)
+    if not shapely.is_valid(shape):
         shape = shapely.make_valid(shape)
-    return plane_geometry(POLYGON, shape, scope, _key(points))
+    area = shapely.area(shape)
+    if not area > 0:
+        return None
+    return Geometry(POLYGON, _key(points), (float(points[:, 0].min()), float(points[:, 0].max())), shape, scope)
 
 
 def vector(value: Mapping[str, Any], result: Mapping[str, Any], scope: tuple[Any, ...],

@@ -26,6 +26,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from plugin.annotations import Skips, Submission
@@ -111,10 +112,15 @@ class Region:
     geometry: Geometry
     instance: str = ""
 
-    def order(self) -> tuple[Any, ...]:
+    @cached_property
+    def sort_key(self) -> tuple[Any, ...]:
         """A total order on regions that does not depend on the file."""
         return (repr(self.geometry.scope), self.instance, self.geometry.family.name, repr(self.geometry.key),
                 self.annotator, self.label, self.rid)
+
+    def order(self) -> tuple[Any, ...]:
+        """:attr:`sort_key`, as a function for ``sorted``."""
+        return self.sort_key
 
 
 def span_jaccard(a: tuple[float, float], b: tuple[float, float]) -> float:
@@ -211,8 +217,8 @@ def item_key(region: Region) -> str:
     return ":".join([*parts, text])
 
 
-# (task, annotator, region id) -> the item its group became.
-RegionItems = dict[tuple[int, str, str], str]
+# task -> (annotator, region id) -> the item its region's group became.
+RegionItems = dict[int, dict[tuple[str, str], str]]
 
 
 def match_regions(task: int, regions: Sequence[Region], control: Control, skips: Skips, options: MappingOptions
@@ -250,11 +256,6 @@ def region_rows(task: int, items: Sequence[tuple[str, Sequence[Region]]], submit
             if label is not None:
                 rows.append((task, item, submission.annotator, label))
     return rows
-
-
-def region_items(task: int, items: Sequence[tuple[str, Sequence[Region]]]) -> RegionItems:
-    """Where each region went: ``(task, annotator, region id) -> item``."""
-    return {(task, region.annotator, region.rid): item for item, group in items for region in group}
 
 
 def positions(values: Mapping[str, Any], keys: Sequence[str]) -> list[float] | None:

@@ -40,17 +40,18 @@ def _label(control: Control, result: Mapping[str, Any], skips: Skips) -> str | N
 
 def map_relations(control: Control, submissions: Mapping[int, list[Submission]], items: RegionItems,
                   skips: Skips, options: MappingOptions) -> MappedControl:
-    """Map the relations of every task over the matched regions ``items``; see the module notes."""
+    """Map the relations of every task over the matched regions ``items`` (task -> (annotator, region id) -> item)."""
     rows: list[tuple[Any, ...]] = []
     absent = NO_RELATION if options.absent_span == "label" else None
     for task, task_submissions in submissions.items():
+        task_items = items.get(task, {})
         said: dict[str, dict[str, str]] = {}
         ends_of: dict[str, tuple[str, str]] = {}
         for submission in task_submissions:
             for result in submission.results:
                 if str(result.get("type", "")).lower() != "relation":
                     continue
-                ends = [items.get((task, submission.annotator, str(result.get(k)))) for k in ("from_id", "to_id")]
+                ends = [task_items.get((submission.annotator, str(result.get(k)))) for k in ("from_id", "to_id")]
                 if None in ends:
                     skips.add(reason(control, "malformed value", "relation to a region that was not scored"))
                     continue
@@ -69,7 +70,7 @@ def map_relations(control: Control, submissions: Mapping[int, list[Submission]],
                     skips.add(reason(control, "duplicate region", "two relations between one pair of regions"))
                     label = min(label, mine[submission.annotator])
                 mine[submission.annotator] = label
-        owned = {(annotator, item) for (t, annotator, _), item in items.items() if t == task}
+        owned = {(annotator, item) for (annotator, _), item in task_items.items()} if said else set()
         for item in sorted(said):
             first, second = ends_of[item]
             for submission in task_submissions:
