@@ -194,7 +194,7 @@ def read_export(path: Path) -> list[Any]:
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
         raise ValueError(f"{path} is not a JSON export: {error}.") from None
     if not isinstance(data, list):
-        raise ValueError(f"{path} is not a Label Studio JSON export (a list of tasks).")
+        raise ValueError(f"{path} is not a Label Studio JSON export (a list of tasks).")  # noqa: TRY004 - bad input
     if data and sum(_json_min(entry) for entry in data) > len(data) / 2:
         raise ValueError(f"{path} is a JSON-MIN export, which drops result types, region ids and skipped annotations: "
                          "export the project as JSON (Export, JSON) and pass that file.")

@@ -20,7 +20,7 @@ from plugin.mapping.base import MappedControl, SkipResult, Unit, single_labels
 
 __all__ = ["date_number", "map_datetime"]
 
-_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 
 
 def date_number(text: str) -> float:
@@ -40,9 +40,9 @@ def date_number(text: str) -> float:
     if re.fullmatch(r"\d{4}-\d{2}", text):
         year, month = (int(p) for p in text.split("-"))
         return year * 12 + month - 1
-    moment = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    moment = dt.datetime.fromisoformat(text)
     if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=dt.timezone.utc)
+        moment = moment.replace(tzinfo=dt.UTC)
     return (moment - _EPOCH).total_seconds() / 86400
 
 

@@ -24,6 +24,7 @@ there (``absent_span="missing"``: nothing).
 from __future__ import annotations
 
 import hashlib
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -263,8 +264,7 @@ def positions(values: Mapping[str, Any], keys: Sequence[str]) -> list[float] | N
     out = []
     for key in keys:
         value = values.get(key)
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value \
-                or value in (float("inf"), float("-inf")):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
             return None
         out.append(float(value))
     return out

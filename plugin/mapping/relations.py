@@ -12,7 +12,7 @@ both items but did not relate them says ``"no relation"`` (nothing with
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from plugin.annotations import Skips, Submission

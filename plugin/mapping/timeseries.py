@@ -12,6 +12,7 @@ the length of their union (Jaccard); they match at ``interval_jaccard``
 from __future__ import annotations
 
 import datetime as dt
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -42,18 +43,18 @@ def _moment(value: Any) -> float | None:
     if isinstance(value, bool):
         return None
     if isinstance(value, (int, float)):
-        return float(value) if value == value and abs(value) != float("inf") else None
+        return float(value) if math.isfinite(value) else None
     if isinstance(value, str):
         try:
             return float(value)
         except ValueError:
             pass
         try:
-            moment = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+            moment = dt.datetime.fromisoformat(value)
         except ValueError:
             return None
         if moment.tzinfo is None:
-            moment = moment.replace(tzinfo=dt.timezone.utc)
+            moment = moment.replace(tzinfo=dt.UTC)
         return moment.timestamp()
     return None
 

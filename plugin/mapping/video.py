@@ -37,7 +37,7 @@ def _similarity(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarra
     width = np.clip(np.minimum(first[:, 2], second[:, 2]) - np.maximum(first[:, 0], second[:, 0]), 0, None)
     height = np.clip(np.minimum(first[:, 3], second[:, 3]) - np.maximum(first[:, 1], second[:, 1]), 0, None)
     overlap = width * height
-    area = lambda boxes: (boxes[:, 2] - boxes[:, 0]) * (boxes[:, 3] - boxes[:, 1])  # noqa: E731
+    area = lambda boxes: (boxes[:, 2] - boxes[:, 0]) * (boxes[:, 3] - boxes[:, 1])
     iou = np.divide(overlap, area(first) + area(second) - overlap, out=np.zeros_like(overlap),
                     where=area(first) + area(second) - overlap > 0)
     return float(iou.sum() / union)

@@ -100,12 +100,12 @@ def test_one_task_alone_gives_the_same_rows_as_all_tasks():
     a = ocr_region("a1", 10, "Text", "x") + ocr_region("a2", 50, "Text", "y")
     b = ocr_region("b1", 12, "Text", "x")
     tasks = {**submissions_of(a, b, task=1), **submissions_of(b, a, task=2)}
-    from plugin.labelconfig import parse_label_config
     from plugin.annotations import Skips
+    from plugin.labelconfig import parse_label_config
     controls = parse_label_config(OCR)
     together = map_project(controls, tasks, Skips(), MappingOptions())
-    for task in tasks:
-        alone = map_project(controls, {task: tasks[task]}, Skips(), MappingOptions())
+    for task, task_submissions in tasks.items():
+        alone = map_project(controls, {task: task_submissions}, Skips(), MappingOptions())
         for name, mapped in together.items():
             assert [r for r in mapped.records if r[0] == task] == list(alone[name].records), (name, task)
 
