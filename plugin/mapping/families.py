@@ -78,7 +78,7 @@ def geometry_of(result: Mapping[str, Any], control: Control, options: MappingOpt
             parser = vector
         elif "radiusX" in value:
             parser = ellipse
-        elif "width" in value and "x" in value:
+        elif "height" in value and "x" in value:
             parser = box
         elif "x" in value and "y" in value:
             parser = keypoint

@@ -138,3 +138,12 @@ def test_intervals_either_side_of_the_threshold_and_timeline_ranges():
     longer = result("timeline", "timelinelabels", {"ranges": [{"start": 1, "end": 6}], "timelinelabels": ["Run"]}, "v")
     assert len(grouping(run(config, submissions_of([one], [short]))[0]["timeline"])) == 2
     assert len(grouping(run(config, submissions_of([one], [longer]))[0]["timeline"])) == 1
+
+
+def test_a_labels_control_with_a_keypoint_tool_reads_points():
+    config = """<View><Image name="image" value="$image"/><Labels name="label" toName="image"><Label value="eye"/>
+      </Labels><KeyPoint name="point" toName="image"/></View>"""
+    a = [result("point", "keypoint", {"x": 10, "y": 10, "width": 1}, "p"),
+         result("label", "labels", {"x": 10, "y": 10, "width": 1, "labels": ["eye"]}, "p")]
+    mapped, skips = run(config, submissions_of(a, a))
+    assert grouping(mapped["label"]) == [(("a", "eye"), ("b", "eye"))] and skips.total == 0
