@@ -68,9 +68,14 @@ def _points(raw: Any, scale: tuple[float, float]) -> np.ndarray | None:
     if isinstance(raw[0], Mapping):
         raw = [[point.get("x"), point.get("y")] if isinstance(point, Mapping) else None for point in raw]
     try:
-        points = np.array([point[:2] for point in raw], dtype=float)
-    except (TypeError, ValueError, IndexError, KeyError):
-        return None
+        points = np.asarray(raw, dtype=float)
+    except (TypeError, ValueError):
+        try:
+            points = np.array([point[:2] for point in raw], dtype=float)
+        except (TypeError, ValueError, IndexError, KeyError):
+            return None
+    if points.ndim == 2 and points.shape[1] > 2:
+        points = points[:, :2]
     if points.ndim != 2 or points.shape[1] != 2 or not np.isfinite(points).all():
         return None
     return points * np.array(scale)
@@ -89,10 +94,10 @@ def polygon(value: Mapping[str, Any], result: Mapping[str, Any], scope: tuple[An
     shape = shapely.polygons(points)
     if not shapely.is_valid(shape):
         shape = shapely.make_valid(shape)
-    area = shapely.area(shape)
-    if not area > 0:
+    low, _, high, _ = shapely.bounds(shape)
+    if not shapely.area(shape) > 0:
         return None
-    return Geometry(POLYGON, _key(points), (float(points[:, 0].min()), float(points[:, 0].max())), shape, scope)
+    return Geometry(POLYGON, _key(points), (float(low), float(high)), shape, scope)
 
 
 def vector(value: Mapping[str, Any], result: Mapping[str, Any], scope: tuple[Any, ...],
