@@ -62,11 +62,6 @@ TAG_NAMES: dict[str, str] = {tag: name for name in (
 
 # Tags whose results are answers about a region when ``perRegion="true"``.
 PER_REGION_TAGS = frozenset({"choices", "textarea", "number", "rating", "taxonomy", "datetime"})
-# Tags that draw regions, which annotators may relate to each other.
-REGION_CONTROL_TAGS = frozenset({
-    "labels", "hypertextlabels", "paragraphlabels", "rectanglelabels", "rectangle", "polygonlabels", "polygon",
-    "ellipselabels", "ellipse", "keypointlabels", "keypoint", "brushlabels", "brush", "magicwand", "bitmasklabels",
-    "bitmask", "vectorlabels", "vector", "ocrlabels", "videorectangle", "timelinelabels", "timeserieslabels"})
 # Rating scales above this many points take their categories from the values seen (memory bounded by the data).
 MAX_RATING_CATEGORIES = 1000
 
@@ -240,9 +235,8 @@ def parse_label_config(xml: str) -> dict[str, Control]:
         By control name, for every control tag of :data:`CONTROL_TAGS`. A
         control with a problem in its config is returned with
         :attr:`Control.problems` set, so that the mapping can skip it by name.
-        A config with region controls always has a ``relations`` control
-        (Label Studio lets annotators relate regions without a
-        ``<Relations>`` tag).
+        Relations are scored when the config has a ``<Relations>`` tag (which
+        may have no ``name``: the control is then called ``relations``).
 
     Raises
     ------
@@ -268,9 +262,6 @@ def parse_label_config(xml: str) -> dict[str, Control]:
             control = Control(name=name, tag=tag, to_name=control.to_name,
                               problems=(*control.problems, "two control tags share this name"))
         controls[name] = control
-    if "relations" not in controls and any(c.tag in REGION_CONTROL_TAGS for c in controls.values()):
-        # Label Studio lets annotators relate regions without a <Relations> tag (relations without labels).
-        controls["relations"] = Control(name="relations", tag="relations")
     return controls
 
 

@@ -94,7 +94,8 @@ def _count_unmapped(controls: Mapping[str, Control], submissions: Mapping[int, l
                 if kind == "relation":
                     control = controls.get("relations")
                     if control is None:
-                        skips.add("control not in the config (relation without a <Relations> tag): Relations")
+                        skips.add("control not in the config (a relation; add <Relations/> to the labeling config "
+                                  "to score relations): Relations")
                     elif control.problems:
                         skips.add(reason(control, "config problem", control.problems[0]))
                     continue

@@ -10,7 +10,7 @@ from plugin.settings import MappingOptions
 
 def test_every_control_of_the_recorded_config(controls):
     assert set(controls) == {"sentiment", "topics", "ner", "quality", "score", "taxonomy", "summary", "html_ner",
-                             "dialogue_act", "objects", "preference", "relations"}
+                             "dialogue_act", "objects", "preference"}
     assert controls["sentiment"].labels == ("positive", "negative", "neutral")
     assert not controls["sentiment"].multiple and controls["topics"].multiple
     assert controls["quality"].max_rating == 5
@@ -26,7 +26,7 @@ def test_malformed_config_is_a_clear_error():
 
 def test_controls_inferred_from_results(recorded):
     inferred = infer_controls(recorded["tasks"])
-    assert set(inferred) == set(parse_label_config(recorded["label_config"])) - {"relations"}
+    assert set(inferred) == set(parse_label_config(recorded["label_config"]))
     assert inferred["topics"].multiple and not inferred["sentiment"].multiple
     assert inferred["quality"].max_rating == 0 and inferred["quality"].rating_categories is None
     assert inferred["ner"].labels == ()

@@ -93,7 +93,8 @@ def test_results_of_unknown_controls_and_unsupported_tags_are_counted():
     assert mapped["c"].records == ((1, "1", "a", "x"),)
     assert skips.as_dict() == {"control not in the config: PolygonLabels 'gone'": 1,
                                "control not in the config: type 'custom' 'other'": 1,
-                               "control not in the config (relation without a <Relations> tag): Relations": 1}
+                               "control not in the config (a relation; add <Relations/> to the labeling config to "
+                               "score relations): Relations": 1}
 
 
 def test_one_task_alone_gives_the_same_rows_as_all_tasks():
