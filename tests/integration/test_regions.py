@@ -45,7 +45,6 @@ def test_live_read_and_export_map_to_the_same_rows(label_studio, project):
             "events", "mood", "topics", "when", "rank"} <= scored
 
 
-
 def test_sync_of_the_project_equals_the_offline_scoring_of_its_export(label_studio, project, tmp_path, capsys):
     identifier, admin = project
     path = tmp_path / "export.json"
