@@ -147,3 +147,24 @@ def test_a_labels_control_with_a_keypoint_tool_reads_points():
          result("label", "labels", {"x": 10, "y": 10, "width": 1, "labels": ["eye"]}, "p")]
     mapped, skips = run(config, submissions_of(a, a))
     assert grouping(mapped["label"]) == [(("a", "eye"), ("b", "eye"))] and skips.total == 0
+
+
+def test_bitmasks_are_read_from_their_png_data_url():
+    import base64
+    import io
+
+    from PIL import Image
+
+    from plugin.mapping.masks import bitmask
+
+    def url(columns):
+        pixels = np.zeros((20, 40, 4), dtype=np.uint8)
+        pixels[5:15, columns, 3] = 255
+        buffer = io.BytesIO()
+        Image.fromarray(pixels, "RGBA").save(buffer, format="PNG")
+        return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode()
+
+    a = bitmask({"imageDataURL": url(slice(0, 20))}, {}, (), OPTIONS)
+    b = bitmask({"imageDataURL": url(slice(10, 30))}, {}, (), OPTIONS)
+    assert a.family.similarity(a.shape, b.shape) == pytest.approx(10 / 30)
+    assert bitmask({"imageDataURL": "data:image/png;base64,AAAA"}, {}, (), OPTIONS) is None
