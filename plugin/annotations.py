@@ -1,9 +1,22 @@
 """Plain annotation records from Label Studio tasks, with the rules for what counts.
 
 Skipped annotations (``was_cancelled``), drafts and predictions do not count;
-ground-truth annotations do not count as an annotator unless asked; when one
-annotator has several annotations on a task, the latest counts. Everything
-left out is counted in a :class:`Skips` report, never dropped silently.
+when one annotator has several annotations on a task, the latest counts.
+Everything left out is counted in a :class:`Skips` report, never dropped
+silently.
+
+Ground truth. In Label Studio a reviewer marks one annotator's annotation as
+ground truth (``ground_truth: true``): it stays that annotator's judgement and
+counts as their annotation, like any other. Annotations *imported* with the
+tasks are marked ground truth too, by default (Label Studio 1.23 sets
+``ground_truth`` unless the import says ``false``): such an imported reference
+is no annotator's work and does not count, unless ``include_ground_truth``
+asks for it, as its own annotator ``gt:<completed_by>``. An annotation was
+imported when its ``import_id`` is set (the id it had in the imported file)
+or its ``updated_by`` is present and empty, which an annotation made in the
+app or through the API never has. An imported annotation whose import said
+``ground_truth: false`` (a migration of annotators' work) counts as its
+``completed_by``.
 """
 
 from __future__ import annotations
@@ -19,12 +32,13 @@ __all__ = [
     "Submission",
     "annotator_key",
     "collect_submissions",
+    "is_imported",
     "latest_per_annotator",
     "submission_of",
     "task_id",
 ]
 
-GROUND_TRUTH_SKIP = "ground-truth annotation (not counted as an annotator)"
+GROUND_TRUTH_SKIP = "ground truth imported with the tasks (a reference, not an annotator's work)"
 
 
 @dataclass
@@ -41,6 +55,10 @@ class Skips:
     def total(self) -> int:
         """How many things were skipped in all."""
         return sum(self.reasons.values())
+
+    def as_dict(self) -> dict[str, int]:
+        """``{reason: count}``, most frequent first, for ``/status`` and the JSON report."""
+        return dict(self.reasons.most_common())
 
     def lines(self) -> list[str]:
         """One line per reason, most frequent first."""
@@ -59,7 +77,7 @@ class Submission:
         Annotation id.
     annotator : str
         The annotator: the user id as text (``completed_by``), or ``"gt:<id>"``
-        for a ground-truth annotation counted as its own annotator.
+        for an annotation imported with the tasks, counted when asked.
     results : tuple of dict
         The annotation's result items, as Label Studio stores them.
     updated_at : str
@@ -101,6 +119,13 @@ def task_id(task: Any) -> int | None:
     return _as_int(task.get("id")) if isinstance(task, Mapping) else None
 
 
+def is_imported(annotation: Mapping[str, Any]) -> bool:
+    """Whether an annotation was imported with the tasks rather than made in Label Studio (see the module notes)."""
+    if annotation.get("import_id") is not None:
+        return True
+    return "updated_by" in annotation and annotation["updated_by"] is None
+
+
 def submission_of(annotation: Any, task: int, skips: Skips, *, include_ground_truth: bool = False
                   ) -> Submission | None:
     """The counted submission an annotation makes, or None (counted in ``skips``) when it does not count."""
@@ -114,7 +139,7 @@ def submission_of(annotation: Any, task: int, skips: Skips, *, include_ground_tr
     if annotator is None:
         skips.add("annotation without an annotator (completed_by)")
         return None
-    if annotation.get("ground_truth"):
+    if annotation.get("ground_truth") and is_imported(annotation):
         if not include_ground_truth:
             skips.add(GROUND_TRUTH_SKIP)
             return None
@@ -156,7 +181,9 @@ def collect_submissions(
     skips : Skips
         Receives a count of everything left out, by reason.
     include_ground_truth : bool, default False
-        Count ground-truth annotations, each as its own annotator.
+        Count annotations imported with the tasks, each as its own annotator
+        ``gt:<id>``. Ground truth marked by a reviewer always counts, as its
+        annotator's annotation.
 
     Returns
     -------

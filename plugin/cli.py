@@ -71,8 +71,19 @@ def _add_scoring_options(parser: argparse.ArgumentParser) -> None:
     options.add_argument("--span-alignment", choices=("exact", "overlap"), default="exact")
     options.add_argument("--span-jaccard", type=float, default=0.5, help="least overlap for --span-alignment overlap")
     options.add_argument("--box-iou", type=float, default=0.5, help="least IoU for two boxes to match")
+    options.add_argument("--polygon-iou", type=float, default=0.5,
+                         help="least IoU for two polygons, vectors or ellipses to match")
+    options.add_argument("--mask-iou", type=float, default=0.5, help="least IoU for two brush masks to match")
+    options.add_argument("--mask-size", type=int, default=512,
+                         help="masks are compared reduced to at most this many pixels a side (512)")
+    options.add_argument("--keypoint-distance", type=float, default=0.02,
+                         help="most distance for two keypoints to match, as a share of the image diagonal")
+    options.add_argument("--video-iou", type=float, default=0.5,
+                         help="least mean box IoU over frames for two video tracks to match")
+    options.add_argument("--interval-jaccard", type=float, default=0.5,
+                         help="least overlap for two audio, time series or timeline regions to match")
     options.add_argument("--include-ground-truth", action="store_true",
-                         help="count ground-truth annotations as an annotator")
+                         help="count annotations imported with the tasks (ground truth) as their own annotator")
     options.add_argument("--seed", type=int, default=0, help="bootstrap seed of the project intervals")
 
 
@@ -80,8 +91,10 @@ def _options(args: argparse.Namespace) -> tuple[MappingOptions, ScoringOptions]:
     if not 0.0 <= args.threshold <= 1.0:
         raise SettingsError(f"--threshold must lie between 0 and 1; got {args.threshold}.")
     mapping = MappingOptions(absent_span=args.absent_span, span_alignment=args.span_alignment,
-                             span_jaccard=args.span_jaccard, box_iou=args.box_iou,
-                             include_ground_truth=args.include_ground_truth)
+                             span_jaccard=args.span_jaccard, box_iou=args.box_iou, polygon_iou=args.polygon_iou,
+                             mask_iou=args.mask_iou, mask_size=args.mask_size,
+                             keypoint_distance=args.keypoint_distance, video_iou=args.video_iou,
+                             interval_jaccard=args.interval_jaccard, include_ground_truth=args.include_ground_truth)
     return mapping, ScoringOptions(threshold=args.threshold, seed=args.seed)
 
 
@@ -254,6 +267,11 @@ def _text_report(summary: Mapping[str, Any]) -> str:
                      f"write {seconds['write']:.1f} s).")
     for failure in summary["tasks_failed"][:10]:
         lines.append(f"Task {failure['task']} was not written: {failure['error']}")
+    for name, remarks in summary["config"].items():
+        for problem in remarks["problems"]:
+            lines.append(f"Control {name!r} is not scored: {problem}.")
+        for note in remarks["notes"]:
+            lines.append(f"Control {name!r}: {note}.")
     for reason, count in summary["skipped"].items():
         lines.append(f"{count} skipped: {reason}")
     if summary["skipped"].get(GROUND_TRUTH_SKIP):
@@ -309,6 +327,7 @@ def _summary(source: str, scores: Any, scoring: ScoringOptions, *, dry_run: bool
         "seconds": {} if report is None else {k: round(v, 3) for k, v in report.seconds.items()},
         "controls": {name: score.summary() for name, score in scores.controls.items()},
         "skipped": dict(scores.skips.reasons.most_common()),
+        "config": scores.config,
     }
 
 

@@ -65,16 +65,46 @@ class MappingOptions:
     span_jaccard : float
         Least Jaccard overlap for ``overlap`` alignment.
     box_iou : float
-        Least IoU for two boxes to be one item.
+        Least IoU for two boxes (RectangleLabels, Rectangle, OcrLabels) to be one item.
+    polygon_iou : float
+        Least IoU for polygons, vectors and ellipses (and a box against one of them).
+    mask_iou : float
+        Least IoU for brush masks and bitmasks.
+    mask_size : int
+        Masks whose longer side exceeds this many pixels are compared reduced by an integer factor.
+    keypoint_distance : float
+        Most distance for two keypoints to match, as a share of the image's diagonal.
+    video_iou : float
+        Least mean box IoU over the frames of two video tracks.
+    interval_jaccard : float
+        Least overlap over union for two intervals (audio, time series, timelines).
     include_ground_truth : bool
-        Count ground-truth annotations, each as its own annotator.
+        Count annotations imported with the tasks (marked ground truth by
+        Label Studio), each as its own annotator ``gt:<id>``. Ground truth a
+        reviewer marked is an annotator's annotation and always counts.
     """
 
     absent_span: AbsentSpan = "label"
     span_alignment: Alignment = "exact"
     span_jaccard: float = 0.5
     box_iou: float = 0.5
+    polygon_iou: float = 0.5
+    mask_iou: float = 0.5
+    mask_size: int = 512
+    keypoint_distance: float = 0.02
+    video_iou: float = 0.5
+    interval_jaccard: float = 0.5
     include_ground_truth: bool = False
+
+    def __post_init__(self) -> None:
+        for name in ("span_jaccard", "box_iou", "polygon_iou", "mask_iou", "video_iou", "interval_jaccard"):
+            value = getattr(self, name)
+            if not 0.0 < value <= 1.0:
+                raise SettingsError(f"The {name.replace('_', ' ')} threshold must lie in (0, 1]; got {value}.")
+        if not 0.0 < self.keypoint_distance <= 1.0:
+            raise SettingsError(f"The keypoint distance must lie in (0, 1]; got {self.keypoint_distance}.")
+        if not 8 <= self.mask_size <= 8192:
+            raise SettingsError(f"The mask size must lie between 8 and 8192 pixels; got {self.mask_size}.")
 
 
 @dataclass(frozen=True)

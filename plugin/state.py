@@ -31,7 +31,7 @@ from agreement import RunningAgreement, UndefinedMeasureWarning
 from plugin import __version__
 from plugin.annotations import Skips, Submission, collect_submissions, task_id
 from plugin.labelconfig import Control
-from plugin.mapping import MappedControl, map_project
+from plugin.mapping import MappedControl, map_control, map_project
 from plugin.scoring import ControlScore, TaskScore, number, score_control, spa_interval, summarize_task, task_terms
 from plugin.settings import MappingOptions, ScoringOptions
 from plugin.writeback import agreement_block
@@ -204,6 +204,8 @@ class ProjectScores:
     n_annotations : int
         Counted annotations over all tasks.
     annotators : tuple of str
+    config : dict
+        Per control with any: the ``problems`` that made it skipped, and ``notes``.
     """
 
     controls: dict[str, ControlScore]
@@ -211,6 +213,7 @@ class ProjectScores:
     skips: Skips
     n_annotations: int
     annotators: tuple[str, ...]
+    config: dict[str, dict[str, list[str]]] = field(default_factory=dict)
 
 
 class ProjectState:
@@ -286,10 +289,10 @@ class ProjectState:
         out = {}
         for name, control in self.control_specs.items():
             try:
-                out[name] = map_project({name: control}, {task: counted}, skips, self.mapping)[name]
+                out[name] = map_control(control, {task: counted}, skips, self.mapping, controls=self.control_specs)
             except Exception as error:  # noqa: BLE001
-                skips.add(f"result the mapping of {control.tag} {name!r} failed on: {type(error).__name__}")
-                out[name] = map_project({name: control}, {}, Skips(), self.mapping)[name]
+                skips.add(f"result the mapping failed on ({type(error).__name__}): {control.describe()}")
+                out[name] = map_control(control, {}, Skips(), self.mapping, controls=self.control_specs)
         return out
 
     def remove_task(self, task: int) -> bool:
@@ -341,6 +344,11 @@ class ProjectState:
         return {task: agreement_block(score, version=__version__, updated_at=updated_at)
                 for task, score in self.task_scores(tasks).items()}
 
+    def config_remarks(self) -> dict[str, dict[str, list[str]]]:
+        """Per control whose config has any: its ``problems`` (the control is skipped) and ``notes``."""
+        return {name: {"problems": list(c.problems), "notes": list(c.notes)}
+                for name, c in self.control_specs.items() if c.problems or c.notes}
+
     def annotators(self) -> tuple[str, ...]:
         """Every annotator with a counted annotation."""
         return tuple(sorted({s.annotator for entry in self.tasks.values() for s in entry.submissions}))
@@ -358,7 +366,7 @@ class ProjectState:
         return ProjectScores(
             controls={name: score_control(control.mapped(), self.scoring) for name, control in self.controls.items()},
             tasks=self.task_scores(), skips=self.skips(), n_annotations=self.n_annotations(),
-            annotators=self.annotators())
+            annotators=self.annotators(), config=self.config_remarks())
 
 
 def score_tasks(tasks: Iterable[Mapping[str, Any]], controls: Mapping[str, Control], *,

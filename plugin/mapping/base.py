@@ -1,7 +1,15 @@
-"""What every mapping module produces, and the result filtering they share."""
+"""What every mapping module produces, and the units of results they share.
+
+A *unit* is what one annotator said in one item's place: the results of one
+control in one task (task-level controls), or in one matched region
+(per-region controls). Task-level families (choices, numbers, text, taxonomy,
+ranker, dates) turn units into labels; region families only say where their
+regions are (:mod:`plugin.mapping.regions`).
+"""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -12,7 +20,8 @@ import pandas as pd
 from plugin.annotations import Skips, Submission
 from plugin.labelconfig import Control
 
-__all__ = ["ROW_COLUMNS", "MappedControl", "SkipResult", "control_results", "frame", "task_labels"]
+__all__ = ["ROW_COLUMNS", "MappedControl", "SkipResult", "Unit", "control_results", "frame", "reason",
+           "single_labels", "task_labels", "task_units"]
 
 ROW_COLUMNS = ("task", "item", "annotator", "label")
 Level = Literal["nominal", "ordinal", "interval"]
@@ -66,45 +75,116 @@ def frame(rows: Sequence[tuple[Any, ...]], columns: Sequence[str] = ROW_COLUMNS)
     return table
 
 
+def reason(control: Control, what: str, detail: str = "") -> str:
+    """A skip reason that names the control and its tag: ``malformed value (rating 0): Rating 'quality'``."""
+    return f"{what}{f' ({detail})' if detail else ''}: {control.describe()}"
+
+
+class SkipResult(ValueError):
+    """A result value a mapping cannot use; the message is the reason's kind, e.g. ``malformed value``.
+
+    ``detail`` adds what was wrong (the label, the number).
+    """
+
+    def __init__(self, what: str, detail: str = "") -> None:
+        super().__init__(what)
+        self.what = what
+        self.detail = detail
+
+
 def control_results(submission: Submission, control: Control, skips: Skips) -> Iterator[Mapping[str, Any]]:
     """The result items of ``submission`` that belong to ``control``, with a ``value`` object.
 
     Items of another ``type`` than the control's are skipped and counted.
     """
     for result in submission.results:
-        if result.get("from_name") != control.name:
+        if not control.matches(result.get("from_name")):
             continue
         kind = str(result.get("type", "")).lower()
         if kind and kind != control.result_type:
-            skips.add(f"result of type {kind!r} for the {control.tag} control {control.name!r}")
+            skips.add(reason(control, "malformed value", f"result of type {kind!r}"))
             continue
         if not isinstance(result.get("value"), Mapping):
-            skips.add(f"result without a value object for {control.name!r}")
+            skips.add(reason(control, "malformed value", "no value object"))
             continue
         yield result
 
 
-class SkipResult(ValueError):
-    """A result value a mapping cannot use; the message is the reason counted in the skip report."""
+@dataclass(frozen=True)
+class Unit:
+    """What one annotator said at one item: the control's results there (possibly none).
+
+    Attributes
+    ----------
+    task : int
+    item : str
+        The item: ``str(task)`` for a task-level control, ``"{task}:{from_name}"``
+        for a control repeated by ``<Repeater>``, the region's item for a
+        per-region control.
+    annotator : str
+    results : tuple of dict
+        The control's result items at this item, as stored.
+    """
+
+    task: int
+    item: str
+    annotator: str
+    results: tuple[Mapping[str, Any], ...]
+
+
+def task_units(control: Control, submissions: Mapping[int, list[Submission]], skips: Skips) -> list[Unit]:
+    """One unit per task (per repeated instance) and annotator who submitted the task.
+
+    Inside a ``<Repeater>`` every ``from_name`` seen on a task (``action_0``,
+    ``action_1``) is its own item, and each annotator of the task has a unit
+    there, empty when they left it blank.
+    """
+    units = []
+    for task, task_submissions in submissions.items():
+        found = {s.annotator: list(control_results(s, control, skips)) for s in task_submissions}
+        if not control.pattern:
+            units.extend(Unit(task, str(task), s.annotator, tuple(found[s.annotator])) for s in task_submissions)
+            continue
+        names = sorted({str(r.get("from_name")) for results in found.values() for r in results})
+        for name in names:
+            units.extend(Unit(task, f"{task}:{name}", s.annotator,
+                              tuple(r for r in found[s.annotator] if r.get("from_name") == name))
+                         for s in task_submissions)
+    return units
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, default=str)
+
+
+def single_labels(control: Control, units: Sequence[Unit], skips: Skips,
+                  parse: Callable[[Mapping[str, Any]], Any]) -> tuple[tuple[Any, ...], ...]:
+    """Rows for controls with one answer per unit: each unit's usable answer, as ``parse`` reads it.
+
+    ``parse(value)`` returns the label, or raises :class:`SkipResult`, which is
+    counted. A unit with no usable answer gives no row (missing). When a unit
+    holds several usable answers, they are counted as a duplicate result and
+    the smallest (by its JSON text) counts, so the result order never matters.
+    """
+    rows = []
+    for unit in units:
+        labels = []
+        for result in unit.results:
+            try:
+                labels.append(parse(result["value"]))
+            except SkipResult as error:
+                skips.add(reason(control, error.what, error.detail))
+        if not labels:
+            continue
+        distinct = sorted(set(labels), key=_canonical)
+        if len(labels) > 1:
+            skips.add(reason(control, "duplicate result", "several answers at one item; the first by value counts"),
+                      len(labels) - 1)
+        rows.append((unit.task, unit.item, unit.annotator, distinct[0]))
+    return tuple(rows)
 
 
 def task_labels(control: Control, submissions: Mapping[int, list[Submission]], skips: Skips,
                 parse: Callable[[Mapping[str, Any]], Any]) -> tuple[tuple[Any, ...], ...]:
-    """Rows for controls whose item is the task: each annotator's first usable result, as ``parse`` reads it.
-
-    ``parse(value)`` returns the label, or raises :class:`SkipResult` with the
-    reason, which is counted; the annotator's next result for the control is
-    then tried.
-    """
-    rows = []
-    for task, task_submissions in submissions.items():
-        for submission in task_submissions:
-            for result in control_results(submission, control, skips):
-                try:
-                    label = parse(result["value"])
-                except SkipResult as reason:
-                    skips.add(str(reason))
-                    continue
-                rows.append((task, str(task), submission.annotator, label))
-                break
-    return tuple(rows)
+    """Rows for a task-level control with one answer per annotator: :func:`single_labels` of :func:`task_units`."""
+    return single_labels(control, task_units(control, submissions, skips), skips, parse)

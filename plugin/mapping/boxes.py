@@ -1,8 +1,10 @@
-"""RectangleLabels: boxes matched across annotators by IoU, then each matched box's label.
+"""RectangleLabels, Rectangle and OcrLabels: boxes matched across annotators by IoU.
 
-Boxes are compared as axis-aligned rectangles in percent of the image
-(rotation is not taken into account). An annotator who submitted the task but
-drew no box matching an item gives ``"no box"`` (or nothing, with
+A box is ``x, y, width, height`` in percent of the image, rotated by
+``rotation`` degrees around its top-left corner as Label Studio draws it. An
+unrotated box is compared as a rectangle (fast); a rotated one as a polygon
+in pixels (shapely), so rotation counts. An annotator who submitted the task
+but drew no box matching an item gives ``"no box"`` (or nothing, with
 ``absent_span="missing"``).
 """
 
@@ -12,31 +14,35 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from plugin.annotations import Skips, Submission
-from plugin.labelconfig import Control
-from plugin.mapping.base import MappedControl
-from plugin.mapping.regions import box_iou, map_regions
+from shapely.geometry import Polygon
+
+from plugin.mapping.polygons import plane_geometry, plane_iou, scale_of
+from plugin.mapping.regions import Family, Geometry, positions
 from plugin.settings import MappingOptions
 
-__all__ = ["NO_BOX", "map_boxes"]
+__all__ = ["BOX", "NO_BOX", "box"]
 
 NO_BOX = "no box"
 
+BOX = Family("box", "plane", plane_iou, lambda options: options.box_iou)
 
-def _box(value: Mapping[str, Any]) -> tuple[tuple[Any, ...], tuple[float, ...]] | None:
-    """A box's exact key (rounded corners) and extent ``(x0, y0, x1, y1)``, or None when malformed."""
-    parts = [value.get(k) for k in ("x", "y", "width", "height")]
-    if not all(isinstance(p, (int, float)) and not isinstance(p, bool) and math.isfinite(p) for p in parts):
+
+def box(value: Mapping[str, Any], result: Mapping[str, Any], scope: tuple[Any, ...],
+        options: MappingOptions) -> Geometry | None:
+    """A box's geometry, or None when malformed or empty."""
+    parts = positions(value, ("x", "y", "width", "height"))
+    if parts is None or parts[2] <= 0 or parts[3] <= 0:
         return None
-    x, y, width, height = (float(p) for p in parts)  # type: ignore[arg-type]
-    if width <= 0 or height <= 0:
+    rotation = value.get("rotation") or 0
+    if isinstance(rotation, bool) or not isinstance(rotation, (int, float)) or not math.isfinite(rotation):
         return None
-    box = (x, y, x + width, y + height)
-    return tuple(round(v, 4) for v in box), box
-
-
-def map_boxes(control: Control, submissions: Mapping[int, list[Submission]], skips: Skips,
-              options: MappingOptions) -> MappedControl:
-    """Map a RectangleLabels control; see the module notes."""
-    return map_regions(control, submissions, skips, position=_box, what="box", similarity=box_iou,
-                       threshold=options.box_iou, absent=NO_BOX if options.absent_span == "label" else None)
+    sx, sy = scale_of(result)
+    x, y, width, height = parts[0] * sx, parts[1] * sy, parts[2] * sx, parts[3] * sy
+    key = (*(round(v, 4) for v in parts), round(float(rotation) % 360, 3))
+    if float(rotation) % 360 == 0:
+        return plane_geometry(BOX, (x, y, x + width, y + height), scope, key[:4])
+    angle = math.radians(rotation)
+    cos, sin = math.cos(angle), math.sin(angle)
+    corners = [(x + dx * cos - dy * sin, y + dx * sin + dy * cos)
+               for dx, dy in ((0, 0), (width, 0), (width, height), (0, height))]
+    return plane_geometry(BOX, Polygon(corners), scope, key)

@@ -1,4 +1,4 @@
-"""Choices (single and multiple) and Pairwise: the task is the item.
+"""Choices (single and multiple) and Pairwise: the task (or the region, per region) is the item.
 
 Single choice: the chosen label. Multiple choices: the order of the selected
 choices gives the primary and secondary label (the augmented kappa of
@@ -6,18 +6,19 @@ Rosenberg & Binkowski), and every label of the config is also a yes/no item
 of the task, so per-label agreement exists. An annotator who submitted the
 task without selecting anything in a multiple-choice control said "no" to
 every label (Label Studio stores no result for an empty selection).
+Without a config, the labels are those anyone selected on the item.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from plugin.annotations import Skips, Submission
+from plugin.annotations import Skips
 from plugin.labelconfig import Control
-from plugin.mapping.base import MappedControl, SkipResult, control_results, task_labels
+from plugin.mapping.base import MappedControl, SkipResult, Unit, reason, single_labels
 
-__all__ = ["map_choices", "map_pairwise"]
+__all__ = ["NO", "YES", "map_choices", "map_pairwise", "yes_no_rows"]
 
 YES, NO = "yes", "no"
 
@@ -29,50 +30,62 @@ def _choices(value: Mapping[str, Any]) -> list[str] | None:
     return list(dict.fromkeys(choices))  # order kept, repeats dropped
 
 
-def map_choices(control: Control, submissions: Mapping[int, list[Submission]], skips: Skips) -> MappedControl:
+def yes_no_rows(answers: Sequence[tuple[int, str, str, list[str]]], labels: Sequence[str] | None
+                ) -> list[tuple[Any, ...]]:
+    """Rows ``(task, "{item}:{label}", annotator, yes|no)`` for every label, from ``(task, item, annotator, chosen)``.
+
+    With ``labels`` None, the labels of an item are those anyone chose there.
+    """
+    seen: dict[str, set[str]] = {}
+    for _, item, _, chosen in answers:
+        seen.setdefault(item, set()).update(chosen)
+    return [(task, f"{item}:{label}", annotator, YES if label in chosen else NO)
+            for task, item, annotator, chosen in answers
+            for label in (labels if labels is not None else sorted(seen[item]))]
+
+
+def map_choices(control: Control, units: Sequence[Unit], skips: Skips) -> MappedControl:
     """Map a Choices control; see the module notes."""
     allowed = set(control.labels)
     rows, ranked, answers = [], [], []
-    for task, task_submissions in submissions.items():
-        for submission in task_submissions:
-            chosen: list[str] | None = None
-            for result in control_results(submission, control, skips):
-                choices = _choices(result["value"])
-                if choices is None:
-                    skips.add(f"malformed choices in {control.name!r}")
-                    continue
-                if chosen is not None:
-                    skips.add(f"second result for {control.name!r} in one annotation")
-                    continue
-                unknown = [c for c in choices if allowed and c not in allowed]
-                for label in unknown:
-                    skips.add(f"label {label!r} not in the config of {control.name!r}")
-                chosen = [c for c in choices if c not in unknown]
-            if control.multiple:
-                answers.append((task, submission.annotator, chosen or []))
-                for rank, label in enumerate((chosen or [])[:2], start=1):
-                    ranked.append((task, str(task), submission.annotator, label, rank))
-            elif chosen:
-                if len(chosen) > 1:
-                    skips.add(f"several choices in the single-choice control {control.name!r}")
-                    continue
-                rows.append((task, str(task), submission.annotator, chosen[0]))
+    for unit in units:
+        selections = []
+        for result in unit.results:
+            choices = _choices(result["value"])
+            if choices is None:
+                skips.add(reason(control, "malformed value", "choices is not a list of text"))
+                continue
+            unknown = [c for c in choices if allowed and c not in allowed]
+            for label in unknown:
+                skips.add(reason(control, "label not in the config", repr(label)))
+            selections.append([c for c in choices if c not in unknown])
+        if len(selections) > 1:
+            skips.add(reason(control, "duplicate result", "several choices results at one item; the first by value "
+                                                          "counts"), len(selections) - 1)
+            selections.sort()
+        chosen = selections[0] if selections else None
+        if control.multiple:
+            answers.append((unit.task, unit.item, unit.annotator, chosen or []))
+            for rank, label in enumerate((chosen or [])[:2], start=1):
+                ranked.append((unit.task, unit.item, unit.annotator, label, rank))
+        elif chosen:
+            if len(chosen) > 1:
+                skips.add(reason(control, "malformed value", "several choices in a single-choice control"))
+                continue
+            rows.append((unit.task, unit.item, unit.annotator, chosen[0]))
     if not control.multiple:
         return MappedControl(control, "nominal", tuple(rows), categories=control.labels or None)
-    labels = control.labels or tuple(sorted({c for _, _, chosen in answers for c in chosen}))
-    rows = [(task, f"{task}:{label}", annotator, YES if label in chosen else NO)
-            for task, annotator, chosen in answers for label in labels]
-    return MappedControl(control, "nominal", tuple(rows), categories=(NO, YES),
-                         ranked_records=tuple(ranked))
+    return MappedControl(control, "nominal", tuple(yes_no_rows(answers, control.labels or None)),
+                         categories=(NO, YES), ranked_records=tuple(ranked))
 
 
-def map_pairwise(control: Control, submissions: Mapping[int, list[Submission]], skips: Skips) -> MappedControl:
+def map_pairwise(control: Control, units: Sequence[Unit], skips: Skips) -> MappedControl:
     """Map a Pairwise control: the side selected, ``left`` or ``right``."""
     def parse(value: Mapping[str, Any]) -> str:
         selected = value.get("selected")
         if selected not in ("left", "right"):
-            raise SkipResult(f"pairwise selection other than left or right in {control.name!r}")
+            raise SkipResult("malformed value", "selection other than left or right")
         return str(selected)
 
-    return MappedControl(control, "nominal", task_labels(control, submissions, skips, parse),
+    return MappedControl(control, "nominal", single_labels(control, units, skips, parse),
                          categories=("left", "right"))

@@ -1,34 +1,39 @@
-"""Rating (ordinal) and Number (interval): the task is the item, the number the label."""
+"""Rating (ordinal) and Number (interval): the task (or region) is the item, the number the label.
+
+Rating's categories are 1..maxRating from the config; without a config, or
+for a scale over a thousand points, they are the ratings seen, so memory
+follows the data and never a range.
+"""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from plugin.annotations import Skips, Submission
+from plugin.annotations import Skips
 from plugin.labelconfig import Control
-from plugin.mapping.base import MappedControl, SkipResult, task_labels
+from plugin.mapping.base import MappedControl, SkipResult, Unit, single_labels
 
 __all__ = ["map_number", "map_rating"]
 
 
-def map_rating(control: Control, submissions: Mapping[int, list[Submission]], skips: Skips) -> MappedControl:
-    """Map a Rating control; ratings outside 1..maxRating are skipped."""
+def map_rating(control: Control, units: Sequence[Unit], skips: Skips) -> MappedControl:
+    """Map a Rating control; ratings outside 1..maxRating (or below 1, scale unknown) are skipped."""
     def parse(value: Mapping[str, Any]) -> int:
         rating = value.get("rating")
-        if (isinstance(rating, bool) or not isinstance(rating, (int, float)) or not math.isfinite(rating)
-                or rating != int(rating)):
-            raise SkipResult(f"rating that is not a whole number in {control.name!r}")
-        if not 1 <= rating <= control.max_rating:
-            raise SkipResult(f"rating outside 1..{control.max_rating} in {control.name!r}")
+        if isinstance(rating, bool) or not isinstance(rating, (int, float)) or not math.isfinite(rating) \
+                or rating != int(rating):
+            raise SkipResult("malformed value", "rating that is not a whole number")
+        if rating < 1 or (control.max_rating > 0 and rating > control.max_rating):
+            raise SkipResult("malformed value", f"rating outside 1..{control.max_rating or 'maxRating'}")
         return int(rating)
 
-    return MappedControl(control, "ordinal", task_labels(control, submissions, skips, parse),
-                         categories=tuple(range(1, control.max_rating + 1)))
+    return MappedControl(control, "ordinal", single_labels(control, units, skips, parse),
+                         categories=control.rating_categories)
 
 
-def map_number(control: Control, submissions: Mapping[int, list[Submission]], skips: Skips) -> MappedControl:
+def map_number(control: Control, units: Sequence[Unit], skips: Skips) -> MappedControl:
     """Map a Number control; values that are not finite numbers are skipped."""
     def parse(value: Mapping[str, Any]) -> float:
         number = value.get("number")
@@ -38,7 +43,7 @@ def map_number(control: Control, submissions: Mapping[int, list[Submission]], sk
             except ValueError:
                 number = None
         if isinstance(number, bool) or not isinstance(number, (int, float)) or not math.isfinite(number):
-            raise SkipResult(f"number that is not a finite number in {control.name!r}")
+            raise SkipResult("malformed value", "number that is not a finite number")
         return float(number)
 
-    return MappedControl(control, "interval", task_labels(control, submissions, skips, parse))
+    return MappedControl(control, "interval", single_labels(control, units, skips, parse))

@@ -1,25 +1,95 @@
-"""Aligning regions (text spans, boxes) across annotators into items.
+"""Regions of every family matched across annotators into items: one mechanism, each family only its geometry.
 
-Within one task, each region one annotator marked is matched with the other
-annotators' regions, so that each item holds at most one region per
-annotator. ``exact`` alignment matches identical positions; overlap alignment
-matches, greedily and in position order, the region of greatest similarity
-(Jaccard overlap of spans, IoU of boxes) above a threshold.
+A region is one result ``id`` in one annotation: the geometry a tool drew
+(span, box, polygon, ellipse, keypoint, mask, video track, interval) and the
+label a labels control gave it. Label Studio stores a region drawn with a
+plain tool and labeled with a separate ``<Labels>`` as several results that
+share the ``id`` (the OCR template: ``rectangle`` + ``labels`` + a per-region
+``textarea``); they are read as one region.
+
+Within one task (and one page, repeated instance or channel: the region's
+*scope*), regions of different annotators are matched by their family's
+similarity: every pair at or above the family's threshold is a candidate, the
+pairs are taken from the most similar down, and two groups are joined when
+they share no annotator and every cross pair is a candidate (complete
+linkage). The result depends only on the set of regions, never on their order
+in the file. Families whose matching is ``exact`` (text spans by default) match
+equal positions only.
+
+Each group is an item; every annotator who submitted the task gives the
+group's label, or the control's "no region" label when they drew nothing
+there (``absent_span="missing"``: nothing).
 """
 
 from __future__ import annotations
 
+import hashlib
+import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from plugin.annotations import Skips, Submission
 from plugin.labelconfig import Control
-from plugin.mapping.base import MappedControl, control_results
+from plugin.mapping.base import reason
+from plugin.settings import MappingOptions
 
-__all__ = ["Region", "align", "box_iou", "map_regions", "region_rows", "span_jaccard"]
+__all__ = ["REGION", "Family", "Geometry", "Region", "RegionItems", "box_iou", "item_key", "match_regions",
+           "region_rows", "span_jaccard"]
 
-Extent = tuple[float, ...]
+REGION = "region"  # the label of a region drawn with a plain tool and no labels control
+_MAX_KEY_TEXT = 48
+
+
+@dataclass(frozen=True)
+class Family:
+    """What one family of regions contributes: its name and how similar two of its geometries are.
+
+    Attributes
+    ----------
+    name : str
+        ``span``, ``box``, ``polygon``, ...; the "no region" label is ``no {name}``.
+    kind : str
+        Families of one kind can match each other (boxes, polygons and
+        ellipses are all plane shapes).
+    similarity : callable
+        ``similarity(a, b)`` of two :attr:`Geometry.shape` in [0, 1].
+    threshold : callable
+        ``threshold(options)``: least similarity of a match, or None for exact
+        matching (equal keys only).
+    """
+
+    name: str
+    kind: str
+    similarity: Callable[[Any, Any], float]
+    threshold: Callable[[MappingOptions], float | None]
+
+
+@dataclass(frozen=True)
+class Geometry:
+    """Where one region is.
+
+    Attributes
+    ----------
+    family : Family
+    key : tuple
+        Its exact position, hashable (rounded numbers, or a digest of a mask).
+    bounds : tuple of float
+        ``(low, high)`` along the first axis, for finding candidate pairs fast;
+        two regions whose bounds do not overlap are never compared.
+    shape : object
+        What :attr:`Family.similarity` compares.
+    scope : tuple
+        Where the region lives within the task (page, channel): regions of
+        different scopes never match.
+    """
+
+    family: Family
+    key: tuple[Any, ...]
+    bounds: tuple[float, float]
+    shape: Any = field(compare=False)
+    scope: tuple[Any, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -29,30 +99,40 @@ class Region:
     Attributes
     ----------
     annotator : str
-    key : tuple
-        Its exact position (start and end, or the box), as stored.
+    rid : str
+        The result ``id`` that per-region answers and relations refer to.
     label : str
-        The region's label.
-    extent : tuple of float, optional
-        Numeric extent for overlap matching: ``(start, end)`` of a span,
-        ``(x0, y0, x1, y1)`` of a box; None when only exact matching applies.
+    geometry : Geometry
+    instance : str
+        The ``from_name`` (differs from the control name inside a Repeater).
     """
 
     annotator: str
-    key: tuple[Any, ...]
+    rid: str
     label: str
-    extent: Extent | None = None
+    geometry: Geometry
+    instance: str = ""
+
+    @cached_property
+    def sort_key(self) -> tuple[Any, ...]:
+        """A total order on regions that does not depend on the file."""
+        return (repr(self.geometry.scope), self.instance, self.geometry.family.name, repr(self.geometry.key),
+                self.annotator, self.label, self.rid)
+
+    def order(self) -> tuple[Any, ...]:
+        """:attr:`sort_key`, as a function for ``sorted``."""
+        return self.sort_key
 
 
-def span_jaccard(a: Extent, b: Extent) -> float:
+def span_jaccard(a: tuple[float, float], b: tuple[float, float]) -> float:
     """Overlap of two spans ``(start, end)`` over their union."""
     overlap = min(a[1], b[1]) - max(a[0], b[0])
     union = max(a[1], b[1]) - min(a[0], b[0])
     return overlap / union if overlap > 0 and union > 0 else 0.0
 
 
-def box_iou(a: Extent, b: Extent) -> float:
-    """Intersection over union of two boxes ``(x0, y0, x1, y1)``."""
+def box_iou(a: tuple[float, ...], b: tuple[float, ...]) -> float:
+    """Intersection over union of two axis-aligned boxes ``(x0, y0, x1, y1)``."""
     width = min(a[2], b[2]) - max(a[0], b[0])
     height = min(a[3], b[3]) - max(a[1], b[1])
     if width <= 0 or height <= 0:
@@ -62,56 +142,107 @@ def box_iou(a: Extent, b: Extent) -> float:
     return intersection / union if union > 0 else 0.0
 
 
-def align(
-    regions: Sequence[Region],
-    *,
-    similarity: Callable[[Extent, Extent], float] | None,
-    threshold: float,
-    skips: Skips,
-    what: str,
-) -> list[list[Region]]:
-    """Group one task's regions into items, at most one region per annotator in each.
-
-    Parameters
-    ----------
-    regions : sequence of Region
-    similarity : callable, optional
-        Similarity of two extents in [0, 1]; None for exact matching.
-    threshold : float
-        Least similarity for two regions to be one item.
-    skips : Skips
-        Counts an annotator's second region at one exact position.
-    what : str
-        What the regions are, for the skip report (e.g. "span in 'ner'").
-    """
-    ordered = sorted(regions, key=lambda r: (r.extent or (), repr(r.key), r.annotator))
-    groups: list[list[Region]] = []
-    by_key: dict[tuple[Any, ...], list[Region]] = {}
-    for region in ordered:
-        exact = by_key.get(region.key)
-        if exact is not None and region.annotator in {r.annotator for r in exact}:
-            skips.add(f"second {what} by one annotator at the same position")
+def _dedupe(regions: Sequence[Region], control: Control, skips: Skips) -> list[Region]:
+    """One region per annotator and exact position: the smallest label counts, the others are duplicates."""
+    kept: dict[tuple[Any, ...], Region] = {}
+    for region in sorted(regions, key=Region.order):
+        place = (region.annotator, region.instance, region.geometry.scope, region.geometry.family.name,
+                 region.geometry.key)
+        if place in kept:
+            skips.add(reason(control, "duplicate region", "one annotator marked one position twice; the first "
+                                                          "label by name counts"))
             continue
-        if similarity is None or region.extent is None:
-            target = exact
-        else:
-            target, best = None, threshold
-            for group in groups:
-                head = group[0]
-                if head.extent is None or region.annotator in {r.annotator for r in group}:
-                    continue
-                score = similarity(head.extent, region.extent)
-                if score >= best and (target is None or score > best):
-                    target, best = group, score
-        if target is None:
-            target = []
-            groups.append(target)
-        target.append(region)
-        by_key.setdefault(region.key, target)
-    return groups
+        kept[place] = region
+    return list(kept.values())
 
 
-def region_rows(task: int, groups: Sequence[Sequence[Region]], submitted: Sequence[Submission],
+def _threshold(a: Family, b: Family, options: MappingOptions) -> float | None:
+    first, second = a.threshold(options), b.threshold(options)
+    if first is None or second is None:
+        return None
+    return max(first, second)
+
+
+def _groups(regions: list[Region], options: MappingOptions) -> list[list[Region]]:
+    """Complete-linkage grouping of regions of one scope; see the module notes."""
+    n = len(regions)
+    candidates: dict[tuple[int, int], float] = {}
+    order = sorted(range(n), key=lambda i: regions[i].geometry.bounds[0])
+    for position, i in enumerate(order):
+        a = regions[i]
+        for j in order[position + 1:]:
+            b = regions[j]
+            if b.geometry.bounds[0] > a.geometry.bounds[1]:
+                break
+            if a.annotator == b.annotator or a.geometry.family.kind != b.geometry.family.kind:
+                continue
+            threshold = _threshold(a.geometry.family, b.geometry.family, options)
+            if threshold is None:
+                score = 1.0 if a.geometry.key == b.geometry.key else 0.0
+                threshold = 1.0
+            else:
+                score = a.geometry.family.similarity(a.geometry.shape, b.geometry.shape)
+            if score >= threshold:
+                candidates[(min(i, j), max(i, j))] = score
+    group_of = list(range(n))
+    members: dict[int, list[int]] = {i: [i] for i in range(n)}
+    for (i, j), _ in sorted(candidates.items(), key=lambda pair: (-pair[1], pair[0])):
+        gi, gj = group_of[i], group_of[j]
+        if gi == gj:
+            continue
+        left, right = members[gi], members[gj]
+        if {regions[k].annotator for k in left} & {regions[k].annotator for k in right}:
+            continue
+        if not all((min(a, b), max(a, b)) in candidates for a in left for b in right):
+            continue
+        for k in right:
+            group_of[k] = gi
+        left.extend(right)
+        del members[gj]
+    return [[regions[k] for k in sorted(group)] for group in members.values()]
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, float):
+        return str(int(value)) if value.is_integer() else f"{value:.4f}".rstrip("0")
+    return str(value)
+
+
+def item_key(region: Region) -> str:
+    """The item text of a group, from its first region: ``start-end``, or a short digest for long keys."""
+    geometry = region.geometry
+    parts = [_text(p) for p in geometry.scope] + ([region.instance] if region.instance else [])
+    text = "-".join(_text(v) for v in geometry.key)
+    if len(text) > _MAX_KEY_TEXT:
+        text = f"{geometry.family.name}~{hashlib.sha1(repr(geometry.key).encode()).hexdigest()[:12]}"
+    return ":".join([*parts, text])
+
+
+# task -> (annotator, region id) -> the item its region's group became.
+RegionItems = dict[int, dict[tuple[str, str], str]]
+
+
+def match_regions(task: int, regions: Sequence[Region], control: Control, skips: Skips, options: MappingOptions
+                  ) -> list[tuple[str, list[Region]]]:
+    """One task's regions of one control grouped into items ``(item, regions)``, in a fixed order."""
+    by_scope: dict[tuple[Any, ...], list[Region]] = {}
+    for region in _dedupe(regions, control, skips):
+        by_scope.setdefault((region.instance, region.geometry.scope), []).append(region)
+    items: list[tuple[str, list[Region]]] = []
+    used: set[str] = set()
+    for scope in sorted(by_scope, key=repr):
+        groups = _groups(by_scope[scope], options)
+        for group in sorted(groups, key=lambda g: min(r.order() for r in g)):
+            first = min(group, key=Region.order)
+            item = f"{task}:{item_key(first)}"
+            if item in used:
+                item = f"{item}#{first.annotator}"
+            used.add(item)
+            items.append((item, group))
+    return items
+
+
+def region_rows(task: int, items: Sequence[tuple[str, Sequence[Region]]], submitted: Sequence[Submission],
                 absent: str | None) -> list[tuple[Any, ...]]:
     """Rows ``(task, item, annotator, label)``: each item's label from every annotator who submitted the task.
 
@@ -119,8 +250,7 @@ def region_rows(task: int, groups: Sequence[Sequence[Region]], submitted: Sequen
     when ``absent`` is None (missing data).
     """
     rows = []
-    for group in groups:
-        item = f"{task}:{'-'.join(map(str, group[0].key))}"
+    for item, group in items:
         labels = {r.annotator: r.label for r in group}
         for submission in submitted:
             label = labels.get(submission.annotator, absent)
@@ -129,46 +259,12 @@ def region_rows(task: int, groups: Sequence[Sequence[Region]], submitted: Sequen
     return rows
 
 
-Position = Callable[[Mapping[str, Any]], "tuple[tuple[Any, ...], Extent | None] | None"]
-
-
-def map_regions(control: Control, submissions: Mapping[int, list[Submission]], skips: Skips, *,
-                position: Position, what: str, similarity: Callable[[Extent, Extent], float] | None,
-                threshold: float, absent: str | None) -> MappedControl:
-    """Map a region control (spans, boxes): each aligned region is an item.
-
-    Parameters
-    ----------
-    position : callable
-        A result value's exact key and numeric extent, or None when malformed.
-    what : str
-        "span" or "box", for the skip report.
-    similarity, threshold
-        As in :func:`align`.
-    absent : str, optional
-        The label of an annotator who submitted the task but marked nothing
-        at an item; None leaves them missing there.
-    """
-    allowed = set(control.labels)
-    rows: list[tuple[Any, ...]] = []
-    for task, task_submissions in submissions.items():
-        regions = []
-        for submission in task_submissions:
-            for result in control_results(submission, control, skips):
-                value = result["value"]
-                labels = value.get(control.result_type)
-                place = position(value)
-                if place is None or not isinstance(labels, list) or not labels or not isinstance(labels[0], str):
-                    skips.add(f"malformed {what} in {control.name!r}")
-                    continue
-                if allowed and labels[0] not in allowed:
-                    skips.add(f"label {labels[0]!r} not in the config of {control.name!r}")
-                    continue
-                if len(labels) > 1:
-                    skips.add(f"extra labels on one {what} in {control.name!r} (the first counts)", len(labels) - 1)
-                regions.append(Region(submission.annotator, place[0], labels[0], place[1]))
-        groups = align(regions, similarity=similarity, threshold=threshold, skips=skips,
-                       what=f"{what} in {control.name!r}")
-        rows.extend(region_rows(task, groups, task_submissions, absent))
-    categories = (*control.labels, absent) if control.labels and absent else (control.labels or None)
-    return MappedControl(control, "nominal", tuple(rows), categories=categories)
+def positions(values: Mapping[str, Any], keys: Sequence[str]) -> list[float] | None:
+    """The finite numbers ``values[k]`` for ``keys``, or None when one is missing or not a finite number."""
+    out = []
+    for key in keys:
+        value = values.get(key)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            return None
+        out.append(float(value))
+    return out

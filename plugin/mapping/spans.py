@@ -1,58 +1,53 @@
-"""Labels, HyperTextLabels and ParagraphLabels: each span is an item (seed 001).
+"""Labels, HyperTextLabels and ParagraphLabels on text: each span is an item (seed 001).
 
 Spans are aligned across the annotators of a task (``exact``: same start and
-end; ``overlap``: greatest Jaccard overlap above a threshold, for spans with
-character offsets). An annotator who submitted the task but marked nothing at
-a span gives the label ``"no span"``; with ``absent_span="missing"`` they give
-nothing, which is how Datasaur's worked example (seed 001, alpha = 0.56)
-treats spans only one annotator marked.
+end; ``overlap``: greatest Jaccard overlap at or above ``span_jaccard``, for
+spans with character offsets). An annotator who submitted the task but marked
+nothing at a span gives the label ``"no span"``; with ``absent_span="missing"``
+they give nothing, which is how Datasaur's worked example (seed 001,
+alpha = 0.56) treats spans only one annotator marked. Positions are kept as
+stored (floats are never truncated). Labels on audio and time spans are
+intervals (:mod:`plugin.mapping.timeseries`).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
-from plugin.annotations import Skips, Submission
-from plugin.labelconfig import Control
-from plugin.mapping.base import MappedControl
-from plugin.mapping.regions import map_regions, span_jaccard
+from plugin.mapping.regions import Family, Geometry, positions, span_jaccard
 from plugin.settings import MappingOptions
 
-__all__ = ["NO_SPAN", "map_spans"]
+__all__ = ["NO_SPAN", "SPAN", "text_span"]
 
 NO_SPAN = "no span"
 
 
-def _number(value: Any) -> float | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, (int, float)):
-        return float(value)
-    return None
+def _similarity(a: tuple[Any, tuple[float, float] | None], b: tuple[Any, tuple[float, float] | None]) -> float:
+    if a[1] is None or b[1] is None:
+        return 1.0 if a[0] == b[0] else 0.0
+    return span_jaccard(a[1], b[1])
 
 
-def _position(control: Control, value: Mapping[str, Any]) -> tuple[tuple[Any, ...], tuple[float, float] | None] | None:
-    """The span's exact key and numeric extent, or None when malformed."""
-    if control.tag == "labels":
-        start, end = _number(value.get("start")), _number(value.get("end"))
-        if start is None or end is None or end < start:
+SPAN = Family("span", "span", _similarity,
+              lambda options: None if options.span_alignment == "exact" else options.span_jaccard)
+
+
+def text_span(value: Mapping[str, Any], options: MappingOptions) -> Geometry | None:
+    """A text span's geometry: ``start``/``end`` offsets, or the XPath range of HyperText and Paragraphs."""
+    if not isinstance(value.get("start"), str):
+        extent = positions(value, ("start", "end"))
+        if extent is None or extent[1] < extent[0]:
             return None
-        return (int(start), int(end)), (start, end)
+        key = tuple(extent)
+        return Geometry(SPAN, key, (extent[0], extent[1]), (key, (extent[0], extent[1])))
     key = (value.get("start"), value.get("startOffset"), value.get("end"), value.get("endOffset"))
     if any(part is None for part in key):
         return None
     offsets = value.get("globalOffsets")
     if isinstance(offsets, Mapping):
-        start, end = _number(offsets.get("start")), _number(offsets.get("end"))
-        if start is not None and end is not None and end >= start:
-            return key, (start, end)
-    return key, None
-
-
-def map_spans(control: Control, submissions: Mapping[int, list[Submission]], skips: Skips,
-              options: MappingOptions) -> MappedControl:
-    """Map a span control; see the module notes."""
-    return map_regions(control, submissions, skips, position=lambda value: _position(control, value), what="span",
-                       similarity=span_jaccard if options.span_alignment == "overlap" else None,
-                       threshold=options.span_jaccard, absent=NO_SPAN if options.absent_span == "label" else None)
+        extent = positions(offsets, ("start", "end"))
+        if extent is not None and extent[1] >= extent[0]:
+            return Geometry(SPAN, key, (extent[0], extent[1]), (key, (extent[0], extent[1])))
+    return Geometry(SPAN, key, (-math.inf, math.inf), (key, None))

@@ -1,35 +1,60 @@
-"""Taxonomy: the task is the item, the full selected path(s) the nominal label."""
+"""Taxonomy: one yes/no item per path selected by anyone on the item, like multiple Choices.
+
+Real projects select several paths per task; an exact match of whole sets
+would call every partial agreement a disagreement. So each path anyone
+selected on the task (or region) is a yes/no item ``{item}:{Root / Child}``,
+and an annotator who submitted without selecting it said "no". With
+``maxUsages="1"`` (one path per annotator) the path itself is the label.
+Paths not in the config are skipped.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from plugin.annotations import Skips, Submission
+from plugin.annotations import Skips
 from plugin.labelconfig import Control
-from plugin.mapping.base import MappedControl, SkipResult, task_labels
+from plugin.mapping.base import MappedControl, SkipResult, Unit, reason, single_labels
+from plugin.mapping.choices import NO, YES, yes_no_rows
 
 __all__ = ["map_taxonomy"]
 
 
-def map_taxonomy(control: Control, submissions: Mapping[int, list[Submission]], skips: Skips) -> MappedControl:
-    """Map a Taxonomy control.
+def _paths(control: Control, value: Mapping[str, Any]) -> list[str]:
+    paths = value.get("taxonomy")
+    if not isinstance(paths, list) or not paths or not all(
+            isinstance(p, list) and p and all(isinstance(n, str) for n in p) for p in paths):
+        raise SkipResult("malformed value", "taxonomy is not a list of paths")
+    return sorted({" / ".join(path) for path in paths})
 
-    Each selected path is written ``Root / Child``; several selected paths
-    form one label, sorted and joined with ``" | "``. Paths not in the config
-    are skipped.
-    """
+
+def map_taxonomy(control: Control, units: Sequence[Unit], skips: Skips) -> MappedControl:
+    """Map a Taxonomy control; see the module notes."""
     allowed = set(control.labels)
 
-    def parse(value: Mapping[str, Any]) -> str:
-        paths = value.get("taxonomy")
-        if not isinstance(paths, list) or not paths or not all(
-                isinstance(p, list) and p and all(isinstance(n, str) for n in p) for p in paths):
-            raise SkipResult(f"malformed taxonomy in {control.name!r}")
-        joined = sorted({" / ".join(path) for path in paths})
-        unknown = [p for p in joined if allowed and p not in allowed]
-        if unknown:
-            raise SkipResult(f"taxonomy path {unknown[0]!r} not in the config of {control.name!r}")
-        return " | ".join(joined)
+    def known(paths: list[str]) -> list[str]:
+        for path in paths:
+            if allowed and path not in allowed:
+                skips.add(reason(control, "label not in the config", repr(path)))
+        return [p for p in paths if not allowed or p in allowed]
 
-    return MappedControl(control, "nominal", task_labels(control, submissions, skips, parse))
+    if not control.multiple:
+        def parse(value: Mapping[str, Any]) -> str:
+            paths = known(_paths(control, value))
+            if len(paths) != 1:
+                raise SkipResult("malformed value", "not one path in a maxUsages=1 taxonomy")
+            return paths[0]
+
+        return MappedControl(control, "nominal", single_labels(control, units, skips, parse),
+                             categories=control.labels or None)
+    answers = []
+    for unit in units:
+        chosen: set[str] = set()
+        for result in unit.results:
+            try:
+                chosen.update(known(_paths(control, result["value"])))
+            except SkipResult as error:
+                skips.add(reason(control, error.what, error.detail))
+        answers.append((unit.task, unit.item, unit.annotator, sorted(chosen)))
+    return MappedControl(control, "nominal", tuple(yes_no_rows(answers, None)), categories=(NO, YES))

@@ -1,13 +1,13 @@
-"""TextArea: the task is the item, the normalized text the nominal label."""
+"""TextArea: the task (or region, per region) is the item, the normalized text the nominal label."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from plugin.annotations import Skips, Submission
+from plugin.annotations import Skips
 from plugin.labelconfig import Control
-from plugin.mapping.base import MappedControl, SkipResult, task_labels
+from plugin.mapping.base import MappedControl, SkipResult, Unit, single_labels
 
 __all__ = ["MAX_TEXT", "map_textarea", "normalize_text"]
 
@@ -19,7 +19,7 @@ def normalize_text(text: str) -> str:
     return " ".join(text.split()).casefold()
 
 
-def map_textarea(control: Control, submissions: Mapping[int, list[Submission]], skips: Skips) -> MappedControl:
+def map_textarea(control: Control, units: Sequence[Unit], skips: Skips) -> MappedControl:
     """Map a TextArea control; several texts form one label, joined by new lines.
 
     Texts longer than :data:`MAX_TEXT` characters are skipped as payloads, not labels.
@@ -29,12 +29,12 @@ def map_textarea(control: Control, submissions: Mapping[int, list[Submission]], 
         if isinstance(texts, str):
             texts = [texts]
         if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
-            raise SkipResult(f"malformed text in {control.name!r}")
+            raise SkipResult("malformed value", "text is not a list of text")
         label = "\n".join(normalize_text(t) for t in texts if t.strip())
         if not label:
-            raise SkipResult(f"empty text in {control.name!r}")
+            raise SkipResult("malformed value", "empty text")
         if len(label) > MAX_TEXT:
-            raise SkipResult(f"text over {MAX_TEXT} characters in {control.name!r}")
+            raise SkipResult("malformed value", f"text over {MAX_TEXT} characters")
         return label
 
-    return MappedControl(control, "nominal", task_labels(control, submissions, skips, parse))
+    return MappedControl(control, "nominal", single_labels(control, units, skips, parse))

@@ -1,9 +1,11 @@
 """Record tests/data/all_tags_tasks.json from a running Label Studio.
 
-Creates a project whose config has every tag this project maps, signs up
-three annotators, posts their annotations (and one skipped one, and one
+Creates a project whose config has the text tags this project maps, signs up
+three annotators, posts their annotations (and one skipped one), marks the
+first annotator's annotation of the first task as ground truth as a reviewer
+does, imports the third task with an annotation (which Label Studio marks as
 ground truth), and saves the tasks exactly as ``tasks.list(fields="all")``
-returns them. Run against a throwaway server:
+returns them. Region tags: tests/data/record_regions.py. Run against a throwaway server:
 
     python tests/data/record_tasks.py http://127.0.0.1:8080 <admin legacy token>
 """
@@ -115,7 +117,9 @@ def signup(url: str, email: str) -> str:
 def main(url: str, token: str) -> None:
     admin = LabelStudio(base_url=url, api_key=token)
     project = admin.projects.create(title="all tags", label_config=CONFIG)
-    admin.projects.import_tasks(id=project.id, request=[{"data": TASK_DATA, "meta": {"batch": i}} for i in range(3)])
+    imported = [{"result": [choice("sentiment", ["neutral"])]}]  # marked ground truth by Label Studio on import
+    admin.projects.import_tasks(id=project.id, request=[
+        {"data": TASK_DATA, "meta": {"batch": i}, **({"annotations": imported} if i == 2 else {})} for i in range(3)])
     tasks = sorted(t.id for t in admin.tasks.list(project=project.id, page_size=100))
     suffix = project.id
     for who in range(3):
@@ -124,7 +128,8 @@ def main(url: str, token: str) -> None:
             client.annotations.create(id=task, result=results(who, index))
         if who == 2:
             client.annotations.create(id=tasks[2], result=[], was_cancelled=True)
-    admin.annotations.create(id=tasks[0], result=[choice("sentiment", ["neutral"])], ground_truth=True)
+    first = min(a.id for a in admin.annotations.list(id=tasks[0]))  # the first annotator's, as a reviewer would
+    admin.annotations.update(id=first, ground_truth=True)
     dumped = [t.model_dump(mode="json") for t in admin.tasks.list(project=project.id, page_size=100)]
     target = Path(__file__).with_name("all_tags_tasks.json")
     target.write_text(json.dumps({"label_config": CONFIG, "tasks": dumped}, indent=1) + "\n")

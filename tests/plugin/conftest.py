@@ -7,10 +7,13 @@ import pytest
 
 from plugin.annotations import Skips, collect_submissions
 from plugin.labelconfig import parse_label_config
+from plugin.mapping import map_project
+from plugin.settings import MappingOptions
 
 DATA = Path(__file__).resolve().parents[1] / "data"
-# Users as recorded: annotators 4, 5 and 6 signed up; the admin (1) posted one ground truth.
-FIRST, SECOND, THIRD = "4", "5", "6"
+# Users as recorded: annotators 2, 3 and 4 signed up; the admin (1) marked the first one's annotation of the first
+# task as ground truth, and imported the third task with an annotation.
+FIRST, SECOND, THIRD = "2", "3", "4"
 
 
 @pytest.fixture(scope="session")
@@ -23,9 +26,25 @@ def controls(recorded):
     return parse_label_config(recorded["label_config"])
 
 
+ADMIN = "1"
+
+
 @pytest.fixture
 def submissions(recorded):
-    return collect_submissions(recorded["tasks"], Skips())
+    """The three annotators' submissions; the admin's one-choice ground truth is left out here (see test_annotations)."""
+    by_task = collect_submissions(recorded["tasks"], Skips())
+    return {task: [s for s in subs if s.annotator != ADMIN] for task, subs in by_task.items()}
+
+
+@pytest.fixture(scope="session")
+def template_configs():
+    """The labeling configs Label Studio ships, by file name (tests/data/templates, sources in SOURCES)."""
+    return {path.stem: path.read_text() for path in sorted((DATA / "templates").glob("*.xml"))}
+
+
+def map_one(controls, submissions, name, options=None, skips=None):
+    """One control of :func:`plugin.mapping.map_project`."""
+    return map_project(controls, submissions, Skips() if skips is None else skips, options or MappingOptions())[name]
 
 
 def rows_of(mapped, task=None):

@@ -2,7 +2,10 @@
 
 import pytest
 
+from plugin.annotations import Skips, Submission
 from plugin.labelconfig import infer_controls, parse_label_config
+from plugin.mapping import map_project
+from plugin.settings import MappingOptions
 
 
 def test_every_control_of_the_recorded_config(controls):
@@ -25,5 +28,59 @@ def test_controls_inferred_from_results(recorded):
     inferred = infer_controls(recorded["tasks"])
     assert set(inferred) == set(parse_label_config(recorded["label_config"]))
     assert inferred["topics"].multiple and not inferred["sentiment"].multiple
-    assert inferred["quality"].max_rating == 5
+    assert inferred["quality"].max_rating == 0 and inferred["quality"].rating_categories is None
     assert inferred["ner"].labels == ()
+
+
+def test_alias_repeater_per_region_and_relations():
+    controls = parse_label_config("""<View>
+      <Image name="image" value="$image"/>
+      <Labels name="label" toName="image"><Label value="Text"/><Label value="Handwriting" alias="hw"/></Labels>
+      <Rectangle name="bbox" toName="image"/>
+      <TextArea name="transcription" toName="image" perRegion="true"/>
+      <Relations><Relation value="next"/></Relations>
+      <Repeater on="$pages" indexFlag="{{i}}"><Choices name="page_{{i}}" toName="image"><Choice value="a"/></Choices>
+      </Repeater>
+      <DateTime name="when" toName="image" only="date"/>
+      <Ranker name="rank" toName="image"><Bucket name="good"/><Bucket name="bad"/></Ranker>
+    </View>""")
+    assert controls["label"].labels == ("Text", "hw") and controls["label"].object_tag == "image"
+    assert controls["bbox"].tag == "rectangle" and controls["bbox"].tag_name == "Rectangle"
+    assert controls["transcription"].per_region
+    assert controls["relations"].labels == ("next",) and controls["relations"].result_type == "relation"
+    repeated = controls["page_{{i}}"]
+    assert repeated.matches("page_0") and repeated.matches("page_12") and not repeated.matches("page_x")
+    assert controls["when"].only == "date" and controls["rank"].labels == ("good", "bad")
+
+
+def test_a_choice_listed_twice_is_counted_once_and_noted_on_its_control():
+    # Label Studio's own document-retrieval template lists <Choice value="Two"/> twice.
+    controls = parse_label_config('<View><Text name="t" value="$t"/>'
+                                  '<Choices name="a" toName="t"><Choice value="x"/><Choice value="x"/></Choices>'
+                                  '<Choices name="b" toName="t"><Choice value="x"/></Choices></View>')
+    assert controls["a"].labels == ("x",) and controls["a"].notes == ("label 'x' listed twice; counted once",)
+    assert controls["b"].notes == () and not controls["a"].problems
+
+
+def test_a_broken_control_is_skipped_by_name_and_the_rest_scored():
+    controls = parse_label_config('<View><Text name="t" value="$t"/><Rating name="r" toName="t" maxRating="five"/>'
+                                  '<Choices name="c" toName="t"><Choice value="x"/></Choices></View>')
+    assert controls["r"].problems == ("maxRating 'five' is not a whole number",)
+    results = ({"from_name": "r", "type": "rating", "value": {"rating": 3}},
+               {"from_name": "c", "type": "choices", "value": {"choices": ["x"]}})
+    skips = Skips()
+    mapped = map_project(controls, {1: [Submission(1, 1, "a", results)]}, skips, MappingOptions())
+    assert mapped["r"].records == () and mapped["c"].records == ((1, "1", "a", "x"),)
+    assert skips.as_dict() == {"config problem (maxRating 'five' is not a whole number): Rating 'r'": 1}
+
+
+def test_every_shipped_template_parses(template_configs):
+    # tests/data/templates: the configs Label Studio 1.23.2 ships (see SOURCES).
+    tags = set()
+    for name, xml in template_configs.items():
+        controls = parse_label_config(xml)
+        assert controls, name
+        assert not any(c.problems for c in controls.values()), name
+        tags |= {c.tag for c in controls.values()}
+    assert {"polygonlabels", "keypointlabels", "brushlabels", "videorectangle", "timelinelabels",
+            "timeserieslabels", "relations", "ranker", "rectangle", "polygon", "ocrlabels"} <= tags

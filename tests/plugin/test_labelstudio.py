@@ -143,3 +143,36 @@ def test_an_answer_that_is_not_json_is_retried_and_described_in_one_line():
 
 def test_a_deleted_task_reads_as_none():
     assert fake(page_handler([], [])).task(12) is None
+
+
+def _write(tmp_path, name, data):
+    path = tmp_path / name
+    path.write_text(data if isinstance(data, str) else json.dumps(data))
+    return path
+
+
+def test_duplicate_task_ids_are_merged_by_annotation_id(tmp_path):
+    first = {"id": 1, "data": {"t": "a"}, "annotations": [{"id": 10, "completed_by": 1, "result": []}]}
+    second = {"id": 1, "data": {"t": "a"}, "annotations": [{"id": 10, "completed_by": 1, "result": []},
+                                                           {"id": 11, "completed_by": 2, "result": []}]}
+    tasks = read_export(_write(tmp_path, "twice.json", [first, second, {"id": 2, "annotations": []}]))
+    assert [t["id"] for t in tasks] == [1, 2]
+    assert [a["id"] for a in tasks[0]["annotations"]] == [10, 11]
+
+
+def test_pre_1_0_completions_are_read_as_annotations(tmp_path):
+    old = [{"id": 3, "data": {"text": "x"}, "completions": [{"id": 5, "completed_by": 2, "result": []}]}]
+    (task,) = read_export(_write(tmp_path, "old.json", old))
+    assert task["annotations"] == old[0]["completions"] and "completions" not in task
+
+
+@pytest.mark.parametrize(("name", "content", "message"), [
+    ("project.json", [{"id": 1, "text": "x", "annotator": 3, "annotation_id": 4, "sentiment": "positive"}], "JSON-MIN"),
+    ("project.csv", "id,text,annotator,annotation_id\n1,x,3,4\n", "CSV export"),
+    ("project.tsv", "id\ttext\tannotator\n1\tx\t3\n", "TSV export"),
+    ("project.json", "id,text,annotator,sentiment\n1,x,3,positive\n", "CSV export"),
+])
+def test_other_export_formats_are_refused_naming_the_json_export(tmp_path, name, content, message):
+    with pytest.raises(ValueError, match=message) as error:
+        read_export(_write(tmp_path, name, content))
+    assert "export the project as JSON" in str(error.value) and "\n" not in str(error.value)

@@ -7,6 +7,7 @@ import pytest
 from agreement import item_agreement, krippendorff_alpha, spa
 from plugin.settings import MappingOptions, ScoringOptions
 from plugin.state import score_tasks
+from tests.plugin.conftest import FIRST, SECOND, THIRD
 
 
 @pytest.fixture
@@ -24,7 +25,7 @@ def test_single_choice_scores(scores, submissions):
         reliability_data=[[0, 2], [0, 1], [1, 1]], level_of_measurement="nominal"), abs=1e-6)
     assert scores.tasks[first].controls["sentiment"]["spa"] == pytest.approx(item_agreement(counts)[0])
     assert sentiment.n_items == 2 and sentiment.n_annotators == 3
-    assert {tuple(p["annotators"]) for p in sentiment.pairs} == {("4", "5"), ("4", "6"), ("5", "6")}
+    assert {tuple(p["annotators"]) for p in sentiment.pairs} == {(FIRST, SECOND), (FIRST, THIRD), (SECOND, THIRD)}
 
 
 def test_task_alpha_is_scored_against_the_project_expected_disagreement(scores, submissions):

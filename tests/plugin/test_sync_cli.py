@@ -4,6 +4,7 @@ import json
 
 import pytest
 
+from plugin.annotations import GROUND_TRUTH_SKIP
 from plugin.cli import main
 from tests.plugin.conftest import DATA
 
@@ -25,7 +26,7 @@ def test_export_with_config(export, capsys):
     assert summary["controls"]["sentiment"]["spa"] == pytest.approx(1 / 3)
     assert summary["dry_run"] and summary["tasks_written"] == 0 and summary["tasks_to_write"] == 2
     assert summary["skipped"] == {"skipped (cancelled) annotation": 1,
-                                  "ground-truth annotation (not counted as an annotator)": 1}
+                                  GROUND_TRUTH_SKIP: 1}
 
 
 def test_export_without_config_infers_the_controls(export, capsys):

@@ -1,15 +1,15 @@
 """RectangleLabels: boxes matched by IoU."""
 
 from plugin.annotations import Skips
-from plugin.mapping.boxes import NO_BOX, map_boxes
+from plugin.mapping.boxes import NO_BOX
 from plugin.mapping.regions import box_iou
 from plugin.settings import MappingOptions
-from tests.plugin.conftest import FIRST, SECOND, THIRD
+from tests.plugin.conftest import FIRST, SECOND, THIRD, map_one
 
 
 def test_overlapping_boxes_are_one_item(controls, submissions):
     first = min(submissions)
-    mapped = map_boxes(controls["objects"], submissions, Skips(), MappingOptions())
+    mapped = map_one(controls, submissions, "objects", MappingOptions(), Skips())
     rows = mapped.rows[mapped.rows["task"] == first]
     items = {item: dict(zip(g["annotator"], g["label"], strict=True)) for item, g in rows.groupby("item")}
     assert sorted(items.values(), key=len) == sorted([
@@ -25,5 +25,5 @@ def test_iou():
 
 def test_a_stricter_threshold_splits_the_pair(controls, submissions):
     first = min(submissions)
-    mapped = map_boxes(controls["objects"], submissions, Skips(), MappingOptions(box_iou=0.95))
+    mapped = map_one(controls, submissions, "objects", MappingOptions(box_iou=0.95), Skips())
     assert mapped.rows[mapped.rows["task"] == first]["item"].nunique() == 3

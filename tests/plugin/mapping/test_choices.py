@@ -1,13 +1,13 @@
 """Choices (single, multiple) and Pairwise on recorded results."""
 
 from plugin.annotations import Skips, Submission
-from plugin.mapping.choices import map_choices, map_pairwise
-from tests.plugin.conftest import FIRST, SECOND, THIRD, rows_of
+from plugin.labelconfig import parse_label_config
+from tests.plugin.conftest import FIRST, SECOND, THIRD, map_one, rows_of
 
 
 def test_single_choice_is_one_item_per_task(controls, submissions):
     first = min(submissions)
-    mapped = map_choices(controls["sentiment"], submissions, Skips())
+    mapped = map_one(controls, submissions, "sentiment", skips=Skips())
     assert mapped.level == "nominal" and mapped.categories == ("positive", "negative", "neutral")
     assert rows_of(mapped, first) == {(str(first), FIRST, "positive"), (str(first), SECOND, "positive"),
                                       (str(first), THIRD, "negative")}
@@ -15,7 +15,7 @@ def test_single_choice_is_one_item_per_task(controls, submissions):
 
 def test_multiple_choices_give_ranked_labels_and_yes_no_items(controls, submissions):
     first = min(submissions)
-    mapped = map_choices(controls["topics"], submissions, Skips())
+    mapped = map_one(controls, submissions, "topics", skips=Skips())
     assert mapped.categories == ("no", "yes")
     rows = rows_of(mapped, first)
     assert (f"{first}:sports", THIRD, "yes") in rows and (f"{first}:politics", THIRD, "no") in rows
@@ -30,17 +30,46 @@ def test_labels_outside_the_config_and_broken_values_are_skipped(controls):
     def submission(annotator, value):
         return Submission(1, 1, annotator, ({"from_name": "sentiment", "type": "choices", "value": value},))
     skips = Skips()
-    mapped = map_choices(controls["sentiment"], {1: [submission("a", {"choices": ["joy"]}),
-                                                     submission("b", {"choices": "positive"}),
-                                                     submission("c", {"choices": ["positive", "negative"]}),
-                                                     submission("d", {"choices": ["neutral"]})]}, skips)
+    mapped = map_one(controls, {1: [submission("a", {"choices": ["joy"]}),
+                                    submission("b", {"choices": "positive"}),
+                                    submission("c", {"choices": ["positive", "negative"]}),
+                                    submission("d", {"choices": ["neutral"]})]}, "sentiment", skips=skips)
     assert rows_of(mapped) == {("1", "d", "neutral")}
-    assert skips.reasons == {"label 'joy' not in the config of 'sentiment'": 1, "malformed choices in 'sentiment'": 1,
-                             "several choices in the single-choice control 'sentiment'": 1}
+    assert skips.as_dict() == {
+        "label not in the config ('joy'): Choices 'sentiment'": 1,
+        "malformed value (choices is not a list of text): Choices 'sentiment'": 1,
+        "malformed value (several choices in a single-choice control): Choices 'sentiment'": 1}
+
+
+def test_alias_is_what_results_hold():
+    # Label Studio stores a Choice's alias in results (docs: Choice tag, attribute alias).
+    controls = parse_label_config('<View><Text name="t" value="$t"/><Choices name="c" toName="t">'
+                                  '<Choice value="Positive sentiment" alias="pos"/><Choice value="Negative" alias="neg"/>'
+                                  '</Choices></View>')
+    result = {"from_name": "c", "type": "choices", "value": {"choices": ["pos"]}}
+    skips = Skips()
+    mapped = map_one(controls, {1: [Submission(1, 1, "a", (result,))]}, "c", skips=skips)
+    assert rows_of(mapped) == {("1", "a", "pos")} and skips.total == 0
+    assert mapped.categories == ("pos", "neg")
+
+
+def test_repeated_controls_are_one_item_each():
+    controls = parse_label_config('<View><Repeater on="$images"><Image name="image_{{idx}}" value="$images[{{idx}}].url"/>'
+                                  '<Choices name="action_{{idx}}" toName="image_{{idx}}"><Choice value="run"/>'
+                                  '<Choice value="walk"/></Choices></Repeater></View>')
+    def answer(index, label):
+        return {"from_name": f"action_{index}", "type": "choices", "value": {"choices": [label]}}
+    submissions = {1: [Submission(1, 1, "a", (answer(0, "run"), answer(1, "walk"))),
+                       Submission(1, 2, "b", (answer(0, "run"), answer(1, "run")))]}
+    skips = Skips()
+    mapped = map_one(controls, submissions, "action_{{idx}}", skips=skips)
+    assert rows_of(mapped) == {("1:action_0", "a", "run"), ("1:action_0", "b", "run"),
+                               ("1:action_1", "a", "walk"), ("1:action_1", "b", "run")}
+    assert skips.total == 0
 
 
 def test_pairwise(controls, submissions):
     first = min(submissions)
-    mapped = map_pairwise(controls["preference"], submissions, Skips())
+    mapped = map_one(controls, submissions, "preference", skips=Skips())
     assert rows_of(mapped, first) == {(str(first), FIRST, "left"), (str(first), SECOND, "left"),
                                       (str(first), THIRD, "right")}

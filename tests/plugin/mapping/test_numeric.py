@@ -1,21 +1,22 @@
 """Rating (ordinal) and Number (interval)."""
 
-from plugin.annotations import Skips, Submission
-from plugin.labelconfig import Control
-from plugin.mapping.numeric import map_number, map_rating
-from tests.plugin.conftest import FIRST, SECOND, THIRD, rows_of
+from plugin.annotations import Skips, Submission, collect_submissions
+from plugin.labelconfig import Control, infer_controls
+from plugin.mapping import map_project
+from plugin.settings import MappingOptions
+from tests.plugin.conftest import FIRST, SECOND, THIRD, map_one, rows_of
 
 
 def test_rating_is_ordinal_over_one_to_max(controls, submissions):
     first = min(submissions)
-    mapped = map_rating(controls["quality"], submissions, Skips())
+    mapped = map_one(controls, submissions, "quality", skips=Skips())
     assert mapped.level == "ordinal" and mapped.categories == (1, 2, 3, 4, 5)
     assert rows_of(mapped, first) == {(str(first), FIRST, 4), (str(first), SECOND, 5), (str(first), THIRD, 4)}
 
 
 def test_number_is_interval(controls, submissions):
     first = min(submissions)
-    mapped = map_number(controls["score"], submissions, Skips())
+    mapped = map_one(controls, submissions, "score", skips=Skips())
     assert mapped.level == "interval" and mapped.categories is None
     assert rows_of(mapped, first) == {(str(first), FIRST, 70.0), (str(first), SECOND, 72.5), (str(first), THIRD, 90.0)}
 
@@ -29,6 +30,20 @@ def test_out_of_range_and_broken_numbers_are_skipped():
                        Submission(1, 2, "b", (result("q", "rating", {"rating": 2.5}), result("n", "number", {"number": None}))),
                        Submission(1, 3, "c", (result("q", "rating", {"rating": 3}), result("n", "number", {"number": "4.5"})))]}
     skips = Skips()
-    assert rows_of(map_rating(rating, submissions, skips)) == {("1", "c", 3)}
-    assert rows_of(map_number(number, submissions, skips)) == {("1", "c", 4.5)}
+    mapped = map_project({"q": rating, "n": number}, submissions, skips, MappingOptions())
+    assert rows_of(mapped["q"]) == {("1", "c", 3)}
+    assert rows_of(mapped["n"]) == {("1", "c", 4.5)}
     assert skips.total == 4
+
+
+def test_a_huge_rating_without_a_config_allocates_nothing_for_the_range():
+    # The issue's case: a rating of 10**9 read without a config was killed at 23 GB.
+    tasks = [{"id": 1, "annotations": [
+        {"id": 1, "completed_by": 1, "result": [{"from_name": "q", "type": "rating", "value": {"rating": 10**9}}]},
+        {"id": 2, "completed_by": 2, "result": [{"from_name": "q", "type": "rating", "value": {"rating": 3}}]}]}]
+    controls = infer_controls(tasks)
+    mapped = map_project(controls, collect_submissions(tasks, Skips()), Skips(), MappingOptions())["q"]
+    assert mapped.categories is None
+    assert rows_of(mapped) == {("1", "1", 10**9), ("1", "2", 3)}
+    huge = Control("q", "rating", max_rating=10**9)
+    assert huge.rating_categories is None

@@ -6,14 +6,14 @@ import pytest
 from agreement import krippendorff_alpha, label_counts
 from plugin.annotations import Skips, Submission
 from plugin.labelconfig import Control
-from plugin.mapping.spans import NO_SPAN, map_spans
+from plugin.mapping.spans import NO_SPAN
 from plugin.settings import MappingOptions
-from tests.plugin.conftest import FIRST, SECOND, THIRD, rows_of
+from tests.plugin.conftest import FIRST, SECOND, THIRD, map_one, rows_of
 
 
 def test_exact_spans_with_absent_annotators_labeled_no_span(controls, submissions):
     first = min(submissions)
-    mapped = map_spans(controls["ner"], submissions, Skips(), MappingOptions())
+    mapped = map_one(controls, submissions, "ner", MappingOptions(), Skips())
     assert mapped.categories == ("PER", "ORG", "LOC", NO_SPAN)
     assert rows_of(mapped, first) == {
         (f"{first}:0-5", FIRST, "PER"), (f"{first}:0-5", SECOND, "PER"), (f"{first}:0-5", THIRD, "PER"),
@@ -24,15 +24,15 @@ def test_exact_spans_with_absent_annotators_labeled_no_span(controls, submission
 
 def test_absent_span_missing_leaves_single_spans_unpaired(controls, submissions):
     first = min(submissions)
-    mapped = map_spans(controls["ner"], submissions, Skips(), MappingOptions(absent_span="missing"))
+    mapped = map_one(controls, submissions, "ner", MappingOptions(absent_span="missing"), Skips())
     assert {r for r in rows_of(mapped, first) if r[0].endswith("23-28")} == {(f"{first}:23-28", FIRST, "LOC")}
 
 
 def test_hypertext_and_paragraph_spans(controls, submissions):
     first = min(submissions)
-    html = map_spans(controls["html_ner"], submissions, Skips(), MappingOptions())
+    html = map_one(controls, submissions, "html_ner", MappingOptions(), Skips())
     assert {r[2] for r in rows_of(html, first)} == {"PER", "ORG"} and len(rows_of(html, first)) == 3
-    dialogue = map_spans(controls["dialogue_act"], submissions, Skips(), MappingOptions())
+    dialogue = map_one(controls, submissions, "dialogue_act", MappingOptions(), Skips())
     assert sorted(r[2] for r in rows_of(dialogue, first)) == ["answer", "question", "question"]
 
 
@@ -44,13 +44,13 @@ def span(annotator, start, end, label, task=1):
 def test_overlap_alignment_matches_spans_by_jaccard():
     control = Control("ner", "labels", labels=("PER", "ORG"))
     submissions = {1: [span("a", 0, 10, "PER"), span("b", 1, 10, "PER"), span("c", 20, 30, "ORG")]}
-    exact = map_spans(control, submissions, Skips(), MappingOptions())
-    overlap = map_spans(control, submissions, Skips(), MappingOptions(span_alignment="overlap"))
+    exact = map_one({control.name: control}, submissions, control.name, MappingOptions(), Skips())
+    overlap = map_one({control.name: control}, submissions, control.name, MappingOptions(span_alignment="overlap"), Skips())
     assert exact.rows["item"].nunique() == 3
     assert overlap.rows["item"].nunique() == 2
     assert set(overlap.rows.groupby("item")["label"].apply(tuple).map(sorted).map(tuple)) == {
         ("PER", "PER", "no span"), ("ORG", "no span", "no span")}
-    strict = map_spans(control, submissions, Skips(), MappingOptions(span_alignment="overlap", span_jaccard=0.95))
+    strict = map_one({control.name: control}, submissions, control.name, MappingOptions(span_alignment="overlap", span_jaccard=0.95), Skips())
     assert strict.rows["item"].nunique() == 3
 
 
@@ -65,9 +65,9 @@ def test_datasaur_worked_example_gives_056():
          for (s, e), _, y in spans if y]
     control = Control("ner", "labels", labels=("EVE", "ORG", "PER", "QTY", "TITLE", "YEAR"))
     submissions = {1: [Submission(1, 1, "labeler_a", tuple(a)), Submission(1, 2, "reviewer", tuple(r))]}
-    missing = map_spans(control, submissions, Skips(), MappingOptions(absent_span="missing"))
+    missing = map_one({control.name: control}, submissions, control.name, MappingOptions(absent_span="missing"), Skips())
     assert krippendorff_alpha(label_counts(missing.rows, categories=missing.categories)) == pytest.approx(0.56)
-    labeled = map_spans(control, submissions, Skips(), MappingOptions())
+    labeled = map_one({control.name: control}, submissions, control.name, MappingOptions(), Skips())
     assert krippendorff_alpha(label_counts(labeled.rows, categories=labeled.categories)) < 0.56
 
 
@@ -79,7 +79,7 @@ def test_broken_spans_are_skipped_and_counted():
            {"from_name": "ner", "type": "choices", "value": {"choices": ["PER"]}},
            {"from_name": "ner", "type": "labels", "value": "0-2"}]
     skips = Skips()
-    mapped = map_spans(control, {1: [Submission(1, 1, "a", tuple(bad))]}, skips, MappingOptions())
+    mapped = map_one({control.name: control}, {1: [Submission(1, 1, "a", tuple(bad))]}, control.name, MappingOptions(), skips)
     assert mapped.rows.empty
     assert skips.total == 5
     assert isinstance(mapped.rows, pd.DataFrame) and list(mapped.rows.columns) == ["task", "item", "annotator", "label"]

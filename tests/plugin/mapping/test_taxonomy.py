@@ -1,22 +1,27 @@
-"""Taxonomy: the full path as a nominal label."""
+"""Taxonomy: one yes/no item per path selected by anyone on the task."""
 
 from plugin.annotations import Skips, Submission
-from plugin.mapping.taxonomy import map_taxonomy
-from tests.plugin.conftest import FIRST, SECOND, THIRD, rows_of
+from tests.plugin.conftest import FIRST, SECOND, THIRD, map_one, rows_of
 
 
-def test_full_paths(controls, submissions):
+def test_each_selected_path_is_a_yes_no_item(controls, submissions):
     first = min(submissions)
-    mapped = map_taxonomy(controls["taxonomy"], submissions, Skips())
-    assert rows_of(mapped, first) == {(str(first), FIRST, "Animals / Mammals"), (str(first), SECOND, "Animals / Mammals"),
-                                      (str(first), THIRD, "Plants")}
+    mapped = map_one(controls, submissions, "taxonomy", skips=Skips())
+    mammals, plants = f"{first}:Animals / Mammals", f"{first}:Plants"
+    assert mapped.categories == ("no", "yes")
+    assert rows_of(mapped, first) == {(mammals, FIRST, "yes"), (mammals, SECOND, "yes"), (mammals, THIRD, "no"),
+                                      (plants, FIRST, "no"), (plants, SECOND, "no"), (plants, THIRD, "yes")}
 
 
-def test_several_paths_are_one_label_and_unknown_paths_are_skipped(controls):
+def test_several_paths_are_several_items_and_unknown_paths_are_skipped(controls):
     def submission(annotator, paths):
         return Submission(1, 1, annotator, ({"from_name": "taxonomy", "type": "taxonomy", "value": {"taxonomy": paths}},))
     skips = Skips()
-    mapped = map_taxonomy(controls["taxonomy"], {1: [submission("a", [["Plants"], ["Animals", "Birds"]]),
-                                                     submission("b", [["Fungi"]]), submission("c", "Plants")]}, skips)
-    assert rows_of(mapped) == {("1", "a", "Animals / Birds | Plants")}
-    assert skips.total == 2
+    mapped = map_one(controls, {1: [submission("a", [["Plants"], ["Animals", "Birds"]]),
+                                    submission("b", [["Fungi"], ["Plants"]]), submission("c", "Plants")]}, "taxonomy",
+                     skips=skips)
+    assert rows_of(mapped) == {("1:Plants", "a", "yes"), ("1:Animals / Birds", "a", "yes"),
+                               ("1:Plants", "b", "yes"), ("1:Animals / Birds", "b", "no"),
+                               ("1:Plants", "c", "no"), ("1:Animals / Birds", "c", "no")}
+    assert skips.as_dict() == {"label not in the config ('Fungi'): Taxonomy 'taxonomy'": 1,
+                               "malformed value (taxonomy is not a list of paths): Taxonomy 'taxonomy'": 1}
