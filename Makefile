@@ -37,6 +37,8 @@ bench: $(STAMP) $(LS_STAMP)
 	$(BIN)/python bench/alpha_vs_krippendorff.py
 	$(BIN)/python bench/sync_project.py
 	$(BIN)/python bench/live_latency.py
+	$(BIN)/python bench/reconcile_pass.py
+	$(BIN)/python bench/load.py
 	$(BIN)/python bench/mapping_throughput.py --serve
 
 clean:
