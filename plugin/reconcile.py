@@ -524,7 +524,10 @@ class TaskWriter:
                     batch: list[tuple[_Due, float | None]] = []
                     later: list[_Due] = []
                     now = time.monotonic()
-                    while self._queue and self._queue[0].when <= now and len(batch) < self._batch:
+                    # Spread what is ready over the free workers: a batch's writes run one after another.
+                    ready = sum(1 for due in self._queue if due.when <= now)
+                    size = min(self._batch, max(1, -(-ready // max(1, self._workers - self._jobs))))
+                    while self._queue and self._queue[0].when <= now and len(batch) < size:
                         due = heapq.heappop(self._queue)
                         key = (due.project, due.task)
                         if due.project != project or key in self._running or any(d.task == due.task
