@@ -24,6 +24,7 @@ from agreement.augmented import (
 )
 from agreement.bootstrap import ConfidenceInterval, bootstrap_ci
 from agreement.counts import LabelCounts, aggregate_raters, contingency_table, label_counts
+from agreement.gwet import GwetEstimate, agreement_weights, fleiss_gwet, gwet_ac
 from agreement.information import (
     InformationAgreement,
     category_ratios,
@@ -50,6 +51,7 @@ __all__ = [
     "AnnotatorLabels",
     "AugmentedKappa",
     "ConfidenceInterval",
+    "GwetEstimate",
     "InformationAgreement",
     "KappaReport",
     "LabelCounts",
@@ -58,6 +60,7 @@ __all__ = [
     "RunningAgreement",
     "UndefinedMeasureWarning",
     "aggregate_raters",
+    "agreement_weights",
     "alpha_item_disagreement",
     "annotator_labels",
     "augmented_item_kappa",
@@ -72,7 +75,9 @@ __all__ = [
     "contingency_table",
     "distance_matrix",
     "expected_disagreement",
+    "fleiss_gwet",
     "fleiss_kappa",
+    "gwet_ac",
     "information_agreement",
     "information_agreement_many",
     "item_agreement",

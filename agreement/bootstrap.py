@@ -173,8 +173,8 @@ def bootstrap_ci(
     Parameters
     ----------
     data : array_like or LabelCounts
-        A count matrix (items x categories) for ``"spa"``, ``"alpha"`` and
-        ``"fleiss"``; ``[M_A | M_B]`` (items x 2 labels) for ``"augmented"``;
+        A count matrix (items x categories) for ``"spa"``, ``"alpha"``,
+        ``"fleiss"`` and ``"gwet"`` (AC1, or AC2 at ``level``); ``[M_A | M_B]`` (items x 2 labels) for ``"augmented"``;
         a contingency table for ``"cohen"``, ``"scott"``, ``"pabak"``,
         ``"percent"`` and ``"information"``.
     measure : str
@@ -184,7 +184,8 @@ def bootstrap_ci(
     seed : int, optional
         Seed of the random generator; the same seed gives the same interval.
     level, values
-        For ``"alpha"``: as in :func:`agreement.krippendorff_alpha`.
+        For ``"alpha"``: as in :func:`agreement.krippendorff_alpha`; for
+        ``"gwet"``: the weights' level and the categories' values.
     weights
         For ``"spa"``: the weighing scheme.
 
@@ -204,6 +205,11 @@ def bootstrap_ci(
         x, batch = as_count_matrix(data), partial(spa_batch, weights=weights)
     elif measure == "fleiss":
         x, batch = as_count_matrix(data), fleiss_batch
+    elif measure == "gwet":
+        from agreement.gwet import LEVEL_WEIGHTS, agreement_weights, gwet_batch
+
+        x = as_count_matrix(data)
+        batch = partial(gwet_batch, weights=agreement_weights(x.shape[1], kind=LEVEL_WEIGHTS[level], values=values))
     elif measure == "augmented":
         x, batch = np.asarray(data, dtype=np.float64), augmented_batch
     else:

@@ -25,15 +25,16 @@ from agreement.alpha import LEVELS, LevelName, krippendorff_alpha
 from agreement.augmented import augmented_kappa, augmented_sweep, classify_items, ranked_labels
 from agreement.bootstrap import ConfidenceInterval, bootstrap_ci
 from agreement.counts import label_counts
+from agreement.gwet import gwet_ac
 from agreement.information import information_agreement
-from agreement.kappa import fleiss_kappa, kappa_report
+from agreement.kappa import cohen_kappa, fleiss_kappa, kappa_report
 from agreement.pairwise import annotator_labels
 from agreement.spa import WEIGHING_SCHEMES, WeighingScheme, spa
 from agreement.undefined import UndefinedMeasureWarning
 
 __all__ = ["ComputeOptions", "InputError", "add_compute_parser", "read_annotations", "run_compute"]
 
-METRICS = ("alpha", "spa", "fleiss", "cohen", "scott", "pabak", "pi", "augmented")
+METRICS = ("alpha", "spa", "fleiss", "gwet", "cohen", "scott", "pabak", "pi", "augmented")
 TWO_RATER = ("cohen", "scott", "pabak", "pi", "augmented")
 
 _SNIFF_BYTES = 65_536
@@ -56,6 +57,7 @@ class ComputeOptions:
     n_resamples: int = 1000
     seed: int | None = None
     as_json: bool = False
+    kappa_weights: str | None = None
 
     @classmethod
     def from_namespace(cls, args: argparse.Namespace) -> ComputeOptions:
@@ -66,9 +68,12 @@ class ComputeOptions:
             raise InputError(f"--ci must lie strictly between 0 and 1, e.g. 0.95; got {args.ci}.")
         if args.bootstrap < 2:
             raise InputError(f"--bootstrap needs at least 2 resamples; got {args.bootstrap}.")
+        if args.kappa_weights is not None and args.metric != "cohen":
+            raise InputError("--kappa-weights applies to --metric cohen only.")
         return cls(path=Path(args.file), metric=args.metric, level=cast(LevelName, args.level),
                    weights=cast(WeighingScheme, args.weights), p=args.p,
-                   confidence=args.ci, n_resamples=args.bootstrap, seed=args.seed, as_json=args.json)
+                   confidence=args.ci, n_resamples=args.bootstrap, seed=args.seed, as_json=args.json,
+                   kappa_weights=args.kappa_weights)
 
 
 def add_compute_parser(subparsers: Any) -> None:
@@ -81,7 +86,10 @@ def add_compute_parser(subparsers: Any) -> None:
     )
     parser.add_argument("file", help="CSV file, one row per annotation")
     parser.add_argument("--metric", required=True, choices=METRICS)
-    parser.add_argument("--level", default="nominal", choices=LEVELS, help="alpha's level of measurement")
+    parser.add_argument("--level", default="nominal", choices=LEVELS,
+                        help="level of measurement: alpha's distance, gwet's weights (AC1 nominal, else AC2)")
+    parser.add_argument("--kappa-weights", default=None, choices=("linear", "quadratic"),
+                        help="cohen: weighted kappa (Cohen 1968) over the labels' numeric order")
     parser.add_argument("--weights", default="annotations_m1", choices=WEIGHING_SCHEMES, help="SPA weighing scheme")
     parser.add_argument("--p", type=float, default=0.5, help="augmented kappa: weight of the primary label, 0.5-1")
     parser.add_argument("--ci", type=float, default=None, metavar="LEVEL", help="bootstrap interval, e.g. 0.95")
@@ -155,10 +163,29 @@ def _interval(ci: ConfidenceInterval, seed: int | None) -> dict[str, Any]:
             "n_undefined": ci.n_undefined, "seed": seed}
 
 
-def _interval_of(data: Any, measure: str, options: ComputeOptions) -> dict[str, Any]:
+def _interval_of(data: Any, measure: str, options: ComputeOptions, values: Any = None) -> dict[str, Any]:
     ci = bootstrap_ci(data, measure, n_resamples=options.n_resamples, confidence=options.confidence or 0.95,
-                      seed=options.seed, level=options.level, weights=options.weights)
+                      seed=options.seed, level=options.level, weights=options.weights, values=values)
     return _interval(ci, options.seed)
+
+
+def _gwet(table: pd.DataFrame, options: ComputeOptions) -> dict[str, Any]:
+    """Gwet's AC1 (nominal) or AC2 (other levels), with the analytic interval, from the per-item label counts."""
+    if options.level != "nominal":
+        table = _numeric_labels(table, options.level, options.path)
+    counts = label_counts(table)
+    values = None if options.level == "nominal" else counts.numeric_values()
+    estimate = gwet_ac(counts, level=options.level, values=values, confidence=options.confidence or 0.95)
+    result: dict[str, Any] = {
+        "n_pairable_items": int((counts.counts.sum(axis=1) >= 2).sum()), "level": options.level,
+        "coefficient": "AC1" if options.level == "nominal" else "AC2", "value": estimate.value,
+        "observed": estimate.observed, "expected": estimate.expected, "standard_error": estimate.std_error,
+    }
+    if options.confidence is not None:
+        result["ci"] = {**_interval_of(counts, "gwet", options, values), "analytic": {
+            "low": _finite(estimate.low), "high": _finite(estimate.high), "standard_error":
+            _finite(estimate.std_error), "confidence": options.confidence}}
+    return result
 
 
 def _item_level(table: pd.DataFrame, options: ComputeOptions) -> dict[str, Any]:
@@ -210,6 +237,15 @@ def _two_rater(table: pd.DataFrame, options: ComputeOptions) -> dict[str, Any]:
         report = kappa_report(pair)
         result.update(value=getattr(report, options.metric), observed=report.observed, cohen=report.cohen,
                       scott=report.scott, pabak=report.pabak, prevalence=report.prevalence, bias=report.bias)
+    if options.kappa_weights is not None:
+        numeric = pd.to_numeric(pd.Series(labels.categories), errors="coerce")
+        if numeric.isna().any():
+            raise InputError(f"--kappa-weights needs numeric labels, but {options.path} has the label "
+                             f"{labels.categories[int(numeric.isna().to_numpy().argmax())]!r}.")
+        result.update(kappa_weights=options.kappa_weights,
+                      value=cohen_kappa(pair, weights=options.kappa_weights, values=numeric.to_numpy(dtype=float)))
+        if options.confidence is not None:
+            raise InputError("--ci is not available for weighted kappa; use the unweighted kappa's interval.")
     if options.confidence is not None:
         result["ci"] = _interval_of(pair, "information" if options.metric == "pi" else options.metric, options)
     return result
@@ -235,6 +271,8 @@ def _compute(options: ComputeOptions) -> dict[str, Any]:
     }
     if options.metric in ("alpha", "spa", "fleiss"):
         return {**result, **_item_level(table, options)}
+    if options.metric == "gwet":
+        return {**result, **_gwet(table, options)}
     if options.metric == "augmented":
         return {**result, **_augmented(table, options)}
     return {**result, **_two_rater(table, options)}

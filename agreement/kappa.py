@@ -106,19 +106,34 @@ def _single(table: ArrayLike, measure: str, name: str) -> float:
     return value
 
 
-def cohen_kappa(table: ArrayLike) -> float:
-    """Cohen's kappa, chance agreement from each coder's own marginals (seed 003).
+def cohen_kappa(table: ArrayLike, *, weights: str | ArrayLike | None = None,
+                values: ArrayLike | None = None) -> float:
+    """Cohen's kappa, chance agreement from each coder's own marginals (seed 003), optionally weighted (Cohen 1968).
 
     .. math::
 
         \\kappa_{Co} = \\frac{P(A) - P(E)}{1 - P(E)}, \\qquad
         P(E) = \\sum_j p_{j,1}\\, p_{j,2}
 
+    Weighted (Cohen 1968), with disagreement weights :math:`v_{jk} = 1 - w_{jk}`:
+
+    .. math::
+
+        \\kappa_w = 1 - \\frac{\\sum_{jk} v_{jk}\\, p_{jk}}{\\sum_{jk} v_{jk}\\, p_{j,1}\\, p_{k,2}}
+
     Parameters
     ----------
     table : array_like, with shape (n_categories, n_categories)
         Contingency table: rows the first annotator's labels, columns the
         second's, over the items both labeled.
+    weights : {"linear", "quadratic"} or array_like, optional
+        Agreement weights between categories: linear
+        :math:`1 - |x_j - x_k| / (x_{max} - x_{min})`, quadratic with the
+        difference squared, or a (C, C) matrix with ones on the diagonal.
+        None: unweighted.
+    values : array_like, optional
+        The categories' values for the weights (default their ranks 1..C, as
+        scikit-learn's ``cohen_kappa_score(weights=...)``).
 
     Returns
     -------
@@ -136,8 +151,30 @@ def cohen_kappa(table: ArrayLike) -> float:
 
     >>> round(cohen_kappa([[70, 25], [0, 55]]), 6)
     0.672489
+
+    Weighted, three ordered categories (by hand: quadratic disagreement
+    weights 1/4 between neighbours and 1 two apart; observed disagreement
+    (1/4)(0.1 + 0.1 + 0.1) = 0.075; chance from the marginals (0.5, 0.4, 0.1)
+    and (0.5, 0.3, 0.2) is 0.1375 + 0.07 + 0.0575 = 0.265; so 1 - 0.075 / 0.265):
+
+    >>> round(cohen_kappa([[4, 1, 0], [1, 2, 1], [0, 0, 1]], weights="quadratic"), 6)
+    0.716981
     """
-    return _single(table, "cohen", "Cohen's kappa")
+    if weights is None:
+        return _single(table, "cohen", "Cohen's kappa")
+    from agreement.gwet import agreement_weights
+
+    t = as_contingency_table(table)
+    disagreement = 1.0 - agreement_weights(t.shape[0], kind=weights, values=values)  # type: ignore[arg-type]
+    total = t.sum()
+    if total == 0:
+        return warn_undefined("Weighted kappa", "no item was labeled by both annotators")
+    p = t / total
+    chance = float((disagreement * np.outer(p.sum(axis=1), p.sum(axis=0))).sum())
+    if chance <= 1e-15:
+        return warn_undefined("Weighted kappa", "the expected disagreement is 0 (both annotators used a single "
+                                                "category)")
+    return 1.0 - float((disagreement * p).sum()) / chance
 
 
 def scott_pi(table: ArrayLike) -> float:
@@ -268,7 +305,7 @@ def fleiss_batch(x: NDArray[np.float64], w: NDArray[np.float64] | None) -> NDArr
     return _chance_corrected(observed, expected, n_items)
 
 
-def fleiss_kappa(counts: ArrayLike | LabelCounts) -> float:
+def fleiss_kappa(counts: ArrayLike | LabelCounts, *, method: str = "pooled") -> float:
     """Fleiss' kappa from per-item counts (Fleiss 1971; seed 003 and 004, eq. 3-4).
 
     .. math::
@@ -282,9 +319,19 @@ def fleiss_kappa(counts: ArrayLike | LabelCounts) -> float:
     numbers, :math:`\\bar P` is SPA with flat weights and :math:`p_c` the pooled
     proportion of each category.
 
+    Gwet's generalisation to missing ratings (``method="gwet"``, what the
+    irrCAC packages compute) takes :math:`p_c` as the mean over items of each
+    item's share :math:`n_{ic} / n_i`, so that an item with many ratings
+    weighs no more than one with few. The two agree when every item has the
+    same number of ratings, and differ otherwise: on the 4 raters x 12 units
+    of Krippendorff (2011) and Gwet (2014), with two items rated once or
+    twice, the pooled form gives 0.760766 and Gwet's 0.761169. See
+    :func:`agreement.gwet.fleiss_gwet` for its standard error.
+
     Parameters
     ----------
     counts : array_like or LabelCounts, with shape (n_items, n_categories)
+    method : {"pooled", "gwet"}, default "pooled"
 
     Returns
     -------
@@ -292,6 +339,12 @@ def fleiss_kappa(counts: ArrayLike | LabelCounts) -> float:
         NaN, with a warning, when no item has two annotations or
         :math:`\\bar P_e = 1`.
     """
+    if method == "gwet":
+        from agreement.gwet import fleiss_gwet
+
+        return fleiss_gwet(counts).value
+    if method != "pooled":
+        raise ValueError(f"Unknown method {method!r}; choose pooled or gwet.")
     x = as_count_matrix(counts)
     value = float(fleiss_batch(x, None)[0])
     if np.isnan(value):
