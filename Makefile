@@ -35,6 +35,7 @@ demo: $(STAMP) $(LS_STAMP)
 
 bench: $(STAMP) $(LS_STAMP)
 	$(BIN)/python bench/alpha_vs_krippendorff.py
+	$(BIN)/python bench/gwet_vs_irrcac.py
 	$(BIN)/python bench/sync_project.py
 	$(BIN)/python bench/live_latency.py
 	$(BIN)/python bench/reconcile_pass.py

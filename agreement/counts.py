@@ -244,11 +244,19 @@ def contingency_table(first: ArrayLike, second: ArrayLike, *, labels: ArrayLike 
 
 
 def as_count_matrix(counts: ArrayLike | LabelCounts) -> NDArray[np.float64]:
-    """Return a count matrix as a two-dimensional float64 array (items x categories).
+    """Return a count matrix as a two-dimensional array (items x categories), integer or float as it comes.
 
-    Its values (finite, non-negative) are checked as the measures read it.
+    Integer counts (what ``np.bincount`` and pandas give) are not copied to
+    float: the measures read them block by block, converting one cache-sized
+    block at a time. Its values (finite, non-negative) are checked as the
+    measures read it.
     """
-    matrix = counts.counts if isinstance(counts, LabelCounts) else np.asarray(counts, dtype=np.float64)
+    if isinstance(counts, LabelCounts):
+        matrix = counts.counts
+    else:
+        matrix = np.asarray(counts)
+        if matrix.dtype.kind not in "iuf" or matrix.dtype.itemsize > 8:
+            matrix = matrix.astype(np.float64)
     if matrix.ndim != 2:
         raise ValueError(
             f"Counts must be a two-dimensional array of items by categories; got {matrix.ndim} dimension(s)."

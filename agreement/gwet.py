@@ -153,6 +153,16 @@ def _estimate(counts: ArrayLike | LabelCounts, weights: NDArray[np.float64], *, 
     if not 0 < confidence < 1:
         raise ValueError(f"The confidence must lie between 0 and 1; got {confidence}.")
     identity = np.array_equal(weights, np.eye(q))
+    ones = np.ones(q)
+
+    def sums(block: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+        """Per item: r_i, sum_k r_ik (r*_ik - 1), and 1 / r_i (0 for unrated items); row products only."""
+        r = block @ ones
+        star = block if identity else block @ weights.T
+        within = np.einsum("ij,ij->i", block, star) - r
+        inverse = np.divide(1.0, r, out=np.zeros_like(r), where=r >= 1)
+        return r, within, inverse
+
     # First pass: n, n', p_a's numerator and the category proportions pi.
     n1 = n2 = 0
     agreement = 0.0
@@ -160,14 +170,12 @@ def _estimate(counts: ArrayLike | LabelCounts, weights: NDArray[np.float64], *, 
     for start in range(0, n_rows, _BLOCK):
         block = np.asarray(x[start:start + _BLOCK], dtype=np.float64)
         _check_block(block)
-        r = block.sum(axis=1)
-        rated, paired = r >= 1, r >= 2
-        n1 += int(rated.sum())
-        n2 += int(paired.sum())
-        star = block if identity else block @ weights.T
-        within = np.einsum("ij,ij->i", block, star - 1.0)
-        agreement += float((within[paired] / (r[paired] * (r[paired] - 1.0))).sum())
-        pi_sum += (block[rated] / r[rated, None]).sum(axis=0)
+        r, within, inverse = sums(block)
+        pair_inverse = np.divide(1.0, r * (r - 1.0), out=np.zeros_like(r), where=r >= 2)
+        n1 += int(np.count_nonzero(inverse))
+        n2 += int(np.count_nonzero(pair_inverse))
+        agreement += float(within @ pair_inverse)
+        pi_sum += inverse @ block
     if n2 == 0:
         return _undefined(name, "no item has two or more ratings", n1)
     pi = pi_sum / n1
@@ -179,25 +187,22 @@ def _estimate(counts: ArrayLike | LabelCounts, weights: NDArray[np.float64], *, 
     if expected >= 1.0 - 1e-12:
         return _undefined(name, "the chance agreement is 1 (every rating is in one category)", n1)
     value = (observed - expected) / (1.0 - expected)
-    # Second pass: the linearised item terms and their spread (the variance).
+    # Second pass: the linearised item terms and their spread (the variance), over the rated items.
     if chance == "gwet":
         item_chance_of = (weights.sum() / (q * (q - 1.0))) * (1.0 - pi) if q >= 2 else np.zeros(q)
     else:
         item_chance_of = (weights @ pi + weights.T @ pi) / 2.0
     spread = 0.0
+    scale = (n1 / n2) / (1.0 - expected)
     for start in range(0, n_rows, _BLOCK):
         block = np.asarray(x[start:start + _BLOCK], dtype=np.float64)
-        r = block.sum(axis=1)
-        rated = r >= 1
-        block, r = block[rated], r[rated]
+        r, within, inverse = sums(block)
         paired = r >= 2
-        star = block if identity else block @ weights.T
-        within = np.einsum("ij,ij->i", block, star - 1.0)
-        item_observed = np.where(paired, within / np.where(paired, r * (r - 1.0), 1.0), 0.0)
-        item_value = (n1 / n2) * (item_observed - expected * paired) / (1.0 - expected)
-        item_chance = (block @ item_chance_of) / r
-        linearised = item_value - 2.0 * (1.0 - value) * (item_chance - expected) / (1.0 - expected)
-        spread += float(((linearised - value) ** 2).sum())
+        item_observed = np.divide(within, r * (r - 1.0), out=np.zeros_like(r), where=paired)
+        item_value = scale * (item_observed - expected * paired)
+        item_chance = (block @ item_chance_of) * inverse
+        linearised = item_value - 2.0 * (1.0 - value) * (item_chance - expected) / (1.0 - expected) - value
+        spread += float(linearised[inverse > 0] @ linearised[inverse > 0])
     std_error = math.sqrt(spread / (n1 * (n1 - 1.0))) if n1 > 1 else math.nan
     z = NormalDist().inv_cdf(0.5 + confidence / 2.0)
     return GwetEstimate(float(value), float(observed), expected, std_error, max(-1.0, value - z * std_error),
