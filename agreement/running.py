@@ -92,6 +92,8 @@ class RunningAgreement:
         self._total_squares = 0.0
         self._spa = np.zeros((len(_SCHEMES), 2))
         self._annotations = 0.0
+        self._shares = np.zeros(max(n_categories, 4))  # sum over rated items of x_ik / n_i: Gwet's pi, times n
+        self._rated = 0
 
     @property
     def n_categories(self) -> int:
@@ -120,6 +122,9 @@ class RunningAgreement:
             grown = np.zeros(max(size, 2 * len(self._totals)))
             grown[: len(self._totals)] = self._totals
             self._totals = grown
+            shares = np.zeros(len(grown))
+            shares[: len(self._shares)] = self._shares
+            self._shares = shares
         if self._keep_coincidence:
             wider = np.zeros((size, size))
             wider[: self._size, : self._size] = self._coincidence
@@ -131,6 +136,9 @@ class RunningAgreement:
         q = float(x @ x)
         self._annotations += sign * n
         self._spa += sign * _scheme_terms(n, q)
+        if n >= 1:
+            self._shares[columns] += sign * x / n
+            self._rated += int(sign)
         if n >= 2:
             self._nominal_observed += sign * (n * n - q) / (n - 1.0)
             before = self._totals[columns]
@@ -243,6 +251,30 @@ class RunningAgreement:
         if denominator <= 1e-12:
             return warn_undefined("SPA", "no item has two or more annotations")
         return float(numerator / denominator)
+
+    def gwet_ac1(self, *, n_categories: int | None = None) -> float:
+        """Gwet's AC1 from the running sums (see :func:`agreement.gwet_ac`); NaN with a warning when undefined.
+
+        Its percent agreement is SPA with flat weights, and its chance term needs
+        each category's share summed over the rated items, both kept here at
+        O(non-zero counts) per update.
+
+        Parameters
+        ----------
+        n_categories : int, optional
+            The scale's number of categories ``q``; by default the categories
+            that hold a rating now.
+        """
+        numerator, denominator = self._spa[_SCHEMES.index("flat")]
+        if denominator <= 1e-12:
+            return warn_undefined("Gwet's AC1", "no item has two or more ratings")
+        shares = self._shares[: self._size]
+        q = int(n_categories) if n_categories is not None else int((shares > 1e-9).sum())
+        pi = shares / self._rated
+        expected = float((pi * (1.0 - pi)).sum() / (q - 1.0)) if q >= 2 else 0.0
+        if expected >= 1.0 - 1e-12:
+            return warn_undefined("Gwet's AC1", "the chance agreement is 1 (every rating is in one category)")
+        return (float(numerator / denominator) - expected) / (1.0 - expected)
 
     def _check_level(self, level: LevelName) -> None:
         if level != "nominal" and not self._keep_coincidence:

@@ -24,13 +24,16 @@ import numpy as np
 import pandas as pd
 
 from agreement import (
+    GwetEstimate,
     UndefinedMeasureWarning,
     alpha_item_disagreement,
     annotator_labels,
     augmented_sweep,
     bootstrap_ci,
     classify_items,
+    cohen_kappa,
     fleiss_kappa,
+    gwet_ac,
     item_agreement,
     krippendorff_alpha,
     label_counts,
@@ -67,11 +70,16 @@ class ControlScore:
         Krippendorff's alpha at ``level``.
     fleiss : float or None
     pairs : list of dict
-        Per annotator pair: ``annotators``, ``n_items``, ``cohen``, ``scott``, ``pabak``.
+        Per annotator pair: ``annotators``, ``n_items``, ``cohen``, ``scott``,
+        ``pabak``, and ``weighted_kappa`` (quadratic) for ordered labels.
     augmented : dict, optional
         Multiple choices: kappa' by p, and how many items fall in each class.
     labels : dict, optional
         Multiple choices: per label, its yes/no ``spa`` and ``alpha``.
+    gwet : dict, optional
+        Gwet's AC1 (nominal) or AC2 (ordinal and quadratic weights for
+        interval): ``coefficient``, ``value``, ``std_error`` and the analytic
+        95% ``ci`` (Gwet 2014).
     """
 
     name: str
@@ -88,12 +96,14 @@ class ControlScore:
     pairs: list[dict[str, Any]] = field(default_factory=list)
     augmented: dict[str, Any] | None = None
     labels: dict[str, dict[str, float | None]] | None = None
+    gwet: dict[str, Any] | None = None
 
     def summary(self) -> dict[str, Any]:
         """The control's scores as JSON-ready data (without the per-task table)."""
         out: dict[str, Any] = {
             "tag": self.tag, "level": self.level, "spa": self.spa,
             "spa_ci": list(self.spa_ci) if self.spa_ci else None, "alpha": self.alpha, "fleiss": self.fleiss,
+            "gwet": self.gwet,
             "n_items": self.n_items, "n_pairable_items": self.n_pairable_items,
             "n_annotations": self.n_annotations, "n_annotators": self.n_annotators, "pairs": self.pairs,
         }
@@ -212,8 +222,13 @@ def task_terms(counts: np.ndarray, tasks: np.ndarray, *, level: str, values: np.
     return TaskTerms(task_ids, task_spa, task_alpha, n_items)
 
 
-def _pairs(rows: pd.DataFrame) -> list[dict[str, Any]]:
+def _pairs(rows: pd.DataFrame, level: str) -> list[dict[str, Any]]:
+    """Per pair of annotators: the kappa family, and for ordered labels the quadratic-weighted kappa."""
     labels = annotator_labels(rows)
+    values = None
+    if level != "nominal":
+        numeric = pd.to_numeric(pd.Series(labels.categories), errors="coerce")
+        values = None if numeric.isna().any() else numeric.to_numpy(dtype=float)
     out = []
     for a in range(len(labels.annotators)):
         for b in range(a + 1, len(labels.annotators)):
@@ -222,6 +237,8 @@ def _pairs(rows: pd.DataFrame) -> list[dict[str, Any]]:
                 continue
             scores = {name: number(float(TWO_RATER_MEASURES[name](table[None])[0]))
                       for name in ("cohen", "scott", "pabak")}
+            if values is not None:  # a 4 against a 5 is near-agreement (Cohen 1968)
+                scores["weighted_kappa"] = number(cohen_kappa(table, weights="quadratic", values=values))
             out.append({"annotators": [str(labels.annotators[a]), str(labels.annotators[b])],
                         "n_items": int(table.sum()), **scores})
     return out
@@ -247,6 +264,11 @@ def _per_label(mapped: MappedControl, counts: LabelCounts) -> dict[str, dict[str
     return out
 
 
+def _gwet_summary(estimate: GwetEstimate, level: str) -> dict[str, Any]:
+    return {"coefficient": "AC1" if level == "nominal" else "AC2", "value": number(estimate.value),
+            "std_error": number(estimate.std_error), "ci": [number(estimate.low), number(estimate.high)]}
+
+
 def score_control(mapped: MappedControl, options: ScoringOptions) -> ControlScore:
     """Score one mapped control for the project (the tasks are scored by :mod:`plugin.state`).
 
@@ -263,13 +285,15 @@ def score_control(mapped: MappedControl, options: ScoringOptions) -> ControlScor
         project_spa = spa(counts)
         interval = spa_interval(counts.counts, options)
         alpha = krippendorff_alpha(counts, level=mapped.level, values=values)
+        gwet = gwet_ac(counts, level=mapped.level, values=values) if counts.n_items else None
         return ControlScore(
             name=control.name, tag=control.tag, level=mapped.level,
             n_items=counts.n_items, n_pairable_items=pairable, n_annotations=len(rows),
             n_annotators=int(rows["annotator"].nunique()),
             spa=number(project_spa), spa_ci=interval, alpha=number(alpha),
             fleiss=number(fleiss_kappa(counts)) if mapped.level == "nominal" else None,
-            pairs=_pairs(rows) if len(rows) else [],
+            pairs=_pairs(rows, mapped.level) if len(rows) else [],
+            gwet=_gwet_summary(gwet, mapped.level) if gwet is not None else None,
             augmented=_augmented(mapped.ranked) if mapped.ranked is not None and len(mapped.ranked) else None,
             labels=_per_label(mapped, counts) if mapped.ranked is not None else None,
         )

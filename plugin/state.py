@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from agreement import RunningAgreement, UndefinedMeasureWarning
+from agreement import RunningAgreement, UndefinedMeasureWarning, gwet_ac
 from plugin import __version__
 from plugin.annotations import Skips, Submission, collect_submissions, task_id
 from plugin.labelconfig import Control
@@ -181,8 +181,19 @@ class ControlState:
                 keys = [item for items in self.items.values() for item in items]
                 ci = spa_interval(self.sums.packed(keys), scoring)
                 interval = list(ci) if ci is not None else None
+            if self.level == "nominal":  # AC1 from the running sums, O(1)
+                ac = self.sums.gwet_ac1(n_categories=len(self.categories) if self.categories else None)
+            else:  # AC2 over the few ordered categories: the config's, or those holding a rating now
+                keys = [item for items in self.items.values() for item in items]
+                matrix, values = self.sums.dense(keys), self.values()
+                if self.categories is None and values is not None:
+                    used = matrix.sum(axis=0) > 0
+                    matrix, values = matrix[:, used], values[used]
+                ac = gwet_ac(matrix, level=self.level, values=values).value if keys else math.nan
         return {"tag": self.control.tag, "level": self.level, "spa": number(spa), "ci": interval,
-                "alpha": number(alpha), "n_items": self.sums.n_items, "n_annotations": int(self.sums.n_annotations)}
+                "alpha": number(alpha), "gwet": {"coefficient": "AC1" if self.level == "nominal" else "AC2",
+                                                 "value": number(ac)},
+                "n_items": self.sums.n_items, "n_annotations": int(self.sums.n_annotations)}
 
 
 def _replace(store: dict[int, tuple[tuple[Any, ...], ...]], task: int, rows: tuple[tuple[Any, ...], ...]) -> None:

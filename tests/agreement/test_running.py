@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agreement import UndefinedMeasureWarning, krippendorff_alpha, spa
+from agreement import UndefinedMeasureWarning, gwet_ac, krippendorff_alpha, spa
 from agreement.running import RunningAgreement
 
 LEVELS = ("nominal", "ordinal", "interval", "ratio")
@@ -44,6 +44,9 @@ def test_live_equals_batch_after_any_stream(stream):
         for scheme in SCHEMES:
             a, b = live.spa(weights=scheme), spa(matrix, weights=scheme)
             assert (np.isnan(a) and np.isnan(b)) or a == pytest.approx(b, abs=1e-9)
+        used = matrix[:, matrix.sum(axis=0) > 0]
+        a, b = lean.gwet_ac1(), gwet_ac(used).value if used.shape[1] else np.nan
+        assert (np.isnan(a) and np.isnan(b)) or a == pytest.approx(b, abs=1e-9)
         a, b = lean.alpha(), krippendorff_alpha(matrix)
         assert (np.isnan(a) and np.isnan(b)) or a == pytest.approx(b, abs=1e-7)
         a, b = lean.spa(), spa(matrix)

@@ -80,6 +80,8 @@ def test_state_updated_task_by_task_equals_a_batch_read(rnd, n_events):
         assert summary[name]["spa"] == pytest.approx(control.spa, abs=1e-6)
         assert summary[name]["alpha"] == pytest.approx(control.alpha, abs=1e-6)
         assert summary[name]["n_items"] == control.n_items
+        if control.gwet is not None:  # AC1 from the running sums, AC2 from the few ordered categories
+            assert summary[name]["gwet"]["value"] == pytest.approx(control.gwet["value"], abs=1e-6), name
         if control.spa_ci is not None:
             assert summary[name]["ci"] == pytest.approx(list(control.spa_ci), abs=1e-6)
 
