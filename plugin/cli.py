@@ -250,12 +250,14 @@ def _text_report(summary: Mapping[str, Any]) -> str:
     lines = [(f"{summary['source']}: {summary['n_tasks']} tasks, {summary['n_annotations']} annotations by "
               f"{summary['n_annotators']} annotators")]
     lines.append(f"{'control':20s} {'tag':16s} {'level':9s} {'items':>6s}  {'SPA':>6s} {'95% interval':>16s} "
-                 f"{'alpha':>7s} {'fleiss':>7s}")
+                 f"{'alpha':>7s} {'fleiss':>7s} {'AC1/AC2':>8s}")
     for name, c in summary["controls"].items():
         ci = c["spa_ci"]
         interval = f"[{_fmt(ci[0])}, {_fmt(ci[1])}]" if ci else "-"
+        gwet = c.get("gwet") or {}
         lines.append(f"{name:20s} {c['tag']:16s} {c['level']:9s} {c['n_items']:6d}  {_fmt(c['spa']):>6s} "
-                     f"{interval:>16s} {_fmt(c['alpha']):>7s} {_fmt(c['fleiss']):>7s}")
+                     f"{interval:>16s} {_fmt(c['alpha']):>7s} {_fmt(c['fleiss']):>7s} "
+                     f"{_fmt(gwet.get('value')):>8s}")
     lines.append(f"Flagged {summary['flagged']} tasks with agreement below {summary['threshold']:.2f}.")
     if summary["dry_run"]:
         lines.append(f"Dry run: {summary['tasks_to_write']} tasks would be written.")

@@ -146,3 +146,34 @@ def test_the_console_script_is_ls_agreement():
     except metadata.PackageNotFoundError:
         pytest.skip("the distribution is not installed (make test installs it)")
     assert {ep.name: ep.value for ep in scripts}["ls-agreement"] == "plugin.cli:main"
+
+
+def test_gwet_ac1_and_ac2_with_both_intervals(capsys):
+    # Gwet (2014): AC1 = 0.77544 (SE 0.14295); AC2 with quadratic weights 0.914 (SE 0.10396).
+    result = run_json(capsys, EXAMPLES / "krippendorff_2011.csv", "--metric", "gwet", "--ci", "0.95", "--seed", "1",
+                      "--bootstrap", "300")
+    assert (result["coefficient"], round(result["value"], 5), round(result["standard_error"], 5)) == (
+        "AC1", 0.77544, 0.14295)
+    assert result["ci"]["analytic"]["high"] == 1.0 and result["ci"]["low"] < result["value"] < 1.0
+    assert result["warnings"] == []
+    result = run_json(capsys, EXAMPLES / "krippendorff_2011.csv", "--metric", "gwet", "--level", "interval")
+    assert (result["coefficient"], round(result["value"], 5)) == ("AC2", 0.914)
+
+
+def test_weighted_cohen_kappa(capsys, tmp_path):
+    path = tmp_path / "ratings.csv"
+    table = [[4, 1, 0], [1, 2, 1], [0, 0, 1]]  # rows: first annotator's rating 1..3, columns: the second's
+    rows, item = ["item,annotator,label"], 0
+    for first, counts in enumerate(table, start=1):
+        for second, count in enumerate(counts, start=1):
+            for _ in range(count):
+                rows += [f"i{item},a,{first}", f"i{item},b,{second}"]
+                item += 1
+    path.write_text("\n".join(rows) + "\n")
+    # By hand (agreement.kappa.cohen_kappa's docstring): 1 - 0.075 / 0.265 with quadratic weights.
+    result = run_json(capsys, path, "--metric", "cohen", "--kappa-weights", "quadratic")
+    assert result["value"] == pytest.approx(1 - 0.075 / 0.265) and result["kappa_weights"] == "quadratic"
+    status, _, err = run(capsys, path, "--metric", "alpha", "--kappa-weights", "linear")
+    assert status == 2 and "applies to --metric cohen only" in err
+    status, _, err = run(capsys, EXAMPLES / "okay_example1.csv", "--metric", "cohen", "--kappa-weights", "linear")
+    assert status == 2 and "needs numeric labels" in err and len(err.strip().splitlines()) == 1
