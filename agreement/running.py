@@ -252,6 +252,10 @@ class RunningAgreement:
             return warn_undefined("SPA", "no item has two or more annotations")
         return float(numerator / denominator)
 
+    def rated_columns(self) -> NDArray[np.bool_]:
+        """Which categories hold a rating now (on any item, paired or not)."""
+        return self._shares[: self._size] > 1e-9
+
     def gwet_ac1(self, *, n_categories: int | None = None) -> float:
         """Gwet's AC1 from the running sums (see :func:`agreement.gwet_ac`); NaN with a warning when undefined.
 
@@ -269,7 +273,7 @@ class RunningAgreement:
         if denominator <= 1e-12:
             return warn_undefined("Gwet's AC1", "no item has two or more ratings")
         shares = self._shares[: self._size]
-        q = int(n_categories) if n_categories is not None else int((shares > 1e-9).sum())
+        q = int(n_categories) if n_categories is not None else int(self.rated_columns().sum())
         pi = shares / self._rated
         expected = float((pi * (1.0 - pi)).sum() / (q - 1.0)) if q >= 2 else 0.0
         if expected >= 1.0 - 1e-12:

@@ -65,7 +65,10 @@ def _connection(args: argparse.Namespace) -> Connection:
 
 def _add_scoring_options(parser: argparse.ArgumentParser) -> None:
     options = parser.add_argument_group("scoring")
-    options.add_argument("--threshold", type=float, default=0.5, help="flag tasks below this agreement (0.5)")
+    options.add_argument("--threshold", type=float, default=0.5,
+                         help="flag a task when a control's agreement on it is below this (0.5)")
+    options.add_argument("--control-threshold", action="append", default=[], metavar="NAME=VALUE",
+                         help="a control's own threshold, repeatable (e.g. --control-threshold quality=0.7)")
     options.add_argument("--absent-span", choices=("label", "missing"), default="label",
                          help='an annotator who marked nothing at a span gives "no span" (label) or nothing')
     options.add_argument("--span-alignment", choices=("exact", "overlap"), default="exact")
@@ -90,12 +93,22 @@ def _add_scoring_options(parser: argparse.ArgumentParser) -> None:
 def _options(args: argparse.Namespace) -> tuple[MappingOptions, ScoringOptions]:
     if not 0.0 <= args.threshold <= 1.0:
         raise SettingsError(f"--threshold must lie between 0 and 1; got {args.threshold}.")
+    thresholds = {}
+    for given in args.control_threshold:
+        name, _, value = given.partition("=")
+        try:
+            limit = float(value)
+        except ValueError:
+            limit = float("nan")
+        if not name or not 0.0 <= limit <= 1.0:
+            raise SettingsError(f"--control-threshold takes NAME=VALUE with a value between 0 and 1; got {given!r}.")
+        thresholds[name] = limit
     mapping = MappingOptions(absent_span=args.absent_span, span_alignment=args.span_alignment,
                              span_jaccard=args.span_jaccard, box_iou=args.box_iou, polygon_iou=args.polygon_iou,
                              mask_iou=args.mask_iou, mask_size=args.mask_size,
                              keypoint_distance=args.keypoint_distance, video_iou=args.video_iou,
                              interval_jaccard=args.interval_jaccard, include_ground_truth=args.include_ground_truth)
-    return mapping, ScoringOptions(threshold=args.threshold, seed=args.seed)
+    return mapping, ScoringOptions(threshold=args.threshold, thresholds=thresholds, seed=args.seed)
 
 
 def _add_serve_parser(commands: Any) -> None:
@@ -258,7 +271,8 @@ def _text_report(summary: Mapping[str, Any]) -> str:
         lines.append(f"{name:20s} {c['tag']:16s} {c['level']:9s} {c['n_items']:6d}  {_fmt(c['spa']):>6s} "
                      f"{interval:>16s} {_fmt(c['alpha']):>7s} {_fmt(c['fleiss']):>7s} "
                      f"{_fmt(gwet.get('value')):>8s}")
-    lines.append(f"Flagged {summary['flagged']} tasks with agreement below {summary['threshold']:.2f}.")
+    lines.append(f"Flagged {summary['flagged']} tasks where a control's agreement is below its threshold "
+                 f"({summary['threshold']:.2f} unless set per control).")
     if summary["dry_run"]:
         lines.append(f"Dry run: {summary['tasks_to_write']} tasks would be written.")
     else:

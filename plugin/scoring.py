@@ -164,16 +164,17 @@ def _values(counts: LabelCounts, level: str) -> np.ndarray | None:
 
 
 class TaskTerms(NamedTuple):
-    """Per-task SPA, alpha term and item count, aligned on ``tasks`` (sorted)."""
+    """Per-task SPA, alpha term, item count and weighted agreement, aligned on ``tasks`` (sorted)."""
 
     tasks: np.ndarray
     spa: np.ndarray
     alpha: np.ndarray
     n_items: np.ndarray
+    agreement: np.ndarray
 
 
 def task_terms(counts: np.ndarray, tasks: np.ndarray, *, level: str, values: np.ndarray | None, expected: float,
-               marginals: np.ndarray | None = None) -> TaskTerms:
+               marginals: np.ndarray | None = None, weights: np.ndarray | None = None) -> TaskTerms:
     """Per task: SPA over its items and its alpha term, by weighted sums over items (no per-task loop).
 
     SPA weighs items by ``n_i - 1`` (seed 004's ``annotations_m1``); the alpha
@@ -195,6 +196,12 @@ def task_terms(counts: np.ndarray, tasks: np.ndarray, *, level: str, values: np.
     marginals : ndarray, optional
         The project's pairable values per column, which place the ordinal
         distances; by default those of ``counts``.
+    weights : ndarray, with shape (n_categories, n_categories), optional
+        Agreement weights between categories (Gwet 2014, ch. 3): ``agreement``
+        is then the weighted percent agreement of the task's items,
+        :math:`\\sum_k x_k (\\sum_l w_{kl} x_l - 1) / (n (n - 1))`, weighed like
+        SPA; without weights it equals SPA. A rating of 4 against 5 on 1..5 is
+        0.9 with ordinal weights, where SPA says 0.
     """
     task_ids, codes = np.unique(tasks, return_inverse=True)
     counts = np.asarray(counts, dtype=np.float64)
@@ -210,6 +217,11 @@ def task_terms(counts: np.ndarray, tasks: np.ndarray, *, level: str, values: np.
                 counts, level=level, values=values, marginals=marginals), 0.0)  # type: ignore[arg-type]
     weight = np.where(pairable, n - 1.0, 0.0)  # annotations_m1
     size = len(task_ids)
+    if weights is not None:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            within = np.einsum("ij,ij->i", counts, counts @ np.asarray(weights).T) - n
+            weighted = np.where(pairable, within / (n * (n - 1.0)), 0.0)
+        weighted_numerator = np.bincount(codes, weights=weight * weighted, minlength=size)
     spa_numerator = np.bincount(codes, weights=weight * agreement, minlength=size)
     spa_denominator = np.bincount(codes, weights=weight, minlength=size)
     pair_values = np.bincount(codes, weights=np.where(pairable, n, 0.0), minlength=size)
@@ -218,8 +230,10 @@ def task_terms(counts: np.ndarray, tasks: np.ndarray, *, level: str, values: np.
         task_spa = np.where(spa_denominator > 0, spa_numerator / spa_denominator, np.nan)
         alpha = 1.0 - (observed / pair_values) / expected if expected and math.isfinite(expected) else np.nan
         task_alpha = np.where(pair_values > 0, alpha, np.nan)
+        task_weighted = (task_spa if weights is None else
+                         np.where(spa_denominator > 0, weighted_numerator / spa_denominator, np.nan))
     n_items = np.bincount(codes, weights=(n > 0).astype(float), minlength=size).astype(int)
-    return TaskTerms(task_ids, task_spa, task_alpha, n_items)
+    return TaskTerms(task_ids, task_spa, task_alpha, n_items, task_weighted)
 
 
 def _pairs(rows: pd.DataFrame, level: str) -> list[dict[str, Any]]:
@@ -301,15 +315,28 @@ def score_control(mapped: MappedControl, options: ScoringOptions) -> ControlScor
 
 def summarize_task(task: int, n_annotations: int, by_control: dict[str, dict[str, Any]],
                    options: ScoringOptions) -> TaskScore:
-    """One task's scores from its per-control scores: the mean over controls and the flag."""
+    """One task's scores from its per-control scores: the mean over controls, and the flag.
+
+    A task with at least two counted annotations is flagged when any
+    control's agreement on it is below that control's threshold
+    (``options.thresholds``, else ``options.threshold``): not the mean over
+    controls, which would hide a control the annotators disagree on. The
+    agreement is SPA over the task's items for nominal controls, and the
+    weighted percent agreement (Gwet's ordinal or quadratic weights) for
+    Rating, Number and other ordered controls, so a 4 against a 5 is
+    near-agreement. ``reasons`` names each control that fired.
+    """
     spas = [c["spa"] for c in by_control.values() if c["spa"] is not None]
     alphas = [c["alpha"] for c in by_control.values() if c["alpha"] is not None]
     task_spa = number(float(np.mean(spas))) if spas else None
-    flagged = n_annotations >= 2 and task_spa is not None and task_spa < options.threshold
-    reasons = tuple(
-        f"{name}: agreement {c['spa']:.2f} below {options.threshold:.2f}"
-        for name, c in sorted(by_control.items()) if flagged and c["spa"] is not None and c["spa"] < options.threshold
-    )
+    reasons = []
+    if n_annotations >= 2:
+        for name, c in sorted(by_control.items()):
+            value = c.get("agreement", c["spa"])
+            limit = options.thresholds.get(name, options.threshold)
+            if value is not None and value < limit:
+                kind = "weighted agreement" if "agreement" in c else "agreement"
+                reasons.append(f"{name}: {kind} {value:.2f} below {limit:.2f}")
     return TaskScore(task=task, n_annotations=n_annotations, spa=task_spa,
                      alpha=number(float(np.mean(alphas))) if alphas else None,
-                     flagged=flagged, reasons=reasons, controls=by_control)
+                     flagged=bool(reasons), reasons=tuple(reasons), controls=by_control)

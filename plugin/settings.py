@@ -114,7 +114,10 @@ class ScoringOptions:
     Attributes
     ----------
     threshold : float
-        A task with at least two annotations whose agreement is below this is flagged.
+        A task with at least two annotations is flagged when a control's
+        agreement on it is below this.
+    thresholds : mapping of str to float
+        Per control name, a threshold of its own instead.
     confidence : float
         Coverage of the project intervals.
     n_resamples : int
@@ -124,6 +127,7 @@ class ScoringOptions:
     """
 
     threshold: float = 0.5
+    thresholds: Mapping[str, float] = field(default_factory=dict)
     confidence: float = 0.95
     n_resamples: int = 1000
     seed: int = 0

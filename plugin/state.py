@@ -27,7 +27,8 @@ from typing import Any
 
 import numpy as np
 
-from agreement import RunningAgreement, UndefinedMeasureWarning, gwet_ac
+from agreement import RunningAgreement, UndefinedMeasureWarning, agreement_weights, gwet_ac
+from agreement.gwet import LEVEL_WEIGHTS
 from plugin import __version__
 from plugin.annotations import Skips, Submission, collect_submissions, task_id
 from plugin.labelconfig import Control
@@ -134,6 +135,25 @@ class ControlState:
             return None
         return np.array([float(label) for label in sorted(self.columns, key=self.columns.__getitem__)])
 
+    def agreement_weights(self) -> np.ndarray:
+        """Gwet's weights between the columns of an ordered control, over the categories in use.
+
+        The config's categories (a Rating's 1..maxRating) when it has them,
+        else the values holding a rating now, in value order: a label seen
+        once and deleted since does not stretch the scale.
+        """
+        values = self.values()
+        assert values is not None
+        used = (np.ones(len(values), dtype=bool) if self.categories is not None
+                else self.sums.rated_columns()[: len(values)])
+        order = np.flatnonzero(used)
+        order = order[np.argsort(values[order], kind="stable")]
+        weights = np.eye(len(values))
+        if len(order):
+            weights[np.ix_(order, order)] = agreement_weights(len(order), kind=LEVEL_WEIGHTS[self.level],
+                                                              values=values[order])
+        return weights
+
     def expected(self) -> float:
         """The project's expected disagreement ``D_e`` (NaN while undefined)."""
         with warnings.catch_warnings():
@@ -156,12 +176,18 @@ class ControlState:
             return {}
         nominal = self.level == "nominal"
         counts = self.sums.packed(keys) if nominal else self.sums.dense(keys)
+        values = None if nominal else self.values()
+        weights = None if nominal else self.agreement_weights()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UndefinedMeasureWarning)
-            table = task_terms(counts, np.array(owners), level=self.level, values=None if nominal else self.values(),
-                               expected=self.expected(), marginals=None if nominal else self.sums.pairable_totals)
-        return {int(task): {"spa": number(spa), "alpha": number(alpha), "n_items": int(n_items)}
-                for task, spa, alpha, n_items in zip(*table, strict=True)}
+            table = task_terms(counts, np.array(owners), level=self.level, values=values, expected=self.expected(),
+                               marginals=None if nominal else self.sums.pairable_totals, weights=weights)
+        out: dict[int, dict[str, Any]] = {}
+        for task, spa, alpha, n_items, agreement in zip(*table, strict=True):
+            out[int(task)] = {"spa": number(spa), "alpha": number(alpha), "n_items": int(n_items)}
+            if not nominal:  # distance-aware: a 4 against a 5 is near-agreement
+                out[int(task)]["agreement"] = number(agreement)
+        return out
 
     def mapped(self) -> MappedControl:
         """Every task's rows as one mapped control, for the project's full scores."""

@@ -1,0 +1,59 @@
+"""Flags that mean something: any control below its threshold, distance-aware for ordered labels."""
+
+import pytest
+
+from plugin.labelconfig import parse_label_config
+from plugin.settings import MappingOptions, ScoringOptions
+from plugin.state import ProjectState
+
+CONFIG = """<View><Text name="text" value="$text"/>
+<Choices name="sentiment" toName="text"><Choice value="pos"/><Choice value="neg"/></Choices>
+<Choices name="topic" toName="text"><Choice value="a"/><Choice value="b"/></Choices>
+<Choices name="lang" toName="text"><Choice value="en"/><Choice value="de"/></Choices>
+<Rating name="quality" toName="text" maxRating="5"/></View>"""
+
+
+def annotation(identifier, who, sentiment, rating, topic="a", lang="en"):
+    return {"id": identifier, "completed_by": who, "updated_at": "2026-01-01T00:00:00Z", "result": [
+        {"from_name": "sentiment", "type": "choices", "value": {"choices": [sentiment]}},
+        {"from_name": "topic", "type": "choices", "value": {"choices": [topic]}},
+        {"from_name": "lang", "type": "choices", "value": {"choices": [lang]}},
+        {"from_name": "quality", "type": "rating", "value": {"rating": rating}}]}
+
+
+def scored(annotations, **options):
+    state = ProjectState(1, parse_label_config(CONFIG), mapping=MappingOptions(),
+                         scoring=ScoringOptions(n_resamples=20, **options))
+    state.set_task({"id": 1, "project": 1, "annotations": annotations})
+    return state.task_scores()[1]
+
+
+def test_one_control_in_full_disagreement_flags_though_the_mean_is_high():
+    score = scored([annotation(1, 1, "pos", 4), annotation(2, 2, "neg", 4)])
+    # Mean SPA over the controls is 0.75 (1, 1, 1, 0): the old mean rule let this task pass.
+    assert score.spa == pytest.approx(0.75)
+    assert score.flagged and score.reasons == ("sentiment: agreement 0.00 below 0.50",)
+
+
+def test_a_rating_of_4_against_5_is_near_agreement_and_1_against_5_is_not():
+    near = scored([annotation(1, 1, "pos", 4), annotation(2, 2, "pos", 5)])
+    # Ordinal weights on 1..5 (Gwet 2014): 1 - C(2,2) / C(5,2) = 0.9 for neighbours.
+    assert near.controls["quality"]["spa"] == 0.0 and near.controls["quality"]["agreement"] == pytest.approx(0.9)
+    assert not near.flagged
+    far = scored([annotation(1, 1, "pos", 1), annotation(2, 2, "pos", 5)])
+    assert far.controls["quality"]["agreement"] == 0.0
+    assert far.flagged and far.reasons == ("quality: weighted agreement 0.00 below 0.50",)
+
+
+def test_every_rule_that_fires_is_named_and_controls_can_have_their_own_threshold():
+    both = scored([annotation(1, 1, "pos", 1), annotation(2, 2, "neg", 5)])
+    assert both.reasons == ("quality: weighted agreement 0.00 below 0.50", "sentiment: agreement 0.00 below 0.50")
+    lenient = scored([annotation(1, 1, "pos", 3), annotation(2, 2, "pos", 5)], thresholds={"quality": 0.2})
+    # 3 against 5: 1 - C(3,2) / C(5,2) = 0.7; below the default 0.5? no; strict threshold 0.8 flags it.
+    assert lenient.controls["quality"]["agreement"] == pytest.approx(0.7) and not lenient.flagged
+    strict = scored([annotation(1, 1, "pos", 3), annotation(2, 2, "pos", 5)], thresholds={"quality": 0.8})
+    assert strict.reasons == ("quality: weighted agreement 0.70 below 0.80",)
+
+
+def test_a_single_annotation_never_flags():
+    assert not scored([annotation(1, 1, "pos", 1)]).flagged
