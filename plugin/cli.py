@@ -16,7 +16,14 @@ from typing import Any, NoReturn, TextIO
 
 from agreement.cli import add_compute_parser
 from plugin.annotations import GROUND_TRUTH_SKIP
-from plugin.settings import Connection, MappingOptions, ScoringOptions, SettingsError, connection_from
+from plugin.settings import (
+    Connection,
+    MappingOptions,
+    ReviewOptions,
+    ScoringOptions,
+    SettingsError,
+    connection_from,
+)
 
 __all__ = ["build_parser", "main"]
 
@@ -88,6 +95,12 @@ def _add_scoring_options(parser: argparse.ArgumentParser) -> None:
     options.add_argument("--include-ground-truth", action="store_true",
                          help="count annotations imported with the tasks (ground truth) as their own annotator")
     options.add_argument("--seed", type=int, default=0, help="bootstrap seed of the project intervals")
+    review = parser.add_argument_group("review in Label Studio")
+    review.add_argument("--no-tab", action="store_true",
+                        help='do not keep the "Low agreement" tab in the Data Manager')
+    review.add_argument("--mirror-to-data", action="store_true",
+                        help="also write each task's score into data['agreement_score'], a column the tab sorts "
+                             "on (changes the task's data as exported)")
 
 
 def _options(args: argparse.Namespace) -> tuple[MappingOptions, ScoringOptions]:
@@ -109,6 +122,10 @@ def _options(args: argparse.Namespace) -> tuple[MappingOptions, ScoringOptions]:
                              keypoint_distance=args.keypoint_distance, video_iou=args.video_iou,
                              interval_jaccard=args.interval_jaccard, include_ground_truth=args.include_ground_truth)
     return mapping, ScoringOptions(threshold=args.threshold, thresholds=thresholds, seed=args.seed)
+
+
+def _review(args: argparse.Namespace) -> ReviewOptions:
+    return ReviewOptions(tab=not args.no_tab, mirror_to_data=args.mirror_to_data)
 
 
 def _add_serve_parser(commands: Any) -> None:
@@ -163,7 +180,8 @@ def _run_serve(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         connection = _connection(args)
         settings = ServiceSettings(projects=project_ids, secret=secret, connection=connection,
                                    public_url=args.public_url or f"http://{args.host}:{args.port}",
-                                   mapping=mapping, scoring=scoring, reconcile_interval=args.reconcile_interval,
+                                   mapping=mapping, scoring=scoring, review=_review(args),
+                                   reconcile_interval=args.reconcile_interval,
                                    read_rate=args.read_rate or None, unhealthy_after=args.unhealthy_after,
                                    full_pass_every=args.full_pass_every)
     except SettingsError as error:
@@ -315,7 +333,7 @@ def _run_sync(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         else:
             client = LabelStudioClient(_connection(args))
             report = sync_project(client, args.project, None, mapping=mapping, scoring=scoring,
-                                  dry_run=args.dry_run, progress=progress)
+                                  review=_review(args), dry_run=args.dry_run, progress=progress)
             summary = _summary(f"Project {args.project}", report.scores, scoring, dry_run=args.dry_run,
                                to_write=report.tasks_to_write, report=report)
     except (SettingsError, LabelStudioError, ValueError, OSError) as error:

@@ -199,7 +199,7 @@ def run_demo(settings: DemoSettings, out: TextIO) -> int:
         log = open(settings.data_dir / "service.log", "ab")  # noqa: SIM115 - closed with the process
         service = subprocess.Popen([sys.executable, "-m", "plugin", "serve", "--project", str(project), "--port",
                                     str(settings.service_port), "--reconcile-interval",
-                                    str(settings.reconcile_interval)],
+                                    str(settings.reconcile_interval), "--mirror-to-data"],
                                    env=env, stdout=log, stderr=subprocess.STDOUT)
         _wait_for_service(service_url, secret, project, service)
         print(f"The agreement service is live at {service_url}/status; annotators start now.\n", file=out, flush=True)
@@ -251,10 +251,13 @@ def run_demo(settings: DemoSettings, out: TextIO) -> int:
         print(f"  event-to-meta latency: {final['write_latency_ms']}", file=out)
         flagged = sum(1 for t in cast(Any, admin.tasks.list(project=project, page_size=1000))
                       if ((t.meta or {}).get("agreement") or {}).get("flagged"))
-        print(f"\n{flagged} tasks are flagged for low agreement. Each task's scores are in its meta "
-              f"(open a task, or filter the Data Manager on Meta contains \"flagged\": true):\n"
+        print(f"\n{flagged} tasks are flagged for low agreement. Open the project's \"Low agreement\" tab: it lists "
+              f"them worst first, with their score in the agreement_score column; each task's scores are in its "
+              f"meta:\n"
               f"  {server.url}/projects/{project}/data\n"
-              f"  login: {localserver.ADMIN_EMAIL} / {localserver.ADMIN_PASSWORD}", file=out, flush=True)
+              f"  login: {localserver.ADMIN_EMAIL} / {localserver.ADMIN_PASSWORD}\n"
+              "  To connect your own scripts or `ls-agreement sync`, get an API token under Account & Settings "
+              "(Personal Access Token).", file=out, flush=True)
         if settings.wait:
             print("\nLabel Studio and the agreement service keep running. Press Ctrl-C to stop both.", file=out,
                   flush=True)

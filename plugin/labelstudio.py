@@ -229,9 +229,26 @@ class LabelStudioClient:
         created = self._call(lambda: self._sdk.webhooks.create(url=url, project=project, **options))
         return int(created.id)
 
-    def update_meta(self, task: int, meta: dict[str, Any]) -> None:
-        """Replace the task's meta (callers merge first; see :mod:`plugin.writeback`)."""
-        self._call(lambda: self._sdk.tasks.update(id=str(task), meta=meta))
+    def update_meta(self, task: int, meta: dict[str, Any], *, data: dict[str, Any] | None = None) -> None:
+        """Replace the task's meta, and its data when given (callers merge first; see :mod:`plugin.writeback`)."""
+        if data is None:
+            self._call(lambda: self._sdk.tasks.update(id=str(task), meta=meta))
+        else:
+            self._call(lambda: self._sdk.tasks.update(id=str(task), meta=meta, data=data))
+
+    def ensure_view(self, project: int, *, title: str, filters: dict[str, Any], ordering: Sequence[str]) -> int:
+        """Create the Data Manager tab ``title`` on ``project``, or update the one there: never a second one."""
+        data = {"title": title, "filters": filters, "ordering": list(ordering)}
+        views = self._call(lambda: self._sdk.views.list(project=project))
+        for view in views:
+            found = getattr(view, "data", None) or {}
+            if isinstance(found, dict) and found.get("title") == title:
+                identifier = int(view.id)
+                self._call(lambda identifier=identifier: self._sdk.views.update(id=str(identifier),
+                                                                                project=project, data=data))
+                return identifier
+        created = self._call(lambda: self._sdk.views.create(project=project, data=data))
+        return int(created.id)
 
 
 def _merge_duplicates(tasks: list[Any]) -> list[Any]:

@@ -39,7 +39,8 @@ from typing import Any
 
 from plugin.labelconfig import Control, parse_label_config
 from plugin.labelstudio import LabelStudioClient, LabelStudioError
-from plugin.settings import MappingOptions, ScoringOptions
+from plugin.review import DATA_KEY, mirrored_data
+from plugin.settings import MappingOptions, ReviewOptions, ScoringOptions
 from plugin.state import ProjectState
 from plugin.writeback import merged_meta
 
@@ -130,10 +131,12 @@ class ProjectMonitor:
         Outcomes of refreshes and events, by name.
     """
 
-    def __init__(self, project: int, *, mapping: MappingOptions, scoring: ScoringOptions) -> None:
+    def __init__(self, project: int, *, mapping: MappingOptions, scoring: ScoringOptions,
+                 review: ReviewOptions | None = None) -> None:
         self.project = project
         self.mapping = mapping
         self.scoring = scoring
+        self.review = review or ReviewOptions()
         self.lock = threading.RLock()
         self.state: ProjectState | None = None
         self.deferred: set[int] = set()
@@ -231,10 +234,13 @@ def _write(client: LabelStudioClient, monitor: ProjectMonitor, task: int, block:
             block = state.blocks([task], updated_at=now_iso())[task]
         read = again
     meta = merged_meta(read.get("meta"), block)
-    if meta is None:
+    data = mirrored_data(read.get("data"), block) if monitor.review.mirror_to_data else None
+    if meta is None and data is None:
         return "unchanged"
     if not dry_run:
-        client.update_meta(task, meta)
+        current = read.get("meta")
+        client.update_meta(task, meta if meta is not None else dict(current) if isinstance(current, Mapping) else {},
+                           data=data)
         with monitor.lock:  # from the read of the meta to the write's answer: where another client's write is lost
             monitor.windows.append(time.monotonic() - read_at)
     return "written"
@@ -248,10 +254,19 @@ def refresh_task(client: LabelStudioClient, monitor: ProjectMonitor, task: int, 
     return outcome
 
 
-def stale_tasks(state: ProjectState) -> list[int]:
-    """Tasks whose meta, as last read, differs from the block they should carry."""
+def stale_tasks(state: ProjectState, *, mirror: bool = False) -> list[int]:
+    """Tasks whose meta (and mirrored score, with ``mirror``), as last read, differ from what they should carry."""
     blocks = state.blocks(updated_at=now_iso())
-    return sorted(task for task, block in blocks.items() if merged_meta(state.meta(task), block) is not None)
+
+    def stale(task: int, block: Mapping[str, Any]) -> bool:
+        if merged_meta(state.meta(task), block) is not None:
+            return True
+        if not mirror:
+            return False
+        score = state.tasks[task].data_score
+        return mirrored_data({DATA_KEY: score} if score is not None else {}, block) is not None
+
+    return sorted(task for task, block in blocks.items() if stale(task, block))
 
 
 WATERMARK_MARGIN = timedelta(seconds=60)
@@ -351,7 +366,7 @@ def full_pass(client: LabelStudioClient, monitor: ProjectMonitor, *, controls: M
                 monitor.deferred.update(chunk)
     report.rechecked = len(recheck)
     with monitor.lock:
-        report.stale = stale_tasks(target)
+        report.stale = stale_tasks(target, mirror=monitor.review.mirror_to_data)
     report.seconds = {"read": read - started, "compute": time.perf_counter() - read}
     monitor.last_pass = report
     return report

@@ -47,7 +47,8 @@ from plugin import __version__
 from plugin.events import EVENTS, BadEvent, Event, parse_body, parse_event
 from plugin.labelstudio import LabelStudioClient
 from plugin.reconcile import ProjectMonitor, TaskWriter, full_pass, one_line
-from plugin.settings import Connection, MappingOptions, ScoringOptions, SettingsError
+from plugin.review import ensure_review_tab
+from plugin.settings import Connection, MappingOptions, ReviewOptions, ScoringOptions, SettingsError
 
 __all__ = ["ServiceSettings", "ServiceState", "check_secret_strength", "create_app"]
 
@@ -90,7 +91,7 @@ class ServiceSettings:
     secret : str
         Shared secret of the webhook (``AGREEMENT_WEBHOOK_SECRET``).
     connection : Connection
-    mapping, scoring : MappingOptions, ScoringOptions
+    mapping, scoring, review : MappingOptions, ScoringOptions, ReviewOptions
     coalesce_seconds : float
         How long a refresh waits for more events on its task.
     reconcile_interval : float
@@ -114,6 +115,7 @@ class ServiceSettings:
     connection: Connection
     mapping: MappingOptions = field(default_factory=MappingOptions)
     scoring: ScoringOptions = field(default_factory=ScoringOptions)
+    review: ReviewOptions = field(default_factory=ReviewOptions)
     coalesce_seconds: float = 0.05
     reconcile_interval: float = 300.0
     full_pass_every: int = 12
@@ -133,8 +135,8 @@ class ServiceState:
     def __init__(self, settings: ServiceSettings, client: LabelStudioClient) -> None:
         self.settings = settings
         self.client = client
-        self.monitors = {p: ProjectMonitor(p, mapping=settings.mapping, scoring=settings.scoring)
-                         for p in settings.projects}
+        self.monitors = {p: ProjectMonitor(p, mapping=settings.mapping, scoring=settings.scoring,
+                                           review=settings.review) for p in settings.projects}
         self.writer = TaskWriter(client, self.monitors, workers=client.writers,
                                  coalesce_seconds=settings.coalesce_seconds, retry_delays=settings.retry_delays)
         self.lock = threading.Lock()
@@ -204,6 +206,7 @@ class ServiceState:
     def _register(self, project: int) -> None:
         url = f"{self.settings.public_url.rstrip('/')}/webhook"
         self.client.ensure_webhook(project, url=url, actions=EVENTS, headers={SECRET_HEADER: self.settings.secret})
+        ensure_review_tab(self.client, project, self.settings.review)
         self._registered.add(project)
 
     def _run_pass(self, project: int) -> None:

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-__all__ = ["Connection", "MappingOptions", "ScoringOptions", "SettingsError", "connection_from"]
+__all__ = ["Connection", "MappingOptions", "ReviewOptions", "ScoringOptions", "SettingsError", "connection_from"]
 
 AbsentSpan = Literal["label", "missing"]
 Alignment = Literal["exact", "overlap"]
@@ -131,6 +131,27 @@ class ScoringOptions:
     confidence: float = 0.95
     n_resamples: int = 1000
     seed: int = 0
+
+
+@dataclass(frozen=True)
+class ReviewOptions:
+    """What reviewers get inside Label Studio.
+
+    Attributes
+    ----------
+    tab : bool
+        Keep a "Low agreement" tab in the project's Data Manager whose filter
+        finds the flagged tasks (created once, updated after).
+    tab_title : str
+    mirror_to_data : bool
+        Also write each task's score into ``data["agreement_score"]``, so the
+        Data Manager shows it as a column and the tab sorts worst first. It
+        changes the task's data as exported: opt-in.
+    """
+
+    tab: bool = True
+    tab_title: str = "Low agreement"
+    mirror_to_data: bool = False
 
 
 def connection_from(environ: Mapping[str, str], *, url: str | None = None, api_key: str | None = None,

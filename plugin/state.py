@@ -33,6 +33,7 @@ from plugin import __version__
 from plugin.annotations import Skips, Submission, collect_submissions, task_id
 from plugin.labelconfig import Control
 from plugin.mapping import MappedControl, map_control, map_project
+from plugin.review import DATA_KEY
 from plugin.scoring import ControlScore, TaskScore, number, score_control, spa_interval, summarize_task, task_terms
 from plugin.settings import MappingOptions, ScoringOptions
 from plugin.writeback import agreement_block
@@ -54,12 +55,15 @@ class TaskEntry:
         The task's meta as read (only ever compared with, never written back as is).
     skips : Counter
         What reading and mapping this task left out, by reason.
+    data_score : object
+        ``data["agreement_score"]`` as read (the mirrored score), or None.
     """
 
     submissions: tuple[Submission, ...]
     annotations: frozenset[int]
     meta: Any
     skips: Counter[str]
+    data_score: Any = None
 
 
 @dataclass
@@ -310,7 +314,9 @@ class ProjectState:
                 self._task_of_annotation.pop(annotation, None)
         for annotation in ids:
             self._task_of_annotation[annotation] = identifier
-        self.tasks[identifier] = TaskEntry(tuple(counted), ids, task.get("meta"), skips.reasons)
+        data = task.get("data")
+        self.tasks[identifier] = TaskEntry(tuple(counted), ids, task.get("meta"), skips.reasons,
+                                           data.get(DATA_KEY) if isinstance(data, Mapping) else None)
         return identifier
 
     def _map(self, task: int, counted: list[Submission], skips: Skips) -> dict[str, MappedControl]:

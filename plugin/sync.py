@@ -15,7 +15,8 @@ from typing import Any
 from plugin.labelconfig import Control
 from plugin.labelstudio import LabelStudioClient
 from plugin.reconcile import PassReport, Progress, ProjectMonitor, TaskWriter, full_pass, stale_tasks
-from plugin.settings import MappingOptions, ScoringOptions
+from plugin.review import ensure_review_tab
+from plugin.settings import MappingOptions, ReviewOptions, ScoringOptions
 from plugin.state import ProjectScores, ProjectState
 
 __all__ = ["SyncReport", "score_export", "sync_project"]
@@ -63,8 +64,9 @@ def score_export(tasks: Iterable[Mapping[str, Any]], controls: Mapping[str, Cont
 
 
 def sync_project(client: LabelStudioClient, project: int, controls: Mapping[str, Control] | None = None, *,
-                 mapping: MappingOptions, scoring: ScoringOptions, dry_run: bool = False,
-                 progress: Progress | None = None, retry_delays: tuple[float, ...] = (1.0, 4.0)) -> SyncReport:
+                 mapping: MappingOptions, scoring: ScoringOptions, review: ReviewOptions | None = None,
+                 dry_run: bool = False, progress: Progress | None = None,
+                 retry_delays: tuple[float, ...] = (1.0, 4.0)) -> SyncReport:
     """One reconcile pass: read every task of ``project``, score it, and write the tasks whose meta is stale.
 
     Each stale task is read again just before its write, and its block merged
@@ -77,6 +79,9 @@ def sync_project(client: LabelStudioClient, project: int, controls: Mapping[str,
     controls : mapping of str to Control, optional
         The project's controls; by default parsed from its labeling config.
     mapping, scoring : MappingOptions, ScoringOptions
+    review : ReviewOptions, optional
+        The "Low agreement" tab (kept up to date unless a dry run) and the
+        score mirrored into task data.
     dry_run : bool
         Compute and report, write nothing.
     progress : callable, optional
@@ -91,8 +96,11 @@ def sync_project(client: LabelStudioClient, project: int, controls: Mapping[str,
         If the project cannot be read. A task whose write fails after retries
         is reported in ``failures`` and the run goes on.
     """
-    monitor = ProjectMonitor(project, mapping=mapping, scoring=scoring)
+    review = review or ReviewOptions()
+    monitor = ProjectMonitor(project, mapping=mapping, scoring=scoring, review=review)
     read: PassReport = full_pass(client, monitor, controls=controls, progress=progress)
+    if not dry_run:
+        ensure_review_tab(client, project, review)
     started = time.perf_counter()
     written = 0
     if not dry_run and read.stale:

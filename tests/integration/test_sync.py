@@ -104,7 +104,8 @@ def test_sync_writes_scores_equal_to_the_core_and_keeps_other_meta(capsys, label
             assert block["controls"]["sentiment"]["spa"] is None and block["spa"] is None
         else:
             assert block["controls"]["sentiment"]["spa"] == pytest.approx(per_item[index], abs=1e-6)
-        assert block["flagged"] == (block["n_annotations"] >= 2 and block["spa"] < 0.5)
+        lowest = [c.get("agreement", c["spa"]) for c in block["controls"].values()]
+        assert block["flagged"] == (block["n_annotations"] >= 2 and any(v is not None and v < 0.5 for v in lowest))
         assert set(block) >= {"spa", "alpha", "n_annotations", "flagged", "reasons", "controls", "updated_at",
                               "version"}
 
@@ -139,3 +140,22 @@ def test_a_wrong_key_is_one_line(capsys, label_studio, project):
     status = main(["sync", "--project", str(project["id"]), "--url", label_studio.url, "--api-key", "f" * 40])
     err = capsys.readouterr().err
     assert status == 2 and "refused the API key (401)" in err and err.count("\n") == 1
+
+
+def test_the_low_agreement_tab_lists_the_flagged_tasks_worst_first(capsys, label_studio, project):
+    admin = project["admin"]
+    before = {t: admin.tasks.get(id=str(t)).data for t in project["tasks"]}
+    for _ in range(2):  # idempotent: one tab however often sync runs
+        summary = sync(capsys, label_studio, project, "--mirror-to-data")
+    tabs = [v for v in admin.views.list(project=project["id"]) if (v.data or {}).get("title") == "Low agreement"]
+    assert len(tabs) == 1
+    flagged = {t for t in project["tasks"] if admin.tasks.get(id=str(t)).meta.get("agreement", {}).get("flagged")}
+    assert summary["flagged"] == len(flagged) > 0
+    listed = [t.id for t in admin.tasks.list(project=project["id"], view=tabs[0].id, fields="all")]
+    assert set(listed) == flagged
+    scores = [admin.tasks.get(id=str(t)).data["agreement_score"] for t in listed]
+    assert scores == sorted(scores)  # worst first
+    for task in project["tasks"]:  # every other data key intact
+        data = admin.tasks.get(id=str(task)).data
+        assert data["text"] == before[task]["text"]
+    assert sync(capsys, label_studio, project, "--mirror-to-data")["tasks_written"] == 0

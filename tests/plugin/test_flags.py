@@ -57,3 +57,15 @@ def test_every_rule_that_fires_is_named_and_controls_can_have_their_own_threshol
 
 def test_a_single_annotation_never_flags():
     assert not scored([annotation(1, 1, "pos", 1)]).flagged
+
+
+def test_the_mirrored_score_is_the_lowest_control_agreement_and_merges_into_data():
+    from plugin.review import mirrored_data, task_score
+
+    block = {"controls": {"sentiment": {"spa": 1.0}, "quality": {"spa": 0.0, "agreement": 0.9},
+                          "topic": {"spa": None}}}
+    assert task_score(block) == 0.9
+    assert mirrored_data({"text": "x"}, block) == {"text": "x", "agreement_score": 0.9}
+    assert mirrored_data({"text": "x", "agreement_score": 0.9}, block) is None
+    assert mirrored_data({"agreement_score": 0.5, "text": "x"}, {"controls": {}}) == {"text": "x"}
+    assert mirrored_data({"text": "x"}, {"controls": {}}) is None

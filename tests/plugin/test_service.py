@@ -78,12 +78,19 @@ class FakeLabelStudio:
         with self.lock:
             return [copy.deepcopy(self.store[i]) for i in ids if i in self.store and self.store[i]["project"] == project]
 
-    def update_meta(self, task, meta):
+    def update_meta(self, task, meta, *, data=None):
         self._maybe_fail("update_meta")
         with self.lock:
             self.writes.append(task)
             self.store[task]["meta"] = copy.deepcopy(meta)
+            if data is not None:
+                self.store[task]["data"] = copy.deepcopy(data)
             self._touch(task)
+
+    def ensure_view(self, project, *, title, filters, ordering):
+        self._maybe_fail("ensure_webhook")
+        self.views = {**getattr(self, "views", {}), (project, title): {"filters": filters, "ordering": ordering}}
+        return 1
 
     def ensure_webhook(self, project, *, url, actions, headers):
         self._maybe_fail("ensure_webhook")
@@ -484,6 +491,24 @@ def test_ml_backend_contract_and_webhook_registration(service):
                               "actions": ["ANNOTATION_CREATED", "ANNOTATIONS_CREATED", "ANNOTATION_UPDATED",
                                           "ANNOTATIONS_DELETED", "TASKS_DELETED"],
                               "headers": {"X-Agreement-Secret": SECRET}}]
+
+
+def test_the_review_tab_and_the_mirrored_score(fake):
+    from plugin.settings import ReviewOptions
+
+    with fake.lock:
+        fake.store[2]["data"] = {"text": "kept"}
+    fake.annotate(2, annotation(1, 2, 1, "pos"))
+    fake.annotate(2, annotation(2, 2, 2, "neg"))
+    app = create_app(settings(review=ReviewOptions(mirror_to_data=True)), fake)
+    with TestClient(app):
+        state = app.state.agreement
+        assert state.wait_ready(10) and state.writer.wait_idle(10)
+    assert fake.views == {(1, "Low agreement"): {"filters": {"conjunction": "and", "items": [
+        {"filter": "filter:tasks:meta", "operator": "contains", "type": "String", "value": '"flagged": true'}]},
+        "ordering": ["tasks:data.agreement_score"]}}
+    assert fake.store[2]["data"] == {"text": "kept", "agreement_score": 0.0}
+    assert fake.meta(2)["agreement"]["flagged"]
 
 
 def test_a_restart_registers_no_second_webhook():

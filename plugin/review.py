@@ -1,0 +1,55 @@
+"""Review inside Label Studio: the "Low agreement" tab, and the score mirrored into task data.
+
+Open-source Label Studio's Data Manager shows neither a meta column nor a meta
+filter, but its API accepts a tab whose filter is ``filter:tasks:meta``
+*contains* ``"flagged": true`` (the JSON text of meta, with default
+separators). The tab is created once and updated after, never duplicated.
+
+A Data Manager column comes from task ``data``: with ``--mirror-to-data`` the
+task's score (its lowest control agreement, the value its flag follows) is
+merged into ``data["agreement_score"]``, every other key kept, and the tab
+sorts on it, worst first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from plugin.labelstudio import LabelStudioClient
+from plugin.settings import ReviewOptions
+
+__all__ = ["DATA_KEY", "FLAGGED_FILTER", "ensure_review_tab", "mirrored_data", "task_score"]
+
+DATA_KEY = "agreement_score"
+FLAGGED_FILTER = {"conjunction": "and", "items": [
+    {"filter": "filter:tasks:meta", "operator": "contains", "type": "String", "value": '"flagged": true'}]}
+
+
+def ensure_review_tab(client: LabelStudioClient, project: int, options: ReviewOptions) -> int | None:
+    """The tab's id, created or updated as ``options`` says; None when no tab is wanted."""
+    if not options.tab:
+        return None
+    ordering = [f"tasks:data.{DATA_KEY}"] if options.mirror_to_data else ["tasks:id"]
+    return client.ensure_view(project, title=options.tab_title, filters=FLAGGED_FILTER, ordering=ordering)
+
+
+def task_score(block: Mapping[str, Any]) -> float | None:
+    """A task's score for the grid: its lowest control agreement (weighted for ordered controls), or None."""
+    values = [c.get("agreement", c.get("spa")) for c in (block.get("controls") or {}).values()
+              if isinstance(c, Mapping)]
+    defined = [v for v in values if isinstance(v, (int, float))]
+    return round(min(defined), 3) if defined else None
+
+
+def mirrored_data(existing: Any, block: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The task's data with its score merged in, or None when it holds that score already."""
+    data = dict(existing) if isinstance(existing, Mapping) else {}
+    score = task_score(block)
+    if data.get(DATA_KEY) == score or (score is None and DATA_KEY not in data):
+        return None
+    if score is None:
+        data.pop(DATA_KEY, None)
+    else:
+        data[DATA_KEY] = score
+    return data
