@@ -301,6 +301,14 @@ def _text_report(summary: Mapping[str, Any]) -> str:
                      f"write {seconds['write']:.1f} s).")
     for failure in summary["tasks_failed"][:10]:
         lines.append(f"Task {failure['task']} was not written: {failure['error']}")
+    for name, c in summary["controls"].items():
+        for row in c.get("annotators", []):
+            if row["outlier"]:
+                lines.append(f"{name}: annotator {row['name']} agrees least with the others (mean kappa "
+                             f"{_fmt(row['mean_pairwise'])} over {row['n_compared']} items).")
+        if c.get("confusions"):
+            top = c["confusions"][0]
+            lines.append(f"{name}: most confused labels {top['labels'][0]!r} and {top['labels'][1]!r}.")
     for name, remarks in summary["config"].items():
         for problem in remarks["problems"]:
             lines.append(f"Control {name!r} is not scored: {problem}.")
@@ -359,10 +367,18 @@ def _summary(source: str, scores: Any, scoring: ScoringOptions, *, dry_run: bool
         "tasks_unchanged": len(scores.tasks) - to_write if report is None else report.tasks_unchanged,
         "tasks_failed": [] if report is None else [{"task": t, "error": e} for t, e in report.failures],
         "seconds": {} if report is None else {k: round(v, 3) for k, v in report.seconds.items()},
-        "controls": {name: score.summary() for name, score in scores.controls.items()},
+        "controls": {name: _named(score.summary(), {} if report is None else report.people)
+                     for name, score in scores.controls.items()},
         "skipped": dict(scores.skips.reasons.most_common()),
         "config": scores.config,
     }
+
+
+def _named(control: dict[str, Any], people: Mapping[str, str]) -> dict[str, Any]:
+    """The control's summary with each annotator's name and email beside the id, where Label Studio knows them."""
+    for row in control.get("annotators", []):
+        row["name"] = people.get(row["annotator"], row["annotator"])
+    return control
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -236,6 +236,16 @@ class LabelStudioClient:
         else:
             self._call(lambda: self._sdk.tasks.update(id=str(task), meta=meta, data=data))
 
+    def users(self) -> dict[str, str]:
+        """Every user's id (as text, as annotators are keyed) -> "First Last <email>" (or just the email)."""
+        out = {}
+        for user in self._call(lambda: list(self._sdk.users.list())):
+            name = " ".join(part for part in (getattr(user, "first_name", ""), getattr(user, "last_name", ""))
+                            if part)
+            email = getattr(user, "email", "") or ""
+            out[str(user.id)] = f"{name} <{email}>" if name and email else (email or name or str(user.id))
+        return out
+
     def ensure_view(self, project: int, *, title: str, filters: dict[str, Any], ordering: Sequence[str]) -> int:
         """Create the Data Manager tab ``title`` on ``project``, or update the one there: never a second one."""
         data = {"title": title, "filters": filters, "ordering": list(ordering)}

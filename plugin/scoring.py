@@ -40,6 +40,8 @@ from agreement import (
     ranked_labels,
     spa,
 )
+from agreement.annotators import annotator_agreement
+from agreement.confusion import confused_pairs, specific_agreement
 from agreement.counts import LabelCounts
 from agreement.pairwise import TWO_RATER_MEASURES
 from plugin.mapping import MappedControl
@@ -80,6 +82,14 @@ class ControlScore:
         Gwet's AC1 (nominal) or AC2 (ordinal and quadratic weights for
         interval): ``coefficient``, ``value``, ``std_error`` and the analytic
         95% ``ci`` (Gwet 2014).
+    annotators : list of dict
+        Per annotator (:func:`agreement.annotators.annotator_agreement`):
+        ``annotator``, ``n_items``, ``n_compared``, ``mean_pairwise`` (kappa),
+        ``with_majority``, ``outlier``.
+    confusions : list of dict
+        The label pairs with the most disagreement: ``labels``, ``coincidences``.
+    label_agreement : dict, optional
+        Nominal controls: each label's specific agreement.
     """
 
     name: str
@@ -97,13 +107,17 @@ class ControlScore:
     augmented: dict[str, Any] | None = None
     labels: dict[str, dict[str, float | None]] | None = None
     gwet: dict[str, Any] | None = None
+    annotators: list[dict[str, Any]] = field(default_factory=list)
+    confusions: list[dict[str, Any]] = field(default_factory=list)
+    label_agreement: dict[str, float | None] | None = None
 
     def summary(self) -> dict[str, Any]:
         """The control's scores as JSON-ready data (without the per-task table)."""
         out: dict[str, Any] = {
             "tag": self.tag, "level": self.level, "spa": self.spa,
             "spa_ci": list(self.spa_ci) if self.spa_ci else None, "alpha": self.alpha, "fleiss": self.fleiss,
-            "gwet": self.gwet,
+            "gwet": self.gwet, "annotators": self.annotators, "confusions": self.confusions,
+            "label_agreement": self.label_agreement,
             "n_items": self.n_items, "n_pairable_items": self.n_pairable_items,
             "n_annotations": self.n_annotations, "n_annotators": self.n_annotators, "pairs": self.pairs,
         }
@@ -278,6 +292,13 @@ def _per_label(mapped: MappedControl, counts: LabelCounts) -> dict[str, dict[str
     return out
 
 
+def _annotators(rows: pd.DataFrame) -> list[dict[str, Any]]:
+    table = annotator_agreement(rows)
+    return [{"annotator": str(who), "n_items": int(row.n_items), "n_compared": int(row.n_compared),
+             "mean_pairwise": number(row.mean_pairwise), "with_majority": number(row.with_majority),
+             "outlier": bool(row.outlier)} for who, row in table.iterrows()]
+
+
 def _gwet_summary(estimate: GwetEstimate, level: str) -> dict[str, Any]:
     return {"coefficient": "AC1" if level == "nominal" else "AC2", "value": number(estimate.value),
             "std_error": number(estimate.std_error), "ci": [number(estimate.low), number(estimate.high)]}
@@ -300,6 +321,11 @@ def score_control(mapped: MappedControl, options: ScoringOptions) -> ControlScor
         interval = spa_interval(counts.counts, options)
         alpha = krippendorff_alpha(counts, level=mapped.level, values=values)
         gwet = gwet_ac(counts, level=mapped.level, values=values) if counts.n_items else None
+        categories = [str(c) for c in counts.categories]
+        confusions = [{"labels": [a, b], "coincidences": number(v)}
+                      for a, b, v in confused_pairs(counts, categories)] if pairable else []
+        label_agreement = ({c: number(v) for c, v in zip(categories, specific_agreement(counts), strict=True)}
+                           if mapped.level == "nominal" and pairable else None)
         return ControlScore(
             name=control.name, tag=control.tag, level=mapped.level,
             n_items=counts.n_items, n_pairable_items=pairable, n_annotations=len(rows),
@@ -308,6 +334,8 @@ def score_control(mapped: MappedControl, options: ScoringOptions) -> ControlScor
             fleiss=number(fleiss_kappa(counts)) if mapped.level == "nominal" else None,
             pairs=_pairs(rows, mapped.level) if len(rows) else [],
             gwet=_gwet_summary(gwet, mapped.level) if gwet is not None else None,
+            annotators=_annotators(rows) if len(rows) else [],
+            confusions=confusions, label_agreement=label_agreement,
             augmented=_augmented(mapped.ranked) if mapped.ranked is not None and len(mapped.ranked) else None,
             labels=_per_label(mapped, counts) if mapped.ranked is not None else None,
         )

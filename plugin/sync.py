@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from plugin.labelconfig import Control
-from plugin.labelstudio import LabelStudioClient
+from plugin.labelstudio import LabelStudioClient, LabelStudioError
 from plugin.reconcile import PassReport, Progress, ProjectMonitor, TaskWriter, full_pass, stale_tasks
 from plugin.review import ensure_review_tab
 from plugin.settings import MappingOptions, ReviewOptions, ScoringOptions
@@ -35,6 +35,8 @@ class SyncReport:
     tasks_unchanged : int
     failures : list of (int, str)
         Tasks whose write failed after retries, with the reason.
+    people : dict of str to str
+        Annotator id -> name and email, from Label Studio's users.
     seconds : dict of str to float
         Time spent reading, computing and writing.
     """
@@ -45,6 +47,7 @@ class SyncReport:
     tasks_unchanged: int = 0
     failures: list[tuple[int, str]] = field(default_factory=list)
     seconds: dict[str, float] = field(default_factory=dict)
+    people: dict[str, str] = field(default_factory=dict)
 
     @property
     def flagged(self) -> int:
@@ -123,7 +126,11 @@ def sync_project(client: LabelStudioClient, project: int, controls: Mapping[str,
         scores = monitor.state.scores()
         for reason, count in monitor.state.refused.items():
             scores.skips.add(reason, count)
-    return SyncReport(scores=scores, tasks_to_write=len(read.stale), tasks_written=written,
+    try:
+        people = client.users()
+    except LabelStudioError:  # names are a courtesy: ids still identify the annotators
+        people = {}
+    return SyncReport(scores=scores, tasks_to_write=len(read.stale), tasks_written=written, people=people,
                       tasks_unchanged=len(scores.tasks) - written, failures=sorted(monitor.failures.items()),
                       seconds={"fetch": read.seconds["read"], "compute": read.seconds["compute"],
                                "write": time.perf_counter() - started})

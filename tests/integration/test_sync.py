@@ -159,3 +159,7 @@ def test_the_low_agreement_tab_lists_the_flagged_tasks_worst_first(capsys, label
         data = admin.tasks.get(id=str(task)).data
         assert data["text"] == before[task]["text"]
     assert sync(capsys, label_studio, project, "--mirror-to-data")["tasks_written"] == 0
+    # Who disagrees, by name and email from Label Studio's users.
+    annotators = summary["controls"]["sentiment"]["annotators"]
+    assert sorted(row["name"] for row in annotators) == [f"annotator{i}@example.com" for i in range(3)]
+    assert all(row["n_items"] >= 2 for row in annotators)

@@ -1,0 +1,107 @@
+"""Annotator and label tables against values computed independently (loops over items, scikit-learn)."""
+
+import itertools
+import warnings
+from collections import Counter
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from sklearn.metrics import cohen_kappa_score
+
+from agreement.annotators import annotator_agreement, robust_outliers
+from agreement.confusion import confused_pairs, specific_agreement
+
+tables = st.lists(st.tuples(st.integers(0, 11), st.integers(0, 4), st.sampled_from("abc")), min_size=4,
+                  max_size=60).map(lambda rows: pd.DataFrame(rows, columns=["item", "annotator", "label"])
+                                   .drop_duplicates(["item", "annotator"]))
+
+
+def brute_force(table):
+    by_item = {item: dict(zip(g["annotator"], g["label"], strict=True)) for item, g in table.groupby("item")}
+    out = {}
+    for annotator in sorted(table["annotator"].unique()):
+        weighted, weight = 0.0, 0
+        for other in sorted(table["annotator"].unique()):
+            if other == annotator:
+                continue
+            shared = [(v[annotator], v[other]) for v in by_item.values() if annotator in v and other in v]
+            if not shared:
+                continue
+            first, second = zip(*shared, strict=True)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                kappa = cohen_kappa_score(first, second, labels=["a", "b", "c"])
+            if np.isnan(kappa):
+                continue
+            weighted += kappa * len(shared)
+            weight += len(shared)
+        hits = []
+        for labels in by_item.values():
+            if annotator not in labels:
+                continue
+            others = Counter(label for who, label in labels.items() if who != annotator)
+            if sum(others.values()) < 2:
+                continue
+            ranked = others.most_common()
+            if len(ranked) > 1 and ranked[0][1] == ranked[1][1]:
+                continue  # no strict majority
+            hits.append(ranked[0][0] == labels[annotator])
+        out[annotator] = (weighted / weight if weight else np.nan, np.mean(hits) if hits else np.nan)
+    return out
+
+
+@given(tables)
+def test_annotator_table_equals_a_brute_force_computation(table):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = annotator_agreement(table)
+    for annotator, (pairwise, majority) in brute_force(table).items():
+        row = result.loc[annotator]
+        assert (np.isnan(pairwise) and np.isnan(row["mean_pairwise"])) or row["mean_pairwise"] == pytest.approx(
+            pairwise, abs=1e-9)
+        assert (np.isnan(majority) and np.isnan(row["with_majority"])) or row["with_majority"] == pytest.approx(
+            majority, abs=1e-9)
+        assert row["n_items"] == (table["annotator"] == annotator).sum()
+
+
+def test_the_unreliable_annotator_is_the_outlier():
+    rng = np.random.default_rng(0)
+    truth = rng.integers(0, 3, size=300)
+    rows = []
+    for who, reliability in enumerate((0.95, 0.9, 0.9, 0.85, 0.9, 0.3)):
+        labels = np.where(rng.random(300) < reliability, truth, rng.integers(0, 3, size=300))
+        rows += [(i, f"u{who}", "abc"[label]) for i, label in enumerate(labels)]
+    result = annotator_agreement(pd.DataFrame(rows, columns=["item", "annotator", "label"]))
+    assert result.index[result["outlier"]].tolist() == ["u5"]
+    assert result["mean_pairwise"].idxmin() == "u5" and result["with_majority"].idxmin() == "u5"
+
+
+def test_robust_outliers_need_spread_and_three_values():
+    assert not robust_outliers(pd.Series([0.5, 0.1])).any()
+    assert not robust_outliers(pd.Series([0.5, 0.5, 0.5, 0.1])).any()  # MAD 0: no rule
+    assert robust_outliers(pd.Series([0.9, 0.85, 0.88, 0.2, np.nan])).tolist() == [False, False, False, True, False]
+
+
+@given(st.lists(st.lists(st.integers(0, 3), min_size=3, max_size=3), min_size=1, max_size=25))
+def test_confusions_and_specific_agreement_equal_pair_counting(rows):
+    counts = np.array(rows, dtype=float)
+    pairs = Counter()
+    for row in counts:
+        n = row.sum()
+        if n < 2:
+            continue
+        values = [c for c, k in enumerate(row) for _ in range(int(k))]
+        for i, j in itertools.permutations(range(len(values)), 2):  # ordered pairs of values within the item
+            pairs[values[i], values[j]] += 1.0 / (n - 1)
+    found = {(a, b): v for a, b, v in confused_pairs(counts, [0, 1, 2], top=10)}
+    for a, b in itertools.combinations(range(3), 2):
+        expected = pairs[a, b] + pairs[b, a]
+        assert found.get((a, b), 0.0) == pytest.approx(expected)
+    specific = specific_agreement(counts)
+    for c in range(3):
+        involved = sum(v for (a, b), v in pairs.items() if c in (a, b)) + pairs[c, c]
+        expected = 2 * pairs[c, c] / involved if involved else np.nan
+        assert (np.isnan(expected) and np.isnan(specific[c])) or specific[c] == pytest.approx(expected)
