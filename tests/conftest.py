@@ -1,12 +1,16 @@
-"""Shared test settings: Hypothesis profiles sized for CI's two cores.
+"""Shared test settings: Hypothesis profiles sized for CI's two cores, and the guard against stray processes.
 
 CI runs derandomized, so that a submission's result depends on its code alone; developers' runs keep exploring
 new examples.
 """
 
 import os
+import time
 
+import pytest
 from hypothesis import HealthCheck, settings
+
+from tests.processes import descendants
 
 settings.register_profile("ci", max_examples=60, deadline=None, derandomize=True,
                           suppress_health_check=[HealthCheck.too_slow])
@@ -15,3 +19,46 @@ settings.load_profile("ci" if os.environ.get("CI") else os.environ.get("HYPOTHES
 
 # Scripts that record test data from a running Label Studio or a peer package; run by hand, never collected.
 collect_ignore_glob = ["data/*.py"]
+
+
+# --- No process outlives its test ---------------------------------------------------------------------------------
+# A process a test starts must be gone when the test (and its function-scoped fixtures) end, unless a longer-lived
+# fixture owns it: such fixtures, and tests that restart a fixture's process, say so with ``keep_process(pid)``.
+# At the end of the session no process the run started may be left at all.
+
+_OWNED = pytest.StashKey[set]()
+_GRACE = 5.0  # seconds for a process told to stop to go
+
+
+def _still_alive(pids, grace=_GRACE):
+    deadline = time.monotonic() + grace
+    while True:
+        alive = {pid: command for pid, command in descendants().items() if pid in pids}
+        if not alive or time.monotonic() > deadline:
+            return alive
+        time.sleep(0.1)
+
+
+@pytest.fixture
+def keep_process(request):
+    """Mark a process as owned by a module- or session-scoped fixture, which stops it."""
+    return request.config.stash.setdefault(_OWNED, set()).add
+
+
+@pytest.fixture(autouse=True)
+def no_process_outlives_its_test(request):
+    before = set(descendants())
+    yield
+    owned = request.config.stash.setdefault(_OWNED, set())
+    left = _still_alive(set(descendants()) - before - owned)
+    if left:
+        pytest.fail("processes outlived the test: " + "; ".join(f"{pid} {cmd[:120]}" for pid, cmd in left.items()))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def no_process_outlives_the_session():
+    yield
+    left = _still_alive(set(descendants()))
+    if left:
+        pytest.fail("processes outlived the test session: "
+                    + "; ".join(f"{pid} {cmd[:120]}" for pid, cmd in left.items()))

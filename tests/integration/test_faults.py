@@ -151,7 +151,7 @@ def test_label_studio_unreachable_for_30_seconds_while_events_arrive(world):
     assert status["label_studio"]["reachable"] and world["process"].poll() is None
 
 
-def test_the_service_killed_mid_burst_and_restarted_while_annotation_goes_on(world):
+def test_the_service_killed_mid_burst_and_restarted_while_annotation_goes_on(world, keep_process):
     burst = threading.Thread(target=annotate, args=(world, 40, 3), kwargs={"pause": 0.1})
     burst.start()
     time.sleep(3)
@@ -160,6 +160,7 @@ def test_the_service_killed_mid_burst_and_restarted_while_annotation_goes_on(wor
     time.sleep(3)  # annotation goes on; Label Studio's webhooks to the dead service are lost for good
     world["process"], _ = start_service(world["proxy"].url, world["label_studio"].token, world["project"],
                                         world["port"], world["log"], *world["args"], wait=False)
+    keep_process(world["process"].pid)  # the module fixture stops it
     burst.join()
     assert_converges(world)
     assert len(world["admin"].webhooks.list(project=str(world["project"]))) == 1
