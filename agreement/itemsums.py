@@ -104,9 +104,14 @@ def row_blocks(
     squared = np.empty((min(rows, x.shape[0]), width)) if squares else None
     unit = np.ones((1, min(rows, x.shape[0])))
     empty = np.zeros((0, 0))
+    convert = x.dtype != np.float64
+    buffer = np.empty((min(rows, x.shape[0]), width)) if convert else None
     for start in range(0, x.shape[0], rows):
         block = x[start:start + rows]
         m = block.shape[0]
+        if buffer is not None:  # integer counts: one cache-sized block converted at a time, never the whole matrix
+            np.copyto(buffer[:m], block, casting="unsafe")
+            block = buffer[:m]  # reused by the next block: consumers use a block before asking for the next
         if columns is None:
             n = block @ ones
             moments = n[None, :]

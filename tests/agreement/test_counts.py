@@ -2,12 +2,24 @@
 
 import subprocess
 import sys
+import warnings
 
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from agreement import aggregate_raters, contingency_table, label_counts
+from agreement import (
+    UndefinedMeasureWarning,
+    aggregate_raters,
+    contingency_table,
+    fleiss_kappa,
+    krippendorff_alpha,
+    label_counts,
+    spa,
+)
+from agreement.counts import as_count_matrix
 
 
 def test_long_table_to_counts():
@@ -64,3 +76,17 @@ def test_the_statistics_import_nothing_of_label_studio():
             "bad = [m for m in sys.modules if m.split('.')[0] in ('plugin', 'label_studio', 'label_studio_sdk')]; "
             "assert not bad, bad")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+@given(st.lists(st.lists(st.integers(0, 3), min_size=3, max_size=3), min_size=2, max_size=40))
+def test_integer_counts_are_read_as_they_come_with_the_same_values(rows):
+    """np.bincount and pandas give int64 counts: no float copy is made, and every measure agrees."""
+    integers = np.array(rows, dtype=np.int64)
+    assert as_count_matrix(integers) is integers or as_count_matrix(integers).base is integers
+    floats = integers.astype(np.float64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedMeasureWarning)
+        for measure in (lambda x: krippendorff_alpha(x), lambda x: krippendorff_alpha(x, level="interval"),
+                        lambda x: krippendorff_alpha(x, level="ordinal"), spa, fleiss_kappa):
+            a, b = measure(integers), measure(floats)
+            assert (np.isnan(a) and np.isnan(b)) or a == pytest.approx(b, abs=1e-12)
