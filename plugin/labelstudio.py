@@ -208,10 +208,6 @@ class LabelStudioClient:
         """How many meta updates may be sent at once."""
         return self._connection.writers
 
-    def task_meta(self, task: int) -> Any:
-        """The task's meta as it is now (read before merging a write)."""
-        return self._call(lambda: self._sdk.tasks.get(id=str(task))).meta
-
     def ensure_webhook(self, project: int, *, url: str, actions: Sequence[str], headers: dict[str, str]) -> int:
         """Create the webhook to ``url`` on ``project``, or update the one that exists: no duplicates on restart."""
         hooks = self._call(lambda: self._sdk.webhooks.list(project=str(project)))

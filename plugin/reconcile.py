@@ -44,7 +44,7 @@ from plugin.settings import MappingOptions, ReviewOptions, ScoringOptions
 from plugin.state import ProjectState
 from plugin.writeback import merged_meta
 
-__all__ = ["PassReport", "ProjectMonitor", "TaskWriter", "full_pass", "refresh_task", "stale_tasks"]
+__all__ = ["PassReport", "ProjectMonitor", "TaskWriter", "full_pass", "refresh_tasks", "stale_tasks"]
 
 log = logging.getLogger("ls_agreement.reconcile")
 
@@ -244,14 +244,6 @@ def _write(client: LabelStudioClient, monitor: ProjectMonitor, task: int, block:
         with monitor.lock:  # from the read of the meta to the write's answer: where another client's write is lost
             monitor.windows.append(time.monotonic() - read_at)
     return "written"
-
-
-def refresh_task(client: LabelStudioClient, monitor: ProjectMonitor, task: int, *, dry_run: bool = False) -> str:
-    """:func:`refresh_tasks` for one task; its write's failure is raised."""
-    outcome = refresh_tasks(client, monitor, [task], dry_run=dry_run)[task]
-    if isinstance(outcome, Exception):
-        raise outcome
-    return outcome
 
 
 def stale_tasks(state: ProjectState, *, mirror: bool = False) -> list[int]:
