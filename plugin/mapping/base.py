@@ -20,8 +20,19 @@ import pandas as pd
 from plugin.annotations import Skips, Submission
 from plugin.labelconfig import Control
 
-__all__ = ["ROW_COLUMNS", "MappedControl", "SkipResult", "Unit", "control_results", "frame", "reason",
-           "single_labels", "task_labels", "task_units"]
+__all__ = [
+    "ROW_COLUMNS",
+    "MappedControl",
+    "SkipResult",
+    "Unit",
+    "control_results",
+    "frame",
+    "reason",
+    "single_labels",
+    "task_labels",
+    "task_units",
+    "usable_result",
+]
 
 ROW_COLUMNS = ("task", "item", "annotator", "label")
 Level = Literal["nominal", "ordinal", "interval"]
@@ -98,16 +109,20 @@ def control_results(submission: Submission, control: Control, skips: Skips) -> I
     Items of another ``type`` than the control's are skipped and counted.
     """
     for result in submission.results:
-        if not control.matches(result.get("from_name")):
-            continue
-        kind = str(result.get("type", "")).lower()
-        if kind and kind != control.result_type:
-            skips.add(reason(control, "malformed value", f"result of type {kind!r}"))
-            continue
-        if not isinstance(result.get("value"), Mapping):
-            skips.add(reason(control, "malformed value", "no value object"))
-            continue
-        yield result
+        if control.matches(result.get("from_name")) and usable_result(result, control, skips):
+            yield result
+
+
+def usable_result(result: Mapping[str, Any], control: Control, skips: Skips) -> bool:
+    """Whether a result of ``control`` has the control's type and a value object; else counted in ``skips``."""
+    kind = str(result.get("type", "")).lower()
+    if kind and kind != control.result_type:
+        skips.add(reason(control, "malformed value", f"result of type {kind!r}"))
+        return False
+    if not isinstance(result.get("value"), Mapping):
+        skips.add(reason(control, "malformed value", "no value object"))
+        return False
+    return True
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from typing import Any
 
 from plugin.annotations import Skips, Submission
 from plugin.labelconfig import Control
-from plugin.mapping.base import reason
+from plugin.mapping.base import reason, usable_result
 from plugin.mapping.boxes import box
 from plugin.mapping.ellipses import ellipse
 from plugin.mapping.keypoints import keypoint
@@ -118,14 +118,7 @@ def task_regions(controls: Mapping[str, Control], submissions: Sequence[Submissi
             control = by_name.get(name) if isinstance(name, str) else None
             if control is None and patterned:
                 control = next((c for c in patterned if c.matches(name)), None)
-            if control is None:
-                continue
-            kind = str(result.get("type", "")).lower()
-            if kind and kind != control.result_type:
-                skips.add(reason(control, "malformed value", f"result of type {kind!r}"))
-                continue
-            if not isinstance(result.get("value"), Mapping):
-                skips.add(reason(control, "malformed value", "no value object"))
+            if control is None or not usable_result(result, control, skips):
                 continue
             rid = result.get("id")
             by_id.setdefault(str(rid) if rid is not None else f"#{index}", []).append((control, result))
