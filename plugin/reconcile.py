@@ -166,6 +166,8 @@ FRESH_FOR = 3.0
 """Seconds a batch read's meta is merged into as it is; older, the task is read again just before its write."""
 BATCH = 100
 """Most tasks read in one request when refreshing."""
+BACKGROUND_BATCH = 8
+"""Most tasks of a pass's work in one batch: its writes run one after another while events wait for a worker."""
 
 
 def refresh_tasks(client: LabelStudioClient, monitor: ProjectMonitor, tasks: Sequence[int], *,
@@ -366,8 +368,9 @@ def full_pass(client: LabelStudioClient, monitor: ProjectMonitor, *, controls: M
 
 @dataclass(order=True)
 class _Due:
+    background: bool  # a pass's work waits behind every event's
     when: float
-    project: int
+    project: int = field(compare=False)
     task: int = field(compare=False)
     attempt: int = field(compare=False, default=0)
 
@@ -432,17 +435,24 @@ class TaskWriter:
 
     # --- requests ---
 
-    def request(self, project: int, tasks: Iterable[int], *, since: float | None = None) -> None:
-        """Refresh ``tasks`` of ``project`` soon; ``since`` is when the event that asked came (for latency)."""
+    def request(self, project: int, tasks: Iterable[int], *, since: float | None = None,
+                background: bool = False) -> None:
+        """Refresh ``tasks`` of ``project`` soon; ``since`` is when the event that asked came (for latency).
+
+        ``background`` work (a pass's stale tasks) waits behind every event's, and is done in small batches,
+        so that an annotator's scores follow within a second while a pass rewrites drifted tasks.
+        """
         now = time.monotonic()
         with self._condition:
             for task in tasks:
                 key = (project, task)
                 if key not in self._queued:
                     self._queued[key] = since
-                    heapq.heappush(self._queue, _Due(now + self._coalesce, project, task))
+                    heapq.heappush(self._queue, _Due(background, now + self._coalesce, project, task))
                 elif since is not None and self._queued[key] is None:
                     self._queued[key] = since
+                    # an event for a task a pass queued: it moves to the front
+                    heapq.heappush(self._queue, _Due(False, now + self._coalesce, project, task))
             self._condition.notify_all()
 
     @property
@@ -506,8 +516,8 @@ class TaskWriter:
             for due in retries:
                 if not self._stopping:
                     self._queued.setdefault((project, due.task), None)
-                    heapq.heappush(self._queue, _Due(now + self._retry_delays[due.attempt], project, due.task,
-                                                     due.attempt + 1))
+                    heapq.heappush(self._queue, _Due(due.background, now + self._retry_delays[due.attempt], project,
+                                                     due.task, due.attempt + 1))
             self._jobs -= 1
             self._condition.notify_all()
         for due, reason in failed_for_good:
@@ -527,21 +537,26 @@ class TaskWriter:
                         self._condition.wait(wait if wait is None or wait > 0 else 0.01)
                     if self._stopping:
                         return
-                    project = self._queue[0].project
+                    project, background = self._queue[0].project, self._queue[0].background
                     batch: list[tuple[_Due, float | None]] = []
                     later: list[_Due] = []
                     now = time.monotonic()
-                    # Spread what is ready over the free workers: a batch's writes run one after another.
-                    ready = sum(1 for due in self._queue if due.when <= now)
-                    size = min(self._batch, max(1, -(-ready // max(1, self._workers - self._jobs))))
-                    while self._queue and self._queue[0].when <= now and len(batch) < size:
+                    # Spread what is ready over the free workers: a batch's writes run one after another, and a
+                    # pass's batches stay small, so that an event never waits long for a worker.
+                    ready = sum(1 for due in self._queue if due.when <= now and due.background == background)
+                    size = min(BACKGROUND_BATCH if background else self._batch,
+                               max(1, -(-ready // max(1, self._workers - self._jobs))))
+                    while (self._queue and self._queue[0].when <= now and self._queue[0].background == background
+                           and len(batch) < size):
                         due = heapq.heappop(self._queue)
                         key = (due.project, due.task)
+                        if key not in self._queued:  # a stale entry: the task moved to the front and was done
+                            continue
                         if due.project != project or key in self._running or any(d.task == due.task
                                                                                    for d, _ in batch):
                             # another project's, or being refreshed: later, never two at once
                             later.append(due if due.project != project else
-                                         _Due(now + self._coalesce, *key, due.attempt))
+                                         _Due(due.background, now + self._coalesce, *key, due.attempt))
                             continue
                         batch.append((due, self._queued.pop(key, None)))
                         self._running.add(key)

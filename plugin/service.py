@@ -213,7 +213,7 @@ class ServiceState:
         monitor = self.monitors[project]
         incremental = monitor.passes % max(1, self.settings.full_pass_every) != 0
         report = full_pass(self.client, monitor, max_rate=self.settings.read_rate, incremental=incremental)
-        self.writer.request(project, report.stale)
+        self.writer.request(project, report.stale, background=True)
         with monitor.lock:
             monitor.passes += 1
         log.info("Project %s: %s pass read %d tasks in %.1f s; %d to write.", project, report.kind, report.n_tasks,
