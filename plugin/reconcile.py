@@ -409,6 +409,7 @@ class TaskWriter:
         self._queued: dict[tuple[int, int], float | None] = {}  # (project, task) -> when its first event came
         self._running: set[tuple[int, int]] = set()
         self._jobs = 0
+        self._background_jobs = 0  # a pass's work runs on one worker at most: the others stay free for events
         self._batch = max(1, batch)
         self._latencies: deque[float] = deque(maxlen=1000)
         self._stopping = False
@@ -519,6 +520,7 @@ class TaskWriter:
                     heapq.heappush(self._queue, _Due(due.background, now + self._retry_delays[due.attempt], project,
                                                      due.task, due.attempt + 1))
             self._jobs -= 1
+            self._background_jobs -= batch[0][0].background
             self._condition.notify_all()
         for due, reason in failed_for_good:
             log.warning("Task %s of project %s was not written after %d attempts: %s", due.task, project,
@@ -530,7 +532,8 @@ class TaskWriter:
                 with self._condition:
                     while not self._stopping:
                         now = time.monotonic()
-                        busy = self._jobs >= self._workers
+                        busy = self._jobs >= self._workers or (
+                            bool(self._queue) and self._queue[0].background and self._background_jobs >= 1)
                         if self._queue and self._queue[0].when <= now and not busy:
                             break
                         wait = self._queue[0].when - now if self._queue and not busy else None
@@ -566,6 +569,7 @@ class TaskWriter:
                         self._condition.wait(self._coalesce)
                         continue
                     self._jobs += 1
+                    self._background_jobs += background
                 try:
                     pool.submit(self._job, project, batch)
                 except RuntimeError:  # the pool is shutting down
