@@ -389,6 +389,7 @@ class FaultProxy:
     def _serve_connection(self, connection: socket.socket) -> None:
         try:
             connection.settimeout(self.idle_timeout)
+            connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # no 40 ms Nagle stall per answer
             _Handler(connection, connection.getpeername(), self)
         except (OSError, http.client.HTTPException):
             pass
@@ -582,6 +583,7 @@ class _Handler(BaseHTTPRequestHandler):
                                               timeout=proxy.upstream_timeout)
         try:
             upstream.connect()
+            upstream.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             proxy._track(upstream.sock)
             upstream.putrequest(method, self._target, skip_host=True, skip_accept_encoding=True)
             for name, value in self.headers.items():

@@ -12,6 +12,7 @@ from typing import ClassVar
 import pytest
 import requests
 from label_studio_sdk import LabelStudio
+from label_studio_sdk.core.api_error import ApiError
 
 from tests.faultproxy import FaultProxy
 
@@ -95,7 +96,7 @@ def upstream():
     server = ThreadingHTTPServer(("127.0.0.1", 0), Upstream)
     server.daemon_threads = True
     server.seen = []
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
     thread.start()
     yield server
     server.shutdown()
@@ -298,11 +299,12 @@ def test_drop_after_forwarding(proxy, upstream):
     with pytest.raises(requests.ConnectionError):
         requests.patch(f"{proxy.url}/api/tasks/1", json={"meta": 1}, timeout=5)
     assert paths(upstream, "PATCH") == ["/api/tasks/1"]  # applied upstream; the answer was lost
+    proxy.drop(after=True, times=1)
+    connection = http.client.HTTPConnection("127.0.0.1", proxy.port, timeout=5)
+    connection.request("GET", "/x")
     with pytest.raises(http.client.RemoteDisconnected):
-        proxy.drop(after=True, times=1)
-        connection = http.client.HTTPConnection("127.0.0.1", proxy.port, timeout=5)
-        connection.request("GET", "/x")
         connection.getresponse()
+    connection.close()
     assert proxy.injected("drop_after") == 2
 
 
@@ -355,8 +357,15 @@ def test_stop_ends_every_thread_and_socket_even_mid_request(upstream):
     idle.request("GET", "/x")
     idle.getresponse().read()  # an idle keep-alive connection
     proxy.delay_response(30)
-    stuck = threading.Thread(target=lambda: pytest.raises(requests.ConnectionError, requests.get,
-                                                          f"{proxy.url}/x", timeout=60))
+    outcome = []
+
+    def wait_for_the_answer():
+        try:
+            outcome.append(requests.get(f"{proxy.url}/x", timeout=60).status_code)
+        except requests.ConnectionError as error:
+            outcome.append(type(error))
+
+    stuck = threading.Thread(target=wait_for_the_answer)
     stuck.start()
     time.sleep(0.3)
     assert len([t for t in threading.enumerate() if t.name.startswith("faultproxy")]) == 3
@@ -364,7 +373,7 @@ def test_stop_ends_every_thread_and_socket_even_mid_request(upstream):
     proxy.stop()
     assert time.monotonic() - started < 2
     stuck.join(5)
-    assert not stuck.is_alive()
+    assert not stuck.is_alive() and outcome == [requests.ConnectionError]  # its connection was closed, unanswered
     assert [t for t in threading.enumerate() if t not in before] == []
     with pytest.raises(ConnectionRefusedError):
         socket.create_connection(("127.0.0.1", proxy.port), timeout=2).close()
@@ -405,7 +414,7 @@ class FakeLabelStudio(BaseHTTPRequestHandler):
 def test_label_studio_sdk_gets_and_patches_through_the_proxy_and_its_faults():
     FakeLabelStudio.tasks = {3: {"id": 3, "data": {"text": "Alice"}, "meta": {}, "project": 1}}
     server = ThreadingHTTPServer(("127.0.0.1", 0), FakeLabelStudio)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
     thread.start()
     try:
         with FaultProxy(f"http://127.0.0.1:{server.server_port}") as proxy:
@@ -416,8 +425,9 @@ def test_label_studio_sdk_gets_and_patches_through_the_proxy_and_its_faults():
             proxy.fail(503, method="PATCH", times=2)
             assert client.tasks.update(id="3", meta={"agreement": 0.75}).meta == {"agreement": 0.75}
             proxy.portal(method="GET", times=1)
-            with pytest.raises(Exception):  # noqa: B017 - the SDK fails to parse HTML, its error type varies
+            with pytest.raises(ApiError) as portal:  # a 200 whose body is not JSON
                 client.tasks.get(id="3")
+            assert portal.value.status_code == 200 and "Guest Wi-Fi" in portal.value.body
             assert proxy.seen("GET", r"/api/tasks/3") == 2 and proxy.seen("PATCH", r"/api/tasks/3") == 4
             assert FakeLabelStudio.tasks[3]["meta"] == {"agreement": 0.75}
     finally:
