@@ -1,16 +1,20 @@
 """Scores of a project and of each of its tasks, from mapped controls; no I/O.
 
 Per control: SPA (``annotations_m1`` weights) with a bootstrap interval,
-Krippendorff's alpha at the level the tag implies, Fleiss' kappa, the kappa
-family for every pair of annotators, and for multiple choices the augmented
-kappa and per-label agreement.
+Krippendorff's alpha at the level the tag implies, Fleiss' kappa, Gwet's AC1
+(AC2 for ordered labels), the kappa family for every pair of annotators
+(weighted for ordered labels), each annotator's agreement with the others,
+the most confused label pairs and each label's specific agreement, and for
+multiple choices the augmented kappa and per-label agreement.
 
-Per task and control: SPA over the task's items (one item for a choice, one
-per span or label for spans and multiple choices) and the task's alpha term,
-``1 - d_task / D_e``, where ``d_task`` is the task's mean pairwise
-disagreement and ``D_e`` the project's expected disagreement (seed 004,
-eq. 5). Per task: the mean over its controls, and a flag when that agreement
-is below the threshold on a task with at least two annotations.
+Per task and control (:func:`task_terms`, called by :mod:`plugin.state`):
+SPA over the task's items (one item for a choice, one per span or label for
+spans and multiple choices), the task's alpha term ``1 - d_task / D_e``, where
+``d_task`` is the task's mean pairwise disagreement and ``D_e`` the project's
+expected disagreement (seed 004, eq. 5), and for ordered labels the weighted
+agreement. Per task (:func:`summarize_task`): the mean over its controls, and
+a flag when any control is below its threshold on a task with at least two
+annotations.
 """
 
 from __future__ import annotations
