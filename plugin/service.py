@@ -348,7 +348,6 @@ class ServiceState:
                 "n_tasks": len(state.tasks) if state is not None else None,
                 "n_annotations": state.n_annotations() if state is not None else None,
                 "skipped": dict(state.skips().reasons.most_common()) if state is not None else {},
-                "refused": dict(state.refused) if state is not None else {},
                 "config": state.config_remarks() if state is not None else {},
                 "outcomes": dict(monitor.counters),
                 "failed_tasks": len(monitor.failures),

@@ -206,18 +206,17 @@ class ControlState:
             warnings.simplefilter("ignore", UndefinedMeasureWarning)
             spa = self.sums.spa()
             alpha = self.sums.alpha(level=self.level, values=self.values())  # type: ignore[arg-type]
+            keys = [item for items in self.items.values() for item in items]
             interval = None
             if not math.isnan(spa):
-                keys = [item for items in self.items.values() for item in items]
                 ci = spa_interval(self.sums.packed(keys), scoring)
                 interval = list(ci) if ci is not None else None
             if self.level == "nominal":  # AC1 from the running sums, O(1)
                 ac = self.sums.gwet_ac1(n_categories=len(self.categories) if self.categories else None)
             else:  # AC2 over the few ordered categories: the config's, or those holding a rating now
-                keys = [item for items in self.items.values() for item in items]
                 matrix, values = self.sums.dense(keys), self.values()
                 if self.categories is None and values is not None:
-                    used = matrix.sum(axis=0) > 0
+                    used = self.sums.rated_columns()[: len(values)]
                     matrix, values = matrix[:, used], values[used]
                 ac = gwet_ac(matrix, level=self.level, values=values).value if keys else math.nan
         return {"tag": self.control.tag, "level": self.level, "spa": number(spa), "ci": interval,
@@ -366,10 +365,12 @@ class ProjectState:
     # --- what it implies ---
 
     def skips(self) -> Skips:
-        """What reading and mapping left out, by reason, over every task (as a batch read would count it)."""
+        """What reading and mapping left out, by reason, over every task (as a batch read would count it),
+        and the tasks refused."""
         total = Skips()
         for entry in self.tasks.values():
             total.reasons.update(entry.skips)
+        total.reasons.update(self.refused)
         return total
 
     def task_scores(self, tasks: Iterable[int] | None = None) -> dict[int, TaskScore]:
@@ -417,8 +418,4 @@ def score_tasks(tasks: Iterable[Mapping[str, Any]], controls: Mapping[str, Contr
     """Score tasks as Label Studio gives them (a read or an export): a state filled once, then scored."""
     state = ProjectState(None, controls, mapping=mapping, scoring=scoring)
     state.load(tasks)
-    scores = state.scores()
-    skips = scores.skips
-    for reason, count in state.refused.items():
-        skips.add(reason, count)
-    return scores
+    return state.scores()

@@ -60,10 +60,7 @@ def score_export(tasks: Iterable[Mapping[str, Any]], controls: Mapping[str, Cont
     """Score tasks read offline; return the scores and how many tasks' meta differs from their block."""
     state = ProjectState(None, controls, mapping=mapping, scoring=scoring)
     state.load(tasks)
-    scores = state.scores()
-    for reason, count in state.refused.items():
-        scores.skips.add(reason, count)
-    return scores, len(stale_tasks(state))
+    return state.scores(), len(stale_tasks(state))
 
 
 def sync_project(client: LabelStudioClient, project: int, controls: Mapping[str, Control] | None = None, *,
@@ -124,8 +121,6 @@ def sync_project(client: LabelStudioClient, project: int, controls: Mapping[str,
     assert monitor.state is not None
     with monitor.lock:
         scores = monitor.state.scores()
-        for reason, count in monitor.state.refused.items():
-            scores.skips.add(reason, count)
     try:
         people = client.users()
     except LabelStudioError:  # names are a courtesy: ids still identify the annotators
