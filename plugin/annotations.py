@@ -82,6 +82,8 @@ class Submission:
         The annotation's result items, as Label Studio stores them.
     updated_at : str
         When it was last changed (ISO 8601).
+    created_at : str
+        When it was first submitted (ISO 8601): the report's timeline.
     """
 
     task: int
@@ -89,6 +91,7 @@ class Submission:
     annotator: str
     results: tuple[Mapping[str, Any], ...]
     updated_at: str = ""
+    created_at: str = ""
 
 
 def annotator_key(completed_by: Any) -> str | None:
@@ -152,7 +155,8 @@ def submission_of(annotation: Any, task: int, skips: Skips, *, include_ground_tr
     if len(kept) != len(results):
         skips.add("result item that is not an object", len(results) - len(kept))
     return Submission(task=task, annotation=_as_int(annotation.get("id")) or 0, annotator=annotator, results=kept,
-                      updated_at=str(annotation.get("updated_at") or annotation.get("created_at") or ""))
+                      updated_at=str(annotation.get("updated_at") or annotation.get("created_at") or ""),
+                      created_at=str(annotation.get("created_at") or annotation.get("updated_at") or ""))
 
 
 def latest_per_annotator(submissions: Iterable[Submission], skips: Skips) -> list[Submission]:

@@ -11,6 +11,7 @@ import json
 import os
 import sys
 from collections.abc import Mapping, Sequence
+from datetime import UTC
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
@@ -48,6 +49,7 @@ def _add_sync_parser(commands: Any) -> None:
     source.add_argument("--label-config", type=Path, help="labeling config XML for --export (else inferred)")
     _add_connection_options(parser)
     _add_scoring_options(parser)
+    _add_review_options(parser)
     output = parser.add_argument_group("output")
     output.add_argument("--dry-run", action="store_true", help="compute and report, write nothing")
     output.add_argument("--json", action="store_true", help="print one JSON object")
@@ -95,6 +97,9 @@ def _add_scoring_options(parser: argparse.ArgumentParser) -> None:
     options.add_argument("--include-ground-truth", action="store_true",
                          help="count annotations imported with the tasks (ground truth) as their own annotator")
     options.add_argument("--seed", type=int, default=0, help="bootstrap seed of the project intervals")
+
+
+def _add_review_options(parser: argparse.ArgumentParser) -> None:
     review = parser.add_argument_group("review in Label Studio")
     review.add_argument("--no-tab", action="store_true",
                         help='do not keep the "Low agreement" tab in the Data Manager')
@@ -128,6 +133,78 @@ def _review(args: argparse.Namespace) -> ReviewOptions:
     return ReviewOptions(tab=not args.no_tab, mirror_to_data=args.mirror_to_data)
 
 
+def _add_report_parser(commands: Any) -> None:
+    parser = commands.add_parser(
+        "report",
+        help="write the admin report of a project: one HTML page, or its tables as CSV or JSON",
+        description="Read a project (or a JSON export) and write its agreement report: the headline with the "
+                    "annotations still needed, agreement over time, the kappa family per control and label, "
+                    "annotators, confused labels, the tasks' agreement and the flagged tasks. The HTML file is "
+                    "self-contained and works offline. Nothing is written to Label Studio.",
+    )
+    source = parser.add_argument_group("source")
+    source.add_argument("--project", type=int, help="Label Studio project id")
+    source.add_argument("--export", type=Path, help="a Label Studio JSON export file, read offline")
+    source.add_argument("--label-config", type=Path, help="labeling config XML for --export (else inferred)")
+    _add_connection_options(parser)
+    _add_scoring_options(parser)
+    output = parser.add_argument_group("output")
+    output.add_argument("--out", type=Path, required=True,
+                        help="the file to write (a folder for --format csv: one CSV file per table)")
+    output.add_argument("--format", choices=("html", "csv", "json"), default="html", help="html (default), csv, json")
+    output.add_argument("--target-width", type=float, default=0.1,
+                        help="the width of SPA's interval the annotations still needed are counted for (0.1)")
+    output.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    parser.set_defaults(handler=_run_report)
+
+
+def _run_report(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    from datetime import datetime
+
+    from plugin.labelconfig import infer_controls, parse_label_config
+    from plugin.labelstudio import LabelStudioClient, LabelStudioError, read_export
+    from plugin.report import build_report, write_report
+    from plugin.settings import ReportOptions
+    from plugin.state import ProjectState
+    from plugin.sync import read_project
+
+    try:
+        if (args.project is None) == (args.export is None):
+            raise SettingsError("Give either --project ID (a live project) or --export FILE (offline).")
+        mapping, scoring = _options(args)
+        options = ReportOptions(target_width=args.target_width)
+        generated = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+        if args.export is not None:
+            tasks = read_export(args.export)
+            config = args.label_config.read_text() if args.label_config else None
+            controls = parse_label_config(config) if config else infer_controls(tasks)
+            state = ProjectState(None, controls, mapping=mapping, scoring=scoring)
+            state.load(tasks)
+            report = build_report(state, source=f"Export {args.export.name}", generated_at=generated,
+                                  options=options)
+        else:
+            connection = _connection(args)
+            client = LabelStudioClient(connection)
+            state = read_project(client, args.project, mapping=mapping, scoring=scoring,
+                                 progress=_progress_bar(stderr, args.quiet))
+            try:
+                people = client.users()
+            except LabelStudioError:  # names are a courtesy: ids still identify the annotators
+                people = {}
+            report = build_report(state, source=f"Project {args.project} at {connection.url}",
+                                  generated_at=generated, people=people, options=options,
+                                  task_url=f"{connection.url}/projects/{args.project}/data?task={{task}}",
+                                  title=f"Project {args.project}")
+        written = write_report(report, args.out, format=args.format)
+    except (SettingsError, LabelStudioError, ValueError, OSError) as error:
+        print(f"ls-agreement report: error: {error}", file=stderr)
+        return 2
+    size = sum(path.stat().st_size for path in written)
+    print(f"Wrote the report of {report.overview['n_tasks']} tasks ({report.overview['flagged']} flagged) to "
+          f"{args.out} ({len(written)} file{'s' if len(written) > 1 else ''}, {size / 1024:.0f} KiB).", file=stdout)
+    return 0
+
+
 def _add_serve_parser(commands: Any) -> None:
     parser = commands.add_parser(
         "serve",
@@ -152,6 +229,7 @@ def _add_serve_parser(commands: Any) -> None:
                         help="/health answers 503 once Label Studio has been unreachable this many seconds (300)")
     _add_connection_options(parser)
     _add_scoring_options(parser)
+    _add_review_options(parser)
     parser.set_defaults(handler=_run_serve)
 
 
@@ -247,6 +325,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     add_compute_parser(commands)
     _add_sync_parser(commands)
+    _add_report_parser(commands)
     _add_serve_parser(commands)
     _add_demo_parser(commands)
     return parser

@@ -22,6 +22,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, TextIO, cast
 
@@ -30,7 +31,7 @@ from label_studio_sdk import LabelStudio
 
 from plugin import localserver
 
-__all__ = ["DemoSettings", "run_demo"]
+__all__ = ["CONFIG", "DemoSettings", "run_demo", "simulated_export"]
 
 TITLE = "Agreement demo"
 CONFIG = """<View>
@@ -117,6 +118,32 @@ def annotate(truth: Truth, reliability: float, rnd: random.Random) -> list[dict[
                         "value": {"start": start, "end": end, "text": truth.text[start:end],
                                   "labels": [pick(label, ("PER", "ORG"))]}})
     return out
+
+
+def simulated_export(n_tasks: int, *, annotators: int = 5, per_task: tuple[int, int] = (2, 3), seed: int = 0,
+                     start: datetime | None = None, spacing: timedelta = timedelta(minutes=2)) -> list[dict[str, Any]]:
+    """The demo's project as a Label Studio JSON export, without a server: for tests, benchmarks and screenshots.
+
+    Annotator ``k`` (user id ``k + 1``) errs as the demo's annotator ``k``
+    does; each task gets ``per_task`` annotators at random, and annotations
+    are created ``spacing`` apart in a random order from ``start``.
+    """
+    rnd = random.Random(seed)
+    truths = make_truths(n_tasks, rnd)
+    start = start or datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
+    low, high = per_task
+    jobs = [(task, who) for task in range(n_tasks)
+            for who in rnd.sample(range(annotators), rnd.randint(low, min(high, annotators)))]
+    rnd.shuffle(jobs)
+    tasks: list[dict[str, Any]] = [{"id": i + 1, "data": {"text": t.text}, "meta": {}, "annotations": []}
+                                   for i, t in enumerate(truths)]
+    for order, (task, who) in enumerate(jobs):
+        when = (start + order * spacing).isoformat().replace("+00:00", "Z")
+        result = annotate(truths[task], RELIABILITY[who % len(RELIABILITY)], rnd)
+        tasks[task]["annotations"].append({"id": order + 1, "completed_by": who + 1, "result": result,
+                                           "was_cancelled": False, "ground_truth": False,
+                                           "created_at": when, "updated_at": when})
+    return tasks
 
 
 def _line(status: dict[str, Any], elapsed: float, submitted: int) -> str:

@@ -9,7 +9,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-__all__ = ["Connection", "MappingOptions", "ReviewOptions", "ScoringOptions", "SettingsError", "connection_from"]
+__all__ = ["Connection", "MappingOptions", "ReportOptions", "ReviewOptions", "ScoringOptions", "SettingsError",
+           "connection_from"]
 
 AbsentSpan = Literal["label", "missing"]
 Alignment = Literal["exact", "overlap"]
@@ -152,6 +153,40 @@ class ReviewOptions:
     tab: bool = True
     tab_title: str = "Low agreement"
     mirror_to_data: bool = False
+
+
+@dataclass(frozen=True)
+class ReportOptions:
+    """What the admin report computes and how much of it the page lists.
+
+    Attributes
+    ----------
+    target_width : float
+        The width of SPA's interval the report counts the annotations still
+        needed against.
+    timeline_points : int
+        Moments at which agreement over time is computed.
+    timeline_resamples : int
+        Bootstrap resamples at each moment (fewer than the headline's: the
+        band shows the trend's noise, the headline holds the precise interval).
+    max_categories : int
+        Per-label rows and confusion matrices are drawn for controls with at
+        most this many labels (free text has thousands).
+    max_listed_tasks : int
+        Flagged tasks listed in the page; the CSV and JSON hold them all.
+    """
+
+    target_width: float = 0.1
+    timeline_points: int = 20
+    timeline_resamples: int = 200
+    max_categories: int = 40
+    max_listed_tasks: int = 1000
+
+    def __post_init__(self) -> None:
+        if not 0 < self.target_width <= 2:
+            raise SettingsError(f"The target interval width must lie in (0, 2]; got {self.target_width}.")
+        if self.timeline_points < 1 or self.timeline_resamples < 10:
+            raise SettingsError("The timeline needs at least 1 point and 10 resamples.")
 
 
 def connection_from(environ: Mapping[str, str], *, url: str | None = None, api_key: str | None = None,

@@ -19,7 +19,7 @@ from plugin.review import ensure_review_tab
 from plugin.settings import MappingOptions, ReviewOptions, ScoringOptions
 from plugin.state import ProjectScores, ProjectState
 
-__all__ = ["SyncReport", "score_export", "sync_project"]
+__all__ = ["SyncReport", "read_project", "score_export", "sync_project"]
 
 
 @dataclass
@@ -61,6 +61,21 @@ def score_export(tasks: Iterable[Mapping[str, Any]], controls: Mapping[str, Cont
     state = ProjectState(None, controls, mapping=mapping, scoring=scoring)
     state.load(tasks)
     return state.scores(), len(stale_tasks(state))
+
+
+def read_project(client: LabelStudioClient, project: int, *, mapping: MappingOptions, scoring: ScoringOptions,
+                 progress: Progress | None = None) -> ProjectState:
+    """Read every task of ``project`` into a project state, writing nothing (the report's read).
+
+    Raises
+    ------
+    LabelStudioError
+        If the project cannot be read.
+    """
+    monitor = ProjectMonitor(project, mapping=mapping, scoring=scoring)
+    full_pass(client, monitor, progress=progress)
+    assert monitor.state is not None
+    return monitor.state
 
 
 def sync_project(client: LabelStudioClient, project: int, controls: Mapping[str, Control] | None = None, *,

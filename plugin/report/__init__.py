@@ -1,0 +1,65 @@
+"""The admin report: tables from a project's state (:mod:`.tables`), drawn as one HTML page (:mod:`.page`),
+or written as CSV files or one JSON document with the same tables (:func:`write_report`)."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from plugin.report.tables import Report, build_report
+
+__all__ = ["FORMATS", "Report", "build_report", "report_json", "write_report"]
+
+FORMATS = ("html", "csv", "json")
+
+
+def _plain(value: Any) -> Any:
+    """A JSON-ready value: NaN becomes null, timestamps ISO 8601, numpy scalars Python's."""
+    if isinstance(value, pd.Timestamp):
+        return value.isoformat()
+    if hasattr(value, "item"):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def report_json(report: Report) -> dict[str, Any]:
+    """The report's tables as JSON-ready data: ``meta`` and one list of records per table."""
+    out: dict[str, Any] = {"meta": {"title": report.title, "source": report.source,
+                                    "generated_at": report.generated_at, **report.overview}}
+    for name, table in report.tables().items():
+        out[name] = [{key: _plain(value) for key, value in record.items()}
+                     for record in table.to_dict(orient="records")]
+    return out
+
+
+def write_report(report: Report, out: Path, *, format: str = "html") -> list[Path]:
+    """Write the report to ``out``: one HTML file, one JSON file, or a folder of CSV files (one per table).
+
+    Returns
+    -------
+    list of Path
+        The files written.
+    """
+    if format == "html":
+        from plugin.report.page import render_html  # matplotlib is imported only to draw
+
+        out.write_text(render_html(report), encoding="utf-8")
+        return [out]
+    if format == "json":
+        out.write_text(json.dumps(report_json(report), indent=1), encoding="utf-8")
+        return [out]
+    if format == "csv":
+        out.mkdir(parents=True, exist_ok=True)
+        written = []
+        for name, table in report.tables().items():
+            path = out / f"{name}.csv"
+            table.to_csv(path, index=False)
+            written.append(path)
+        return written
+    raise ValueError(f"Unknown report format {format!r}; choose one of: {', '.join(FORMATS)}.")

@@ -1,0 +1,173 @@
+"""The report's charts, drawn with matplotlib as inline SVG (text stays text; no script, no network).
+
+Each function takes a table of :class:`plugin.report.tables.Report` and
+returns one ``<svg>`` element as a string. Heatmap cells carry a ``<title>``,
+which browsers show on hover: the pair's kappa and how many tasks it rests on.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import re
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from html import escape
+from typing import Any, cast
+
+import numpy as np
+import pandas as pd
+from matplotlib import rc_context
+from matplotlib.colors import LinearSegmentedColormap
+from matplotlib.figure import Figure
+from matplotlib.patches import Rectangle
+
+__all__ = ["confusion_chart", "distribution_chart", "heatmap_chart", "sweep_chart", "timeline_chart"]
+
+STYLE: dict[str, Any] = {"svg.fonttype": "none", "svg.hashsalt": "ls-agreement", "font.size": 9, "axes.spines.top": False,
+         "axes.spines.right": False, "font.family": "sans-serif"}
+SPA_COLOUR, ALPHA_COLOUR, FLAG_COLOUR = "#1f6fb2", "#c2571a", "#b8312f"
+# Diverging from disagreement (red) through chance (white) to agreement (blue): kappa's own scale.
+KAPPA_MAP = LinearSegmentedColormap.from_list("kappa", ["#b8312f", "#f7f7f7", "#1f6fb2"])
+
+
+@contextmanager
+def _figure(width: float, height: float) -> Iterator[Figure]:
+    with rc_context(cast(Any, STYLE)):
+        yield Figure(figsize=(width, height), layout="constrained")
+
+
+def _svg(figure: Figure, titles: dict[str, str] | None = None) -> str:
+    """The figure as one ``<svg>`` element; ``titles`` adds a hover text to the group of each gid."""
+    buffer = io.StringIO()
+    with rc_context(cast(Any, STYLE)):
+        figure.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None})
+    svg = buffer.getvalue()
+    svg = svg[svg.index("<svg"):]
+    for gid, text in (titles or {}).items():
+        svg = re.sub(rf'(<g id="{re.escape(gid)}">)', rf"\1<title>{escape(text)}</title>", svg, count=1)
+    return svg
+
+
+def timeline_chart(timeline: pd.DataFrame, *, controls: Sequence[str]) -> str:
+    """SPA with its interval as a band, and alpha, against annotation time; one panel per control."""
+    panels = [c for c in controls if (timeline["control"] == c).any()]
+    if not panels:
+        return ""
+    columns = 2 if len(panels) > 1 else 1
+    rows = math.ceil(len(panels) / columns)
+    with _figure(9.0, 2.6 * rows) as figure:
+        axes = np.atleast_1d(figure.subplots(rows, columns, squeeze=False).ravel())
+        for ax, name in zip(axes, panels, strict=False):
+            part = timeline[timeline["control"] == name]
+            when = pd.to_datetime(part["time"], utc=True).dt.tz_localize(None)
+            ax.fill_between(when, part["spa_low"].astype(float), part["spa_high"].astype(float), color=SPA_COLOUR,
+                            alpha=0.18, linewidth=0, label="SPA interval")
+            ax.plot(when, part["spa"].astype(float), color=SPA_COLOUR, marker="o", markersize=3, label="SPA")
+            ax.plot(when, part["alpha"].astype(float), color=ALPHA_COLOUR, linestyle="--", marker="s",
+                    markersize=3, label="alpha")
+            ax.set_title(name, loc="left", fontweight="bold")
+            ax.set_ylim(min(0.0, float(np.nanmin(part[["spa_low", "alpha"]].astype(float).to_numpy(), initial=0))),
+                        1.0)
+            ax.tick_params(axis="x", labelrotation=20)
+            ax.grid(axis="y", alpha=0.3)
+        for ax in axes[len(panels):]:
+            ax.set_visible(False)
+        axes[0].legend(loc="lower right", frameon=False, ncols=3)
+        return _svg(figure)
+
+
+def heatmap_chart(pairwise: pd.DataFrame, annotators: Sequence[str], *, control: str) -> str:
+    """The annotator x annotator matrix of Cohen's kappa; hovering a cell shows its kappa and shared tasks."""
+    size = len(annotators)
+    if size < 2:
+        return ""
+    position = {name: i for i, name in enumerate(annotators)}
+    side = min(6.0, 1.4 + 0.35 * size)
+    titles = {}
+    with _figure(side + 1.2, side) as figure:
+        ax = figure.subplots()
+        for row in pairwise.itertuples(index=False):
+            for a, b in ((row.first, row.second), (row.second, row.first)):
+                i, j = position[a], position[b]
+                kappa = float(row.kappa)
+                colour = "#dddddd" if math.isnan(kappa) else KAPPA_MAP((max(-1.0, min(1.0, kappa)) + 1) / 2)
+                gid = f"cell-{control}-{i}-{j}"
+                patch = Rectangle((j, i), 1, 1, facecolor=colour, edgecolor="white", linewidth=1)
+                patch.set_gid(gid)
+                ax.add_patch(patch)
+                shown = "undefined" if math.isnan(kappa) else f"{kappa:.3f}"
+                titles[gid] = f"{a} and {b}: kappa {shown} over {row.n_items} shared items"
+                if size <= 12:
+                    ax.text(j + 0.5, i + 0.5, "-" if math.isnan(kappa) else f"{kappa:.2f}", ha="center",
+                            va="center", fontsize=8, color="black" if math.isnan(kappa) or abs(kappa) < 0.6
+                            else "white")
+        ax.set_xlim(0, size)
+        ax.set_ylim(size, 0)
+        ticks = np.arange(size) + 0.5
+        ax.set_xticks(ticks, labels=annotators, rotation=45, ha="right")
+        ax.set_yticks(ticks, labels=annotators)
+        ax.set_aspect("equal")
+        ax.spines[:].set_visible(False)
+        mappable = ax.scatter([], [], c=[], cmap=KAPPA_MAP, vmin=-1, vmax=1)
+        figure.colorbar(mappable, ax=ax, shrink=0.7, label="Cohen's kappa")
+        ax.set_title(control, loc="left", fontweight="bold")
+        return _svg(figure, titles)
+
+
+def confusion_chart(confusion: pd.DataFrame, *, control: str) -> str:
+    """Krippendorff's coincidence matrix of one control: how often two annotators' labels met on an item."""
+    matrix = confusion.pivot(index="first", columns="second", values="coincidences")
+    order = list(dict.fromkeys(confusion["first"]))
+    matrix = matrix.reindex(index=order, columns=order)
+    size = len(order)
+    side = min(6.0, 1.6 + 0.4 * size)
+    with _figure(side + 1.0, side) as figure:
+        ax = figure.subplots()
+        values = matrix.to_numpy(dtype=float)
+        shown = ax.imshow(np.log1p(values), cmap="Blues")
+        if size <= 15:
+            peak = np.log1p(values).max() if values.size else 0
+            for i in range(size):
+                for j in range(size):
+                    ax.text(j, i, f"{values[i, j]:.0f}", ha="center", va="center", fontsize=8,
+                            color="white" if np.log1p(values[i, j]) > 0.6 * peak else "black")
+        ax.set_xticks(range(size), labels=order, rotation=45, ha="right")
+        ax.set_yticks(range(size), labels=order)
+        ax.spines[:].set_visible(False)
+        figure.colorbar(shown, ax=ax, shrink=0.7, label="log(1 + coincidences)")
+        ax.set_title(control, loc="left", fontweight="bold")
+        return _svg(figure)
+
+
+def distribution_chart(tasks: pd.DataFrame, *, threshold: float) -> str:
+    """How the tasks' agreement (mean SPA over their controls) is spread, with the flag threshold."""
+    scored = tasks["spa"].astype(float).dropna()
+    if scored.empty:
+        return ""
+    with _figure(9.0, 2.6) as figure:
+        ax = figure.subplots()
+        bins = np.linspace(0, 1, 21).tolist()
+        ax.hist(scored[scored >= threshold], bins=bins, color=SPA_COLOUR, label="at or above the threshold")
+        ax.hist(scored[scored < threshold], bins=bins, color=FLAG_COLOUR, label="below")
+        ax.axvline(threshold, color="black", linestyle=":", linewidth=1)
+        ax.set_xlabel("task agreement (mean SPA over its controls)")
+        ax.set_ylabel("tasks")
+        ax.legend(frameon=False)
+        return _svg(figure)
+
+
+def sweep_chart(sweep: pd.DataFrame) -> str:
+    """The augmented kappa of each multiple-choice control as the weight p of the first choice goes 0.5 to 1."""
+    if sweep.empty:
+        return ""
+    with _figure(6.0, 2.6) as figure:
+        ax = figure.subplots()
+        for name, part in sweep.groupby("control", sort=False):
+            part = part.sort_values("p")
+            ax.plot(part["p"], part["kappa"], marker="o", markersize=3, label=str(name))
+        ax.set_xlabel("p (weight of the first-ranked choice)")
+        ax.set_ylabel("augmented kappa")
+        ax.grid(alpha=0.3)
+        ax.legend(frameon=False)
+        return _svg(figure)

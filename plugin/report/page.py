@@ -1,0 +1,179 @@
+"""The admin report as one self-contained HTML page: inline CSS and SVG, no script, nothing fetched.
+
+Every text that came from Label Studio (labels, names, reasons, control
+names) is escaped, so a label such as ``<script>`` shows as text.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from html import escape
+from typing import Any
+
+import pandas as pd
+
+from plugin.report import charts
+from plugin.report.tables import Report
+
+__all__ = ["render_html"]
+
+CSS = """
+body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0;color:#222;background:#fafafa}
+header{background:#1f3b57;color:#fff;padding:18px 28px}
+header h1{margin:0 0 4px;font-size:22px}
+header p{margin:0;opacity:.85}
+nav{padding:8px 28px;background:#e9eef3;font-size:14px}
+nav a{margin-right:14px;color:#1f3b57}
+main{padding:8px 28px 40px;max-width:1200px}
+section{margin-top:26px}
+h2{font-size:18px;border-bottom:1px solid #ccd;padding-bottom:4px}
+h3{font-size:15px;margin:18px 0 6px}
+.cards{display:flex;flex-wrap:wrap;gap:12px}
+.card{background:#fff;border:1px solid #dde;border-radius:6px;padding:10px 14px;min-width:210px}
+.card .name{font-weight:600}
+.card .big{font-size:26px;color:#1f6fb2}
+.card .small{font-size:13px;color:#555}
+table{border-collapse:collapse;background:#fff;font-size:13px;margin:6px 0}
+th,td{border:1px solid #dde;padding:3px 8px;text-align:right}
+th{background:#eef2f6}
+td.text,th.text{text-align:left}
+tr.outlier td{background:#fbe9e7}
+.undefined{color:#999}
+.note{font-size:13px;color:#555}
+svg{max-width:100%;height:auto}
+.pair{display:flex;flex-wrap:wrap;gap:18px;align-items:flex-start}
+.pair>div{max-width:560px}
+"""
+
+SECTIONS = (("headline", "Headline"), ("time", "Over time"), ("family", "Per control and label"),
+            ("annotators", "Annotators"), ("labels", "Confused labels"), ("tasks", "Tasks"),
+            ("sweep", "Multiple choices"), ("flagged", "Flagged tasks"), ("notes", "Notes"))
+
+
+def _number(value: Any, digits: int = 3) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return '<span class="undefined" title="undefined: see Notes">&ndash;</span>'
+    if isinstance(value, bool):
+        return "yes" if value else ""
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        return f"{value:.{digits}f}"
+    return escape(str(value))
+
+
+def _table(frame: pd.DataFrame, columns: Sequence[tuple[str, str]], *, text: Sequence[str] = (),
+           cell: dict[str, Callable[[Any], str]] | None = None,
+           row_class: Callable[[pd.Series], str] | None = None) -> str:
+    """An HTML table of ``columns`` (key, heading); ``cell`` renders a column its own way (already escaped)."""
+    cell = cell or {}
+    head = "".join(f'<th class="{"text" if key in text else ""}">{escape(title)}</th>' for key, title in columns)
+    body = []
+    for _, row in frame.iterrows():
+        cls = row_class(row) if row_class else ""
+        cells = "".join(
+            f'<td class="{"text" if key in text else ""}">'
+            f'{cell[key](row[key]) if key in cell else _number(row[key])}</td>' for key, _ in columns)
+        body.append(f'<tr class="{cls}">{cells}</tr>')
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+def _headline(report: Report) -> str:
+    cards = []
+    for row in report.headline.itertuples(index=False):
+        needed = row.annotations_needed
+        need = ("no interval yet" if needed is None or (isinstance(needed, float) and math.isnan(needed))
+                else "interval narrow enough" if needed == 0 else f"about {int(needed):,} more annotations")
+        cards.append(
+            f'<div class="card"><div class="name">{escape(row.control)} <span class="small">{escape(row.tag)}, '
+            f'{escape(row.level)}</span></div><div class="big">SPA {_number(row.spa)}</div>'
+            f'<div class="small">95% interval [{_number(row.spa_low)}, {_number(row.spa_high)}]</div>'
+            f'<div class="small">alpha {_number(row.alpha)} &middot; {escape(str(row.gwet_coefficient or "AC1"))} '
+            f'{_number(row.gwet)}</div><div class="small">{row.n_items:,} items, {row.n_annotations:,} '
+            f'annotations; for an interval of {report.options.target_width:g}: {need}</div></div>')
+    o = report.overview
+    intro = (f'<p>{o["n_tasks"]:,} tasks, {o["n_annotations"]:,} annotations by {o["n_annotators"]:,} '
+             f'annotators; <b>{o["flagged"]:,}</b> tasks flagged (a control below {o["threshold"]:.2f}).</p>')
+    return intro + f'<div class="cards">{"".join(cards)}</div>'
+
+
+def _family(report: Report) -> str:
+    columns = [("label", "label"), ("n_items", "items"), ("kappa_co", "kappa Co"), ("kappa_sc", "kappa S&C"),
+               ("pabak", "PABAK"), ("p_i", "P_I"), ("r_i", "R_i"), ("alpha", "alpha"), ("spa", "SPA"),
+               ("specific_agreement", "specific agr.")]
+    parts = [('<p class="note">kappa Co: Cohen (each annotator\'s own marginals), averaged over pairs; kappa S&C: '
+             "Siegel &amp; Castellan (pooled marginals, Fleiss' form); PABAK: prevalence- and bias-adjusted kappa. "
+             "A low kappa beside a high PABAK points to skewed label prevalence rather than disagreement "
+             "(Di Eugenio &amp; Glass 2004). R_i &gt; 1: the label is agreed on more often than chance "
+             "(Klemens 2012). Each label's row reads it against all other labels.</p>")]
+    for name, part in report.family.groupby("control", sort=False):
+        parts.append(f"<h3>{escape(str(name))}</h3>" + _table(part, columns, text=("label",)))
+    return "".join(parts)
+
+
+def _annotators(report: Report) -> str:
+    parts = [('<p class="note">Cohen\'s kappa of every pair of annotators on the items both labeled (hover a cell '
+             "for how many). Below: each annotator's mean kappa with the others, agreement with the majority of "
+             "the others, and the robust outlier rule (below the median minus 2 scaled MADs).</p>")]
+    columns = [("name", "annotator"), ("n_items", "items"), ("n_compared", "compared"),
+               ("mean_pairwise", "mean kappa"), ("with_majority", "with majority"), ("outlier", "outlier")]
+    for name, part in report.annotators.groupby("control", sort=False):
+        people = list(part["name"])
+        heatmap = charts.heatmap_chart(report.pairwise[report.pairwise["control"] == name], people,
+                                       control=str(name))
+        table = _table(part, columns, text=("name",), row_class=lambda r: "outlier" if r["outlier"] else "")
+        parts.append(f'<h3>{escape(str(name))}</h3><div class="pair"><div>{heatmap}</div><div>{table}</div></div>')
+    return "".join(parts)
+
+
+def _labels(report: Report) -> str:
+    parts = [('<p class="note">Krippendorff\'s coincidences: how often two annotators gave these two labels to the '
+             "same item. Off the diagonal: the labels they confuse.</p>")]
+    charts_ = [f"<div>{charts.confusion_chart(part, control=str(name))}</div>"
+               for name, part in report.confusion.groupby("control", sort=False)]
+    return "".join(parts) + f'<div class="pair">{"".join(charts_)}</div>'
+
+
+
+def _flagged(report: Report) -> str:
+    flagged = report.tasks[report.tasks["flagged"]]
+    shown = flagged.head(report.options.max_listed_tasks)
+    link = (lambda url: f'<a href="{escape(url)}">open</a>' if isinstance(url, str) else "")
+    table = _table(shown, [("task", "task"), ("link", "in Label Studio"), ("n_annotations", "annotations"),
+                           ("spa", "SPA"), ("alpha", "alpha"), ("reasons", "why")],
+                   text=("reasons", "link"), cell={"link": link, "task": lambda t: str(int(t))})
+    more = (f'<p class="note">The first {len(shown):,} of {len(flagged):,}; the CSV and JSON formats list all.</p>'
+            if len(flagged) > len(shown) else "")
+    return f"<p>{len(flagged):,} tasks flagged, worst first.</p>{more}{table}"
+
+
+def render_html(report: Report) -> str:
+    """The report as one HTML document."""
+    controls = list(report.headline["control"])
+    body = {
+        "headline": _headline(report),
+        "time": ('<p class="note">SPA over the annotations made up to each moment (by creation time), with its '
+                 "bootstrap interval as the band, and alpha dashed.</p>"
+                 + charts.timeline_chart(report.timeline, controls=controls)),
+        "family": _family(report),
+        "annotators": _annotators(report),
+        "labels": _labels(report),
+        "tasks": charts.distribution_chart(report.tasks, threshold=float(report.overview["threshold"])),
+        "sweep": ('<p class="note">The augmented kappa weighs an annotator\'s first choice p and the others 1 - p '
+                  "(Rosenberg &amp; Binkowski 2004); a curve that rises towards p = 0.5 means annotators agree on "
+                  "the set of choices more than on which comes first.</p>" + charts.sweep_chart(report.sweep)
+                  if len(report.sweep) else ""),
+        "flagged": _flagged(report),
+        "notes": (_table(report.notes, [("kind", "kind"), ("control", "control"), ("message", "what")],
+                         text=("kind", "control", "message")) if len(report.notes)
+                  else "<p>Every result read was scored; no measure was undefined.</p>"),
+    }
+    nav = "".join(f'<a href="#{key}">{escape(title)}</a>' for key, title in SECTIONS if body[key])
+    sections = "".join(f'<section id="{key}"><h2>{escape(title)}</h2>{body[key]}</section>'
+                       for key, title in SECTIONS if body[key])
+    return (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{escape(report.title)}</title>'
+            f'<meta name="viewport" content="width=device-width, initial-scale=1"><style>{CSS}</style></head>'
+            f'<body><header><h1>Inter-annotator agreement: {escape(report.title)}</h1>'
+            f'<p>{escape(report.source)} &middot; generated {escape(report.generated_at)} by ls-agreement</p>'
+            f'</header><nav>{nav}</nav><main>{sections}</main></body></html>')
