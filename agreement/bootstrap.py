@@ -29,7 +29,8 @@ from agreement.pairwise import TWO_RATER_MEASURES
 from agreement.spa import WeighingScheme, spa_batch
 from agreement.undefined import UndefinedMeasureWarning
 
-__all__ = ["ITEM_MEASURES", "ConfidenceInterval", "bootstrap_ci", "bootstrap_items", "bootstrap_table"]
+__all__ = ["ITEM_MEASURES", "ConfidenceInterval", "bootstrap_ci", "bootstrap_items", "bootstrap_table",
+           "canonical_rows"]
 
 ITEM_MEASURES = ("spa", "alpha", "fleiss", "augmented")
 BatchOverItems = Callable[[NDArray[np.float64], NDArray[np.float64]], NDArray[np.float64]]
@@ -89,6 +90,25 @@ def _summarize(estimate: float, draws: NDArray[np.float64], confidence: float) -
         low, high = (float(q) for q in np.quantile(valid, [(1 - confidence) / 2, (1 + confidence) / 2]))
         se = float(valid.std(ddof=1))
     return ConfidenceInterval(float(estimate), low, high, se, confidence, int(draws.size), undefined)
+
+
+def canonical_rows(counts: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Each item's counts in decreasing order, columns empty in every row dropped.
+
+    SPA (and any measure of each item's counts alone, not of which
+    categories hold them) is the same on these rows; resampling them gives
+    the same interval whatever order the categories came in, and whether the
+    categories are known at all (the live sums keep nominal items packed).
+
+    Examples
+    --------
+    >>> canonical_rows(np.array([[0., 2., 1., 0.], [3., 0., 0., 0.]])).tolist()
+    [[2.0, 1.0], [3.0, 0.0]]
+    """
+    ordered = -np.sort(-np.asarray(counts, dtype=np.float64), axis=1)
+    if ordered.size == 0:
+        return ordered
+    return ordered[:, : max(1, int((ordered > 0).sum(axis=1).max()))]
 
 
 def bootstrap_items(

@@ -15,7 +15,7 @@ import pandas as pd
 from numpy.typing import ArrayLike
 
 from agreement.alpha import Level, krippendorff_alpha
-from agreement.bootstrap import bootstrap_ci
+from agreement.bootstrap import bootstrap_ci, canonical_rows
 from agreement.counts import label_counts, require_columns
 from agreement.spa import spa
 from agreement.undefined import UndefinedMeasureWarning
@@ -43,7 +43,8 @@ def agreement_over_time(rows: pd.DataFrame, *, time: str = "time", points: int =
     level, values, categories
         As in :func:`agreement.krippendorff_alpha` and :func:`agreement.label_counts`.
     n_resamples, confidence, seed
-        The bootstrap of SPA (``annotations_m1``) at each moment.
+        The bootstrap of SPA (``annotations_m1``) at each moment, over
+        :func:`agreement.bootstrap.canonical_rows` as the headline's interval.
 
     Returns
     -------
@@ -78,7 +79,7 @@ def agreement_over_time(rows: pd.DataFrame, *, time: str = "time", points: int =
             pairable = x.sum(axis=1) >= 2
             low = high = math.nan
             if pairable.any():
-                ci = bootstrap_ci(x[pairable], "spa", n_resamples=n_resamples, confidence=confidence, seed=seed)
+                ci = bootstrap_ci(canonical_rows(x[pairable]), "spa", n_resamples=n_resamples, confidence=confidence, seed=seed)
                 low, high = ci.low, ci.high
             out.append({"time": present[time].iloc[end - 1], "n_annotations": int(end),
                         "n_items": int(pairable.sum()), "spa": spa(counts), "spa_low": low, "spa_high": high,

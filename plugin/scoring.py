@@ -45,6 +45,7 @@ from agreement import (
     spa,
 )
 from agreement.annotators import annotator_agreement
+from agreement.bootstrap import canonical_rows
 from agreement.confusion import confused_pairs, specific_agreement
 from agreement.counts import LabelCounts
 from agreement.pairwise import TWO_RATER_MEASURES
@@ -170,9 +171,7 @@ def spa_interval(counts: np.ndarray, options: ScoringOptions) -> tuple[float | N
     counts = np.asarray(counts, dtype=np.float64)
     if counts.size == 0 or not (counts.sum(axis=1) >= 2).any():
         return None
-    canonical = -np.sort(-counts, axis=1)
-    canonical = canonical[:, : max(1, int((canonical > 0).sum(axis=1).max()))]
-    ci = bootstrap_ci(canonical, "spa", n_resamples=options.n_resamples, confidence=options.confidence,
+    ci = bootstrap_ci(canonical_rows(counts), "spa", n_resamples=options.n_resamples, confidence=options.confidence,
                       seed=options.seed)
     return number(ci.low), number(ci.high)
 
