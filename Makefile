@@ -11,6 +11,10 @@ LABEL_STUDIO_VERSION := 1.23.2
 LS_VENV := .venv-ls
 LS_STAMP := $(LS_VENV)/.installed-$(LABEL_STUDIO_VERSION)
 export LABEL_STUDIO_BIN := $(CURDIR)/$(LS_VENV)/bin/label-studio
+# Headless Chromium for the tests that look at the report and at Label Studio's UI: Debian's package, installed
+# once (as root, or through sudo) when it is missing.
+CHROMIUM := /usr/bin/chromium
+SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
 .PHONY: demo test bench clean
 
@@ -26,7 +30,11 @@ $(LS_STAMP):
 	$(LS_VENV)/bin/pip install --quiet label-studio==$(LABEL_STUDIO_VERSION)
 	touch $(LS_STAMP)
 
-test: $(STAMP) $(LS_STAMP)
+$(CHROMIUM):
+	$(SUDO) apt-get update -qq
+	$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+
+test: $(STAMP) $(LS_STAMP) $(CHROMIUM)
 	$(BIN)/python -m pytest -q
 
 # The whole thing on a local Label Studio: a demo project, simulated annotators, the live monitor and its scores.

@@ -127,6 +127,9 @@ class ProjectMonitor:
     failures : dict of int to str
         Tasks whose last refresh failed for good, with the reason; the next
         pass writes them.
+    annotators : dict of str to list of dict
+        Per control, each annotator's agreement with the others as of the
+        last pass, with names (``/status`` shows it).
     counters : Counter
         Outcomes of refreshes and events, by name.
     """
@@ -142,6 +145,7 @@ class ProjectMonitor:
         self.deferred: set[int] = set()
         self._reading = False
         self.failures: dict[int, str] = {}
+        self.annotators: dict[str, list[dict[str, Any]]] = {}
         self.counters: Counter[str] = Counter()
         self.last_pass: PassReport | None = None
         self.passes = 0

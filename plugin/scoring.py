@@ -52,8 +52,8 @@ from agreement.pairwise import TWO_RATER_MEASURES
 from plugin.mapping import MappedControl
 from plugin.settings import ScoringOptions
 
-__all__ = ["ControlScore", "TaskScore", "TaskTerms", "number", "score_control", "spa_interval", "summarize_task",
-           "task_terms"]
+__all__ = ["ControlScore", "TaskScore", "TaskTerms", "annotator_rows", "number", "score_control", "spa_interval",
+           "summarize_task", "task_terms"]
 
 
 def number(value: float | None) -> float | None:
@@ -295,7 +295,10 @@ def _per_label(mapped: MappedControl, counts: LabelCounts) -> dict[str, dict[str
     return out
 
 
-def _annotators(rows: pd.DataFrame) -> list[dict[str, Any]]:
+def annotator_rows(rows: pd.DataFrame) -> list[dict[str, Any]]:
+    """Each annotator's agreement with the others on one control's rows, as JSON-ready rows (none without rows)."""
+    if not len(rows):
+        return []
     table = annotator_agreement(rows)
     return [{"annotator": str(who), "n_items": int(row.n_items), "n_compared": int(row.n_compared),
              "mean_pairwise": number(row.mean_pairwise), "with_majority": number(row.with_majority),
@@ -337,7 +340,7 @@ def score_control(mapped: MappedControl, options: ScoringOptions) -> ControlScor
             fleiss=number(fleiss_kappa(counts)) if mapped.level == "nominal" else None,
             pairs=_pairs(rows, mapped.level) if len(rows) else [],
             gwet=_gwet_summary(gwet, mapped.level) if gwet is not None else None,
-            annotators=_annotators(rows) if len(rows) else [],
+            annotators=annotator_rows(rows),
             confusions=confusions, label_agreement=label_agreement,
             augmented=_augmented(mapped.ranked) if mapped.ranked is not None and len(mapped.ranked) else None,
             labels=_per_label(mapped, counts) if mapped.ranked is not None else None,

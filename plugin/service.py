@@ -41,12 +41,14 @@ from typing import Any
 
 from fastapi import APIRouter, Depends, FastAPI, HTTPException, Request
 from fastapi.concurrency import run_in_threadpool
-from fastapi.responses import JSONResponse
+from fastapi.responses import HTMLResponse, JSONResponse, Response
 
 from plugin import __version__
 from plugin.events import EVENTS, BadEvent, Event, parse_body, parse_event
-from plugin.labelstudio import LabelStudioClient
+from plugin.labelstudio import LabelStudioClient, LabelStudioError
 from plugin.reconcile import ProjectMonitor, TaskWriter, full_pass, one_line
+from plugin.report import Report, build_report, report_json
+from plugin.report.page import render_html
 from plugin.review import ensure_review_tab
 from plugin.settings import Connection, MappingOptions, ReviewOptions, ScoringOptions, SettingsError
 
@@ -214,10 +216,22 @@ class ServiceState:
         incremental = monitor.passes % max(1, self.settings.full_pass_every) != 0
         report = full_pass(self.client, monitor, max_rate=self.settings.read_rate, incremental=incremental)
         self.writer.request(project, report.stale, background=True)
+        people = self._people()
         with monitor.lock:
             monitor.passes += 1
+            if monitor.state is not None:  # who disagrees, as of this pass (too costly for every /status)
+                monitor.annotators = {name: [{**row, "name": people.get(row["annotator"], row["annotator"])}
+                                             for row in rows]
+                                      for name, rows in monitor.state.annotator_tables().items()}
         log.info("Project %s: %s pass read %d tasks in %.1f s; %d to write.", project, report.kind, report.n_tasks,
                  report.seconds.get("read", 0.0), len(report.stale))
+
+    def _people(self) -> dict[str, str]:
+        """Annotator id -> name and email; empty when Label Studio will not tell (ids still identify them)."""
+        try:
+            return self.client.users()
+        except LabelStudioError:
+            return {}
 
     def _supervise(self) -> None:
         backoff: dict[int, float] = {}
@@ -353,6 +367,7 @@ class ServiceState:
                 "failed_tasks": len(monitor.failures),
                 "failures": [{"task": t, "error": e} for t, e in sorted(monitor.failures.items())[:20]],
                 "last_pass": monitor.last_pass.as_dict() if monitor.last_pass is not None else None,
+                "annotators": monitor.annotators,
             }
         out["merge_window_ms"] = monitor.merge_window()
         with self._wake:
@@ -362,6 +377,31 @@ class ServiceState:
             out["last_event_at"] = self.last_event_at.get(monitor.project)
         out["pending_writes"] = self.writer.pending_for(monitor.project)
         return out
+
+    def report(self, project: int | None) -> Report:
+        """The admin report of a monitored project, from the state as it stands (no read of Label Studio
+        beyond the users' names).
+
+        Raises
+        ------
+        LookupError
+            If the project is not monitored (or, with several, none was named).
+        RuntimeError
+            If the project has not been read yet.
+        """
+        if project is None and len(self.monitors) == 1:
+            project = next(iter(self.monitors))
+        monitor = self.monitors.get(project) if project is not None else None
+        if monitor is None:
+            raise LookupError(f"Name one of the monitored projects: ?project={'|'.join(map(str, self.monitors))}.")
+        people = self._people()
+        url = self.settings.connection.url
+        with monitor.lock:  # events wait meanwhile; the page is drawn after the lock is released
+            if monitor.state is None:
+                raise RuntimeError(f"Project {project} has not been read yet; try again in a moment.")
+            return build_report(monitor.state, source=f"Project {project} at {url}", generated_at=_now(),
+                                people=people, task_url=f"{url}/projects/{project}/data?task={{task}}",
+                                title=f"Project {project}")
 
     def status(self) -> dict[str, Any]:
         reachability = self.client.reachability
@@ -437,6 +477,23 @@ def create_app(settings: ServiceSettings, client: LabelStudioClient, *, register
     @guarded.get("/status")
     def status() -> dict[str, Any]:
         return state.status()
+
+    @guarded.get("/report")
+    def report(project: int | None = None, format: str = "html", table: str = "tasks") -> Response:  # noqa: A002
+        try:
+            built = state.report(project)
+        except LookupError as error:
+            raise HTTPException(status_code=404, detail=str(error)) from None
+        except RuntimeError as error:
+            raise HTTPException(status_code=503, detail=str(error)) from None
+        if format == "html":
+            return HTMLResponse(render_html(built))
+        if format == "json":
+            return JSONResponse(report_json(built))
+        if format == "csv" and table in built.tables():
+            return Response(built.tables()[table].to_csv(index=False), media_type="text/csv")
+        raise HTTPException(status_code=400, detail="Ask for format=html, format=json, or format=csv with table="
+                                                    f"one of {', '.join(built.tables())}.")
 
     @guarded.post("/setup")
     def setup() -> dict[str, str]:

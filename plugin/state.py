@@ -34,7 +34,16 @@ from plugin.annotations import Skips, Submission, collect_submissions, task_id
 from plugin.labelconfig import Control
 from plugin.mapping import MappedControl, map_control, map_project
 from plugin.review import DATA_KEY
-from plugin.scoring import ControlScore, TaskScore, number, score_control, spa_interval, summarize_task, task_terms
+from plugin.scoring import (
+    ControlScore,
+    TaskScore,
+    annotator_rows,
+    number,
+    score_control,
+    spa_interval,
+    summarize_task,
+    task_terms,
+)
 from plugin.settings import MappingOptions, ScoringOptions
 from plugin.writeback import agreement_block
 
@@ -392,6 +401,10 @@ class ProjectState:
         """Per control whose config has any: its ``problems`` (the control is skipped) and ``notes``."""
         return {name: {"problems": list(c.problems), "notes": list(c.notes)}
                 for name, c in self.control_specs.items() if c.problems or c.notes}
+
+    def annotator_tables(self) -> dict[str, list[dict[str, Any]]]:
+        """Per control, each annotator's agreement with the others (:func:`plugin.scoring.annotator_rows`)."""
+        return {name: annotator_rows(control.mapped().rows) for name, control in self.controls.items()}
 
     def annotators(self) -> tuple[str, ...]:
         """Every annotator with a counted annotation."""

@@ -92,6 +92,10 @@ class FakeLabelStudio:
         self.views = {**getattr(self, "views", {}), (project, title): {"filters": filters, "ordering": ordering}}
         return 1
 
+    def users(self):
+        self._maybe_fail("users")
+        return {"1": "Ann <ann@example.com>", "2": "Bo <bo@example.com>", "3": "Cy <cy@example.com>"}
+
     def ensure_webhook(self, project, *, url, actions, headers):
         self._maybe_fail("ensure_webhook")
         existing = [h for h in self.webhooks if h["url"] == url and h["project"] == project]
@@ -173,14 +177,14 @@ def test_every_route_but_health_needs_the_secret(service):
     assert post(client, payload).status_code == 200
     assert client.post(f"/s/{SECRET}/webhook", json=payload).status_code == 200
     assert client.post("/s/nope/webhook", json=payload).status_code == 401
-    for method, path in (("get", "/status"), ("post", "/setup"), ("post", "/predict")):
+    for method, path in (("get", "/status"), ("post", "/setup"), ("post", "/predict"), ("get", "/report")):
         assert getattr(client, method)(path).status_code == 401
         assert getattr(client, method)(path, headers={"X-Agreement-Secret": SECRET}).status_code == 200
         assert getattr(client, method)(f"/s/{SECRET}{path}").status_code == 200
     for path in ("/docs", "/redoc", "/openapi.json", f"/s/{SECRET}/docs"):
         assert client.get(path).status_code == 404
     assert client.get("/health").json() == {"status": "UP"}
-    assert state.rejected == 7
+    assert state.rejected == 8
 
 
 @pytest.mark.parametrize("secret", ["short", " " * 20, "a" * 32, "abababababababababab", "has space 12345678901",
@@ -559,3 +563,59 @@ def test_passes_read_only_what_changed_and_a_lost_deletion_takes_a_full_read(fak
         while 1 in state.monitors[1].state.tasks and time.monotonic() < deadline:
             time.sleep(0.05)
         assert 1 not in state.monitors[1].state.tasks and ("all", 2) in fake.reads
+
+
+# --- the report ---
+
+def _annotated(client, state, fake):
+    events = [annotation(1, 1, 1, "pos"), annotation(2, 1, 2, "pos"), annotation(3, 2, 1, "neg"),
+              annotation(4, 2, 2, "pos"), annotation(5, 2, 3, "neu"), annotation(6, 3, 3, "neg"),
+              annotation(7, 3, 1, "neg"), annotation(8, 3, 2, "pos")]
+    for event in events:
+        fake.annotate(event["task"], event)
+        post(client, created(event["task"], event["id"]))
+    settle(state)
+
+
+def test_the_report_route_serves_the_live_state_as_a_page_json_and_csv(service):
+    client, state, fake = service
+    _annotated(client, state, fake)
+    headers = {"X-Agreement-Secret": SECRET}
+    page = client.get("/report", headers=headers)
+    assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+    assert "Ann &lt;ann@example.com&gt;" in page.text and "http://ls.test/projects/1/data?task=" in page.text
+    data = client.get("/report?format=json", headers=headers).json()
+    batch = score_tasks(fake.tasks(1), CONTROLS, mapping=state.settings.mapping, scoring=state.settings.scoring)
+    headline = {row["control"]: row for row in data["headline"]}
+    assert headline["sentiment"]["spa"] == batch.controls["sentiment"].spa
+    assert data["meta"]["flagged"] == sum(t.flagged for t in batch.tasks.values())
+    assert {row["name"] for row in data["annotators"]} == {"Ann <ann@example.com>", "Bo <bo@example.com>",
+                                                          "Cy <cy@example.com>"}
+    csv = client.get("/report?format=csv&table=tasks", headers=headers)
+    assert csv.headers["content-type"].startswith("text/csv") and len(csv.text.strip().splitlines()) == 1 + 3
+    assert client.get("/report?format=pdf", headers=headers).status_code == 400
+    assert client.get("/report?project=9", headers=headers).status_code == 404
+    assert SECRET not in page.text and "project-token" not in page.text
+
+
+def test_the_report_names_ids_when_users_cannot_be_read(service):
+    client, state, fake = service
+    _annotated(client, state, fake)
+    fake.fail["users"] = lambda: LabelStudioError("Label Studio answered 403.")
+    data = client.get("/report?format=json", headers={"X-Agreement-Secret": SECRET}).json()
+    assert {row["name"] for row in data["annotators"]} == {"1", "2", "3"}
+
+
+def test_status_shows_who_disagrees_as_of_the_last_pass(service):
+    client, state, fake = service
+    _annotated(client, state, fake)
+    before = state.monitors[1].passes
+    state.request_pass(1)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and state.monitors[1].passes == before:
+        time.sleep(0.05)
+    annotators = state.status()["projects"]["1"]["annotators"]["sentiment"]
+    batch = score_tasks(fake.tasks(1), CONTROLS, mapping=state.settings.mapping, scoring=state.settings.scoring)
+    assert annotators == [{**row, "name": {"1": "Ann <ann@example.com>", "2": "Bo <bo@example.com>",
+                                           "3": "Cy <cy@example.com>"}[row["annotator"]]}
+                          for row in batch.controls["sentiment"].annotators]
