@@ -479,7 +479,7 @@ def create_app(settings: ServiceSettings, client: LabelStudioClient, *, register
         return state.status()
 
     @guarded.get("/report")
-    def report(project: int | None = None, format: str = "html", table: str = "tasks") -> Response:  # noqa: A002
+    def report(project: int | None = None, format: str = "html", table: str = "tasks") -> Response:
         try:
             built = state.report(project)
         except LookupError as error:

@@ -12,7 +12,7 @@ from agreement import annotator_labels, cohen_kappa, label_counts
 from plugin.cli import main
 from plugin.demo import CONFIG, RELIABILITY, simulated_export
 from plugin.labelconfig import parse_label_config
-from plugin.report import build_report, report_json, write_report
+from plugin.report import build_report, write_report
 from plugin.report.page import render_html
 from plugin.settings import MappingOptions, ReportOptions, ScoringOptions
 from plugin.state import ProjectState
@@ -100,7 +100,7 @@ def test_confusion_is_the_coincidence_matrix(report):
 
 
 def test_tasks_are_worst_first_with_links(report):
-    report, state = report
+    report, _ = report
     tasks = report.tasks
     flagged = tasks[tasks["flagged"]]
     assert len(flagged) == report.overview["flagged"] > 0
