@@ -242,9 +242,15 @@ class LabelStudioClient:
             out[str(user.id)] = f"{name} <{email}>" if name and email else (email or name or str(user.id))
         return out
 
-    def ensure_view(self, project: int, *, title: str, filters: dict[str, Any], ordering: Sequence[str]) -> int:
-        """Create the Data Manager tab ``title`` on ``project``, or update the one there: never a second one."""
-        data = {"title": title, "filters": filters, "ordering": list(ordering)}
+    def ensure_view(self, project: int, *, title: str, filters: dict[str, Any], ordering: Sequence[str],
+                    hidden: Sequence[str] = ()) -> int:
+        """Create the Data Manager tab ``title`` on ``project``, or update the one there: never a second one.
+
+        ``hidden`` names the grid's columns the tab hides (``tasks:<field>``).
+        """
+        data: dict[str, Any] = {"title": title, "filters": filters, "ordering": list(ordering)}
+        if hidden:
+            data["hiddenColumns"] = {"explore": list(hidden), "labeling": list(hidden)}
         views = self._call(lambda: self._sdk.views.list(project=project))
         for view in views:
             found = getattr(view, "data", None) or {}

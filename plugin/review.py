@@ -26,12 +26,20 @@ FLAGGED_FILTER = {"conjunction": "and", "items": [
     {"filter": "filter:tasks:meta", "operator": "contains", "type": "String", "value": '"flagged": true'}]}
 
 
+HIDDEN_COLUMNS = tuple(f"tasks:{name}" for name in (
+    "inner_id", "annotations_results", "annotations_ids", "predictions_score", "predictions_model_versions",
+    "predictions_results", "total_predictions", "file_upload", "storage_filename", "created_at", "updated_at",
+    "updated_by", "avg_lead_time", "draft_exists"))
+"""Columns the tab hides, so that the task's id, annotators and data (with the score) fit on a screen."""
+
+
 def ensure_review_tab(client: LabelStudioClient, project: int, options: ReviewOptions) -> int | None:
     """The tab's id, created or updated as ``options`` says; None when no tab is wanted."""
     if not options.tab:
         return None
     ordering = [f"tasks:data.{DATA_KEY}"] if options.mirror_to_data else ["tasks:id"]
-    return client.ensure_view(project, title=options.tab_title, filters=FLAGGED_FILTER, ordering=ordering)
+    return client.ensure_view(project, title=options.tab_title, filters=FLAGGED_FILTER, ordering=ordering,
+                              hidden=HIDDEN_COLUMNS)
 
 
 def task_score(block: Mapping[str, Any]) -> float | None:

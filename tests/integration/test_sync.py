@@ -163,3 +163,61 @@ def test_the_low_agreement_tab_lists_the_flagged_tasks_worst_first(capsys, label
     annotators = summary["controls"]["sentiment"]["annotators"]
     assert sorted(row["name"] for row in annotators) == [f"annotator{i}@example.com" for i in range(3)]
     assert all(row["n_items"] >= 2 for row in annotators)
+
+
+def test_the_report_of_a_live_project_equals_the_sync_and_links_to_its_tasks(capsys, label_studio, project,
+                                                                              tmp_path):
+    summary = sync(capsys, label_studio, project, "--dry-run")
+    out = tmp_path / "report.json"
+    assert main(["report", "--project", str(project["id"]), "--url", label_studio.url, "--api-key",
+                 label_studio.token, "--format", "json", "--out", str(out), "--quiet"]) == 0
+    assert "Wrote the report of 7 tasks" in capsys.readouterr().out
+    report = json.loads(out.read_text())
+    headline = {row["control"]: row for row in report["headline"]}
+    for name, control in summary["controls"].items():
+        assert headline[name]["spa"] == control["spa"] and headline[name]["alpha"] == control["alpha"]
+    assert report["meta"]["flagged"] == summary["flagged"]
+    flagged = [row for row in report["tasks"] if row["flagged"]]
+    assert {row["task"] for row in flagged} <= set(project["tasks"])
+    assert flagged[0]["link"] == f"{label_studio.url}/projects/{project['id']}/data?task={flagged[0]['task']}"
+    names = {row["name"] for row in report["annotators"]}
+    assert names == {f"annotator{i}@example.com" for i in range(3)}
+    # The sentiment timeline ends where the headline is, one point per share of the annotations by created_at.
+    timeline = [row for row in report["timeline"] if row["control"] == "sentiment"]
+    assert timeline[-1]["n_annotations"] == headline["sentiment"]["n_annotations"]
+    assert timeline[-1]["spa"] == pytest.approx(headline["sentiment"]["spa"], abs=1e-6)
+
+
+def test_the_tab_in_label_studio_shows_the_flagged_tasks_worst_first_with_their_score(capsys, label_studio,
+                                                                                    project, tmp_path):
+    from plugin.localserver import ADMIN_EMAIL, ADMIN_PASSWORD
+    from tests.browser import browser_page, ink
+
+    sync(capsys, label_studio, project, "--mirror-to-data")
+    admin = project["admin"]
+    tab = next(v for v in admin.views.list(project=project["id"]) if (v.data or {}).get("title") == "Low agreement")
+    scores = {t: admin.tasks.get(id=str(t)).data.get("agreement_score") for t in project["tasks"]}
+    flagged = [t for t in project["tasks"] if admin.tasks.get(id=str(t)).meta.get("agreement", {}).get("flagged")]
+    with browser_page(width=1400, height=700) as page:
+        page.goto(f"{label_studio.url}/user/login/")
+        page.fill("input[name=email]", ADMIN_EMAIL)
+        page.fill("input[name=password]", ADMIN_PASSWORD)
+        page.click("button[type=submit]")
+        page.wait_for_load_state("networkidle")
+        page.goto(f"{label_studio.url}/projects/{project['id']}/data?tab={tab.id}")
+        page.locator(".lsf-table-row").first.wait_for(timeout=60_000)
+        page.wait_for_load_state("networkidle")
+        columns = page.locator(".lsf-th[data-id]").evaluate_all("cells => cells.map(c => c.dataset.id)")
+        rows = page.locator(".lsf-table-row").evaluate_all(
+            "rows => rows.map(r => Array.from(r.querySelectorAll('.lsf-table__cell')).map(c => c.innerText.trim()))")
+        shot = tmp_path / "tab.png"
+        page.screenshot(path=str(shot))
+    assert "tasks:data.agreement_score" in columns and "tasks:id" in columns
+    id_at, score_at = columns.index("tasks:id"), columns.index("tasks:data.agreement_score")
+    offset = 1  # each row starts with its checkbox cell, which has no heading
+    assert all(row[0] == "" for row in rows)
+    shown = [int(row[id_at + offset]) for row in rows]
+    assert sorted(shown) == sorted(flagged)
+    assert [float(row[score_at + offset]) for row in rows] == [scores[t] for t in shown]
+    assert [scores[t] for t in shown] == sorted(scores[t] for t in flagged)  # worst first
+    assert ink(shot) > 0.02

@@ -87,7 +87,7 @@ class FakeLabelStudio:
                 self.store[task]["data"] = copy.deepcopy(data)
             self._touch(task)
 
-    def ensure_view(self, project, *, title, filters, ordering):
+    def ensure_view(self, project, *, title, filters, ordering, hidden=()):
         self._maybe_fail("ensure_webhook")
         self.views = {**getattr(self, "views", {}), (project, title): {"filters": filters, "ordering": ordering}}
         return 1
