@@ -179,6 +179,15 @@ def _wait_for_service(url: str, secret: str, project: int, process: subprocess.P
     raise RuntimeError("The agreement service did not come up in time.")
 
 
+def _write_report(url: str, token: str, project: int, data_dir: Path) -> Path:
+    """``ls-agreement report --project`` in process: the admin report of the demo project, written to the data dir."""
+    from plugin.cli import main
+
+    path = data_dir / "report.html"
+    main(["report", "--project", str(project), "--url", url, "--api-key", token, "--out", str(path), "--quiet"])
+    return path.resolve()
+
+
 def _stop_on_signals() -> None:
     """Ctrl-C and SIGTERM both end the demo through its clean-up (also when SIGINT was inherited as ignored)."""
     def interrupt(signum: int, frame: object) -> None:
@@ -205,8 +214,11 @@ def run_demo(settings: DemoSettings, out: TextIO) -> int:
         for old in cast(Any, admin.projects.list()):
             if old.title == TITLE:
                 admin.projects.delete(id=old.id)
-        project = int(cast(Any, admin.projects.create(title=TITLE, label_config=CONFIG,
-                                                      description="Simulated annotators; scores in task meta")).id)
+        # Label Studio counts a task as labeled once it holds this many annotations (its overlap): the most the
+        # simulation gives a task, so a task with fewer is still waiting for annotators, as in a real project.
+        project = int(cast(Any, admin.projects.create(
+            title=TITLE, label_config=CONFIG, description="Simulated annotators; scores in task meta",
+            maximum_annotations=settings.per_task[1], overlap_cohort_percentage=100)).id)
         truths = make_truths(settings.tasks, rnd)
         admin.projects.import_tasks(id=project, request=cast(Any, [{"data": {"text": t.text}, "meta": {"source": "demo"}}
                                                                    for t in truths]))
@@ -285,6 +297,11 @@ def run_demo(settings: DemoSettings, out: TextIO) -> int:
               f"  login: {localserver.ADMIN_EMAIL} / {localserver.ADMIN_PASSWORD}\n"
               "  To connect your own scripts or `ls-agreement sync`, get an API token under Account & Settings "
               "(Personal Access Token).", file=out, flush=True)
+        report_path = _write_report(server.url, server.token, project, settings.data_dir)
+        labeled = sum(1 for t in cast(Any, admin.tasks.list(project=project, page_size=1000)) if t.is_labeled)
+        print(f"\nLabel Studio counts {labeled} of {len(tasks)} tasks as labeled (overlap {settings.per_task[1]}); the "
+              f"others still wait for annotators.\nThe admin report: {report_path}\n  (the service serves it live "
+              f"too: {service_url}/report with the secret in the X-Agreement-Secret header)", file=out, flush=True)
         if settings.wait:
             print("\nLabel Studio and the agreement service keep running. Press Ctrl-C to stop both.", file=out,
                   flush=True)

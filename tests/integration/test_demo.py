@@ -28,5 +28,12 @@ def test_demo_runs_twice_and_stops_everything(label_studio_template, tmp_path, c
             assert f"  {control}" in out
         assert f"http://127.0.0.1:{port}/projects/" in out and "admin@example.com" in out
         assert "tasks are flagged for low agreement" in out
+        # The admin report is written into the data dir and its path printed; Label Studio counts a task as
+        # labeled only once it holds the overlap's number of annotations (3), so some wait for more.
+        report = data_dir / "report.html"
+        assert f"The admin report: {report.resolve()}" in out and "Wrote the report of 12 tasks" in out
+        assert report.read_text().startswith("<!DOCTYPE html>")
+        labeled = int(out.split("Label Studio counts ")[1].split(" of 12")[0])
+        assert 0 <= labeled < 12 and "(overlap 3)" in out
         assert out.rstrip().endswith("Stopped Label Studio and the agreement service.")
         assert port_is_free(port) and port_is_free(service_port)
