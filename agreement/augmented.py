@@ -40,6 +40,7 @@ __all__ = [
     "augmented_batch",
     "augmented_item_kappa",
     "augmented_kappa",
+    "item_classes",
     "augmented_sweep",
     "classify_items",
     "ranked_labels",
@@ -277,6 +278,24 @@ def augmented_item_kappa(ranked: RankedLabels, *, p: float) -> pd.Series:
                          index=ranked.items, name="kappa")
 
 
+def item_classes(kappa_p1: ArrayLike, kappa_p05: ArrayLike, *, tolerance: float = 0.1, high: float = 0.6
+                 ) -> NDArray[np.str_]:
+    """The class of seed 000, section 6, of items with kappa' ``kappa_p1`` at p=1.0 and ``kappa_p05`` at p=0.5.
+
+    See :func:`classify_items`; ``""`` where kappa' is undefined (NaN).
+
+    Examples
+    --------
+    >>> item_classes([0.9, 0.2, 0.8, 0.1], [0.85, 0.25, 0.3, 0.7]).tolist()
+    ['constant high', 'constant low', 'better at p=1.0', 'better at p=0.5']
+    """
+    at_one, at_half = np.asarray(kappa_p1, dtype=float), np.asarray(kappa_p05, dtype=float)
+    difference = at_one - at_half
+    mean = (at_one + at_half) / 2.0
+    return np.select([difference > tolerance, difference < -tolerance, mean >= high, mean < high],
+                     ["better at p=1.0", "better at p=0.5", "constant high", "constant low"], default="")
+
+
 def classify_items(ranked: RankedLabels, *, tolerance: float = 0.1, high: float = 0.6) -> pd.DataFrame:
     """Sort items into the four classes of seed 000, section 6.
 
@@ -306,13 +325,7 @@ def classify_items(ranked: RankedLabels, *, tolerance: float = 0.1, high: float 
     """
     at_one = augmented_item_kappa(ranked, p=1.0)
     at_half = augmented_item_kappa(ranked, p=0.5)
-    difference = at_one - at_half
-    mean = (at_one + at_half) / 2.0
-    classes = np.select(
-        [difference > tolerance, difference < -tolerance, mean >= high, mean < high],
-        ["better at p=1.0", "better at p=0.5", "constant high", "constant low"],
-        default="",
-    )
+    classes = item_classes(at_one.to_numpy(), at_half.to_numpy(), tolerance=tolerance, high=high)
     defined = pd.Series(classes, index=ranked.items).replace("", None)  # "": kappa' undefined, no class
     item_class = defined.astype(pd.CategoricalDtype(ITEM_CLASSES))
     return pd.DataFrame({"kappa_p1": at_one, "kappa_p05": at_half, "item_class": item_class})

@@ -358,7 +358,10 @@ def summarize_task(task: int, n_annotations: int, by_control: dict[str, dict[str
     agreement is SPA over the task's items for nominal controls, and the
     weighted percent agreement (Gwet's ordinal or quadratic weights) for
     Rating, Number and other ordered controls, so a 4 against a 5 is
-    near-agreement. ``reasons`` names each control that fired.
+    near-agreement. A multiple-choice control also fires when its item is
+    "constant low" (seed 000, section 6: kappa' low and nearly the same at
+    p = 1 and p = 0.5, so the annotators disagree on the choices whichever
+    comes first). ``reasons`` names each control that fired.
     """
     spas = [c["spa"] for c in by_control.values() if c["spa"] is not None]
     alphas = [c["alpha"] for c in by_control.values() if c["alpha"] is not None]
@@ -371,6 +374,8 @@ def summarize_task(task: int, n_annotations: int, by_control: dict[str, dict[str
             if value is not None and value < limit:
                 kind = "weighted agreement" if "agreement" in c else "agreement"
                 reasons.append(f"{name}: {kind} {value:.2f} below {limit:.2f}")
+            if c.get("item_class") == "constant low":  # seed 000, class 2
+                reasons.append(f"{name}: low agreement whatever weight the first choice gets (constant low)")
     return TaskScore(task=task, n_annotations=n_annotations, spa=task_spa,
                      alpha=number(float(np.mean(alphas))) if alphas else None,
                      flagged=bool(reasons), reasons=tuple(reasons), controls=by_control)

@@ -29,6 +29,7 @@ import numpy as np
 
 from agreement import RunningAgreement, UndefinedMeasureWarning, agreement_weights, gwet_ac
 from agreement.gwet import LEVEL_WEIGHTS
+from agreement.running_augmented import RunningAugmented
 from plugin import __version__
 from plugin.annotations import Skips, Submission, collect_submissions, task_id
 from plugin.labelconfig import Control
@@ -93,6 +94,8 @@ class ControlState:
     records, ranked : dict of int to tuple
         Per task, the mapped rows ``(task, item, annotator, label)`` and, for
         multiple choices, the ranked rows; the project summary is scored from them.
+    augmented : RunningAugmented, optional
+        Multiple choices: the sums behind each item's class of seed 000.
     categories : tuple, optional
         The config's categories, or None when the labels seen are the categories.
     """
@@ -105,6 +108,7 @@ class ControlState:
     items: dict[int, dict[str, tuple[np.ndarray, np.ndarray]]] = field(default_factory=dict)
     records: dict[int, tuple[tuple[Any, ...], ...]] = field(default_factory=dict)
     ranked: dict[int, tuple[tuple[Any, ...], ...]] = field(default_factory=dict)
+    augmented: RunningAugmented | None = None
 
     @classmethod
     def create(cls, probe: MappedControl) -> ControlState:
@@ -112,7 +116,8 @@ class ControlState:
         categories = probe.categories
         return cls(control=probe.control, level=probe.level, categories=categories,
                    columns={c: i for i, c in enumerate(categories or ())},
-                   sums=RunningAgreement(len(categories or ()), coincidence=probe.level != "nominal"))
+                   sums=RunningAgreement(len(categories or ()), coincidence=probe.level != "nominal"),
+                   augmented=RunningAugmented() if probe.ranked_records is not None else None)
 
     def set_task(self, task: int, mapped: MappedControl) -> None:
         """Replace the items of ``task`` with those ``mapped`` holds (the task's mapping alone)."""
@@ -133,14 +138,25 @@ class ControlState:
         if new:
             self.items[task] = new
         _replace(self.records, task, mapped.records)
-        _replace(self.ranked, task, mapped.ranked_records or ())
+        self._set_ranked(task, mapped.ranked_records or ())
+
+    def _set_ranked(self, task: int, rows: tuple[tuple[Any, ...], ...]) -> None:
+        if self.augmented is not None:
+            for _, item, *_ in self.ranked.get(task, ()):
+                self.augmented.remove_item(item)
+            by_item: dict[Any, list[tuple[str, Any, int]]] = {}
+            for _, item, annotator, label, rank in rows:
+                by_item.setdefault(item, []).append((annotator, label, rank))
+            for item, labels in by_item.items():
+                self.augmented.set_item(item, labels)
+        _replace(self.ranked, task, rows)
 
     def remove_task(self, task: int) -> None:
         """Forget the items of ``task``."""
         for item in self.items.pop(task, {}):
             self.sums.remove_item(item)
         self.records.pop(task, None)
-        self.ranked.pop(task, None)
+        self._set_ranked(task, ())
 
     def values(self) -> np.ndarray | None:
         """Numeric value of each column for the ordinal and interval levels."""
@@ -200,7 +216,17 @@ class ControlState:
             out[int(task)] = {"spa": number(spa), "alpha": number(alpha), "n_items": int(n_items)}
             if not nominal:  # distance-aware: a 4 against a 5 is near-agreement
                 out[int(task)]["agreement"] = number(agreement)
+        if self.augmented is not None:
+            for task, scores in out.items():
+                scores["item_class"] = self._item_class(task)
         return out
+
+    def _item_class(self, task: int) -> str | None:
+        """The seed 000 class of the task's multiple-choice item: "constant low" if any of its items is."""
+        assert self.augmented is not None
+        classes = [self.augmented.item_class(item) for item in dict.fromkeys(r[1] for r in self.ranked.get(task, ()))]
+        defined = [c for c in classes if c is not None]
+        return "constant low" if "constant low" in defined else (defined[0] if defined else None)
 
     def mapped(self) -> MappedControl:
         """Every task's rows as one mapped control, for the project's full scores."""

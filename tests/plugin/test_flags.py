@@ -69,3 +69,33 @@ def test_the_mirrored_score_is_the_lowest_control_agreement_and_merges_into_data
     assert mirrored_data({"text": "x", "agreement_score": 0.9}, block) is None
     assert mirrored_data({"agreement_score": 0.5, "text": "x"}, {"controls": {}}) == {"text": "x"}
     assert mirrored_data({"text": "x"}, {"controls": {}}) is None
+
+
+MULTI = """<View><Text name="text" value="$text"/>
+<Choices name="topics" toName="text" choice="multiple">
+  <Choice value="price"/><Choice value="service"/><Choice value="quality"/><Choice value="delivery"/><Choice value="staff"/>
+  <Choice value="app"/><Choice value="returns"/><Choice value="warranty"/>
+</Choices></View>"""
+
+
+def topics(identifier, who, *choices):
+    return {"id": identifier, "completed_by": who, "updated_at": "2026-01-01T00:00:00Z",
+            "result": [{"from_name": "topics", "type": "choices", "value": {"choices": list(choices)}}]}
+
+
+def test_a_multiple_choice_item_in_class_2_flags_though_its_yes_no_agreement_passes():
+    # Seed 000, section 6: two annotators agree on tasks 1 and 2; on task 3 one ticks "quality", the other
+    # "delivery" then "staff". Task 3's kappa' is low at p = 1 and at p = 0.5 alike (class 2, "constant low");
+    # over its eight yes/no items they still agree on five ("no" to the rest), so SPA (0.625) passes 0.5.
+    state = ProjectState(1, parse_label_config(MULTI), mapping=MappingOptions(),
+                         scoring=ScoringOptions(n_resamples=20))
+    state.set_task({"id": 1, "project": 1, "annotations": [topics(1, 1, "price"), topics(2, 2, "price")]})
+    state.set_task({"id": 2, "project": 1, "annotations": [topics(3, 1, "service"), topics(4, 2, "service")]})
+    state.set_task({"id": 3, "project": 1, "annotations": [topics(5, 1, "quality"),
+                                                           topics(6, 2, "delivery", "staff")]})
+    scores = state.task_scores()
+    assert scores[3].controls["topics"]["spa"] == pytest.approx(5 / 8)
+    assert scores[3].controls["topics"]["item_class"] == "constant low"
+    assert scores[3].flagged
+    assert scores[3].reasons == ("topics: low agreement whatever weight the first choice gets (constant low)",)
+    assert scores[1].controls["topics"]["item_class"] == "constant high" and not scores[1].flagged
