@@ -40,9 +40,9 @@ __all__ = [
     "augmented_batch",
     "augmented_item_kappa",
     "augmented_kappa",
-    "item_classes",
     "augmented_sweep",
     "classify_items",
+    "item_classes",
     "ranked_labels",
 ]
 
