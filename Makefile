@@ -49,6 +49,7 @@ bench: $(STAMP) $(LS_STAMP)
 	$(BIN)/python bench/reconcile_pass.py
 	$(BIN)/python bench/load.py
 	$(BIN)/python bench/mapping_throughput.py --serve
+	$(BIN)/python bench/report_render.py --serve
 
 clean:
 	rm -rf $(VENV) $(LS_VENV) var build *.egg-info .hypothesis

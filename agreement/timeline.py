@@ -16,7 +16,7 @@ from numpy.typing import ArrayLike
 
 from agreement.alpha import Level, krippendorff_alpha
 from agreement.bootstrap import bootstrap_ci, canonical_rows
-from agreement.counts import label_counts, require_columns
+from agreement.counts import code_labels, require_columns
 from agreement.spa import spa
 from agreement.undefined import UndefinedMeasureWarning
 
@@ -65,25 +65,30 @@ def agreement_over_time(rows: pd.DataFrame, *, time: str = "time", points: int =
     if points < 1:
         raise ValueError(f"points must be at least 1, not {points}.")
     present = rows[rows["label"].notna()].sort_values(time, kind="stable")
-    if categories is None:
-        categories = pd.unique(present["label"])
     if len(present) == 0:
         return pd.DataFrame(columns=list(TIMELINE_COLUMNS))
+    # Code items and labels once; each moment's count matrix is then one bincount over a prefix of the rows.
+    item_codes, items = pd.factorize(present["item"], sort=False)
+    label_codes, labels = code_labels(present["label"], categories)
+    width = len(labels)
+    flat = item_codes * width + label_codes
     ends = np.unique(np.ceil(np.linspace(0, len(present), points + 1)[1:]).astype(int))
+    times = present[time].to_numpy()
     out = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UndefinedMeasureWarning)
         for end in ends:
-            counts = label_counts(present.iloc[:end], categories=categories)
-            x = counts.counts
+            x = np.bincount(flat[:end], minlength=len(items) * width).reshape(len(items), width).astype(np.float64)
+            x = x[x.sum(axis=1) > 0]
             pairable = x.sum(axis=1) >= 2
             low = high = math.nan
             if pairable.any():
-                ci = bootstrap_ci(canonical_rows(x[pairable]), "spa", n_resamples=n_resamples, confidence=confidence, seed=seed)
+                ci = bootstrap_ci(canonical_rows(x[pairable]), "spa", n_resamples=n_resamples, confidence=confidence,
+                                  seed=seed)
                 low, high = ci.low, ci.high
-            out.append({"time": present[time].iloc[end - 1], "n_annotations": int(end),
-                        "n_items": int(pairable.sum()), "spa": spa(counts), "spa_low": low, "spa_high": high,
-                        "alpha": krippendorff_alpha(counts, level=level, values=values)})
+            out.append({"time": times[end - 1], "n_annotations": int(end), "n_items": int(pairable.sum()),
+                        "spa": spa(x), "spa_low": low, "spa_high": high,
+                        "alpha": krippendorff_alpha(x, level=level, values=values)})
     return pd.DataFrame(out, columns=list(TIMELINE_COLUMNS))
 
 
