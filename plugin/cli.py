@@ -106,6 +106,11 @@ def _add_review_options(parser: argparse.ArgumentParser) -> None:
     review.add_argument("--mirror-to-data", action="store_true",
                         help="also write each task's score into data['agreement_score'], a column the tab sorts "
                              "on (changes the task's data as exported)")
+    review.add_argument("--escalate", action="store_true",
+                        help="ask for one more annotator on a flagged task whose annotations are in: raise its "
+                             "overlap by one, so Label Studio's queue serves it again")
+    review.add_argument("--max-overlap", type=int, default=5,
+                        help="the most annotators --escalate asks for on one task (5)")
 
 
 def _options(args: argparse.Namespace) -> tuple[MappingOptions, ScoringOptions]:
@@ -130,7 +135,8 @@ def _options(args: argparse.Namespace) -> tuple[MappingOptions, ScoringOptions]:
 
 
 def _review(args: argparse.Namespace) -> ReviewOptions:
-    return ReviewOptions(tab=not args.no_tab, mirror_to_data=args.mirror_to_data)
+    return ReviewOptions(tab=not args.no_tab, mirror_to_data=args.mirror_to_data, escalate=args.escalate,
+                         max_overlap=args.max_overlap)
 
 
 def _add_report_parser(commands: Any) -> None:
@@ -378,6 +384,9 @@ def _text_report(summary: Mapping[str, Any]) -> str:
                      f"{len(summary['tasks_failed'])} failed) in {sum(seconds.values()):.1f} s "
                      f"(fetch {seconds['fetch']:.1f} s, compute {seconds['compute']:.1f} s, "
                      f"write {seconds['write']:.1f} s).")
+    if summary["tasks_escalated"]:
+        lines.append(f"Asked Label Studio for one more annotator on {summary['tasks_escalated']} flagged tasks "
+                     "(overlap raised by one).")
     for failure in summary["tasks_failed"][:10]:
         lines.append(f"Task {failure['task']} was not written: {failure['error']}")
     for name, c in summary["controls"].items():
@@ -445,6 +454,7 @@ def _summary(source: str, scores: Any, scoring: ScoringOptions, *, dry_run: bool
         "tasks_written": 0 if report is None else report.tasks_written,
         "tasks_unchanged": len(scores.tasks) - to_write if report is None else report.tasks_unchanged,
         "tasks_failed": [] if report is None else [{"task": t, "error": e} for t, e in report.failures],
+        "tasks_escalated": 0 if report is None else report.tasks_escalated,
         "seconds": {} if report is None else {k: round(v, 3) for k, v in report.seconds.items()},
         "controls": {name: _named(score.summary(), {} if report is None else report.people)
                      for name, score in scores.controls.items()},

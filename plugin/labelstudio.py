@@ -225,12 +225,21 @@ class LabelStudioClient:
         created = self._call(lambda: self._sdk.webhooks.create(url=url, project=project, **options))
         return int(created.id)
 
-    def update_meta(self, task: int, meta: dict[str, Any], *, data: dict[str, Any] | None = None) -> None:
-        """Replace the task's meta, and its data when given (callers merge first; see :mod:`plugin.writeback`)."""
-        if data is None:
-            self._call(lambda: self._sdk.tasks.update(id=str(task), meta=meta))
-        else:
-            self._call(lambda: self._sdk.tasks.update(id=str(task), meta=meta, data=data))
+    def update_meta(self, task: int, meta: dict[str, Any], *, data: dict[str, Any] | None = None,
+                    overlap: int | None = None) -> None:
+        """Replace the task's meta, and its data when given (callers merge first; see :mod:`plugin.writeback`).
+
+        With ``overlap``, the task also asks for that many annotators, and is
+        marked not labeled so that Label Studio's queue serves it again: in
+        1.23 a change of ``overlap`` alone does not recompute ``is_labeled``;
+        the next submitted annotation does.
+        """
+        fields: dict[str, Any] = {"meta": meta}
+        if data is not None:
+            fields["data"] = data
+        if overlap is not None:
+            fields.update(overlap=overlap, is_labeled=False)
+        self._call(lambda: self._sdk.tasks.update(id=str(task), **fields))
 
     def users(self) -> dict[str, str]:
         """Every user's id (as text, as annotators are keyed) -> "First Last <email>" (or just the email)."""

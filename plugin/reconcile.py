@@ -39,7 +39,7 @@ from typing import Any
 
 from plugin.labelconfig import Control, parse_label_config
 from plugin.labelstudio import LabelStudioClient, LabelStudioError
-from plugin.review import DATA_KEY, mirrored_data
+from plugin.review import DATA_KEY, escalated_overlap, mirrored_data
 from plugin.settings import MappingOptions, ReviewOptions, ScoringOptions
 from plugin.state import ProjectState
 from plugin.writeback import merged_meta
@@ -241,27 +241,37 @@ def _write(client: LabelStudioClient, monitor: ProjectMonitor, task: int, block:
         read = again
     meta = merged_meta(read.get("meta"), block)
     data = mirrored_data(read.get("data"), block) if monitor.review.mirror_to_data else None
-    if meta is None and data is None:
+    review = monitor.review
+    overlap = escalated_overlap(read, block, cap=review.max_overlap) if review.escalate else None
+    if meta is None and data is None and overlap is None:
         return "unchanged"
     if not dry_run:
         current = read.get("meta")
         client.update_meta(task, meta if meta is not None else dict(current) if isinstance(current, Mapping) else {},
-                           data=data)
+                           data=data, overlap=overlap)
+        if overlap is not None:
+            with monitor.lock:
+                monitor.counters["escalated"] += 1
         with monitor.lock:  # from the read of the meta to the write's answer: where another client's write is lost
             monitor.windows.append(time.monotonic() - read_at)
     return "written"
 
 
-def stale_tasks(state: ProjectState, *, mirror: bool = False) -> list[int]:
-    """Tasks whose meta (and mirrored score, with ``mirror``), as last read, differ from what they should carry."""
+def stale_tasks(state: ProjectState, *, review: ReviewOptions | None = None) -> list[int]:
+    """Tasks whose meta (and with ``review``, the mirrored score and the overlap), as last read, differ from what
+    they should carry."""
+    review = review or ReviewOptions(tab=False)
     blocks = state.blocks(updated_at=now_iso())
 
     def stale(task: int, block: Mapping[str, Any]) -> bool:
         if merged_meta(state.meta(task), block) is not None:
             return True
-        if not mirror:
+        entry = state.tasks[task]
+        if review.escalate and escalated_overlap({"overlap": entry.overlap}, block, cap=review.max_overlap):
+            return True
+        if not review.mirror_to_data:
             return False
-        score = state.tasks[task].data_score
+        score = entry.data_score
         return mirrored_data({DATA_KEY: score} if score is not None else {}, block) is not None
 
     return sorted(task for task, block in blocks.items() if stale(task, block))
@@ -364,7 +374,7 @@ def full_pass(client: LabelStudioClient, monitor: ProjectMonitor, *, controls: M
                 monitor.deferred.update(chunk)
     report.rechecked = len(recheck)
     with monitor.lock:
-        report.stale = stale_tasks(target, mirror=monitor.review.mirror_to_data)
+        report.stale = stale_tasks(target, review=monitor.review)
     report.seconds = {"read": read - started, "compute": time.perf_counter() - read}
     monitor.last_pass = report
     return report

@@ -19,7 +19,8 @@ from typing import Any
 from plugin.labelstudio import LabelStudioClient
 from plugin.settings import ReviewOptions
 
-__all__ = ["DATA_KEY", "FLAGGED_FILTER", "ensure_review_tab", "mirrored_data", "task_score"]
+__all__ = ["DATA_KEY", "FLAGGED_FILTER", "HIDDEN_COLUMNS", "ensure_review_tab", "escalated_overlap", "mirrored_data",
+           "task_score"]
 
 DATA_KEY = "agreement_score"
 FLAGGED_FILTER = {"conjunction": "and", "items": [
@@ -40,6 +41,31 @@ def ensure_review_tab(client: LabelStudioClient, project: int, options: ReviewOp
     ordering = [f"tasks:data.{DATA_KEY}"] if options.mirror_to_data else ["tasks:id"]
     return client.ensure_view(project, title=options.tab_title, filters=FLAGGED_FILTER, ordering=ordering,
                               hidden=HIDDEN_COLUMNS)
+
+
+def escalated_overlap(task: Mapping[str, Any], block: Mapping[str, Any], *, cap: int) -> int | None:
+    """The overlap a task should ask for so one more annotator labels it, or None when it should not change.
+
+    A flagged task whose annotations are all in (at least as many as its
+    ``overlap``) asks for one more than it has, up to ``cap``. The decision
+    reads only the task as Label Studio holds it, so it is the same on every
+    pass, and a task already waiting for its extra annotator is left alone.
+
+    Examples
+    --------
+    >>> escalated_overlap({"overlap": 2}, {"flagged": True, "n_annotations": 2}, cap=5)
+    3
+    >>> escalated_overlap({"overlap": 3}, {"flagged": True, "n_annotations": 2}, cap=5) is None  # waiting
+    True
+    >>> escalated_overlap({"overlap": 5}, {"flagged": True, "n_annotations": 5}, cap=5) is None  # at the cap
+    True
+    """
+    overlap = task.get("overlap")
+    annotations = block.get("n_annotations")
+    if not block.get("flagged") or not isinstance(overlap, int) or not isinstance(annotations, int):
+        return None
+    wanted = min(cap, max(overlap, annotations) + 1)
+    return wanted if annotations >= overlap and wanted > overlap else None
 
 
 def task_score(block: Mapping[str, Any]) -> float | None:

@@ -148,11 +148,24 @@ class ReviewOptions:
         Also write each task's score into ``data["agreement_score"]``, so the
         Data Manager shows it as a column and the tab sorts worst first. It
         changes the task's data as exported: opt-in.
+    escalate : bool
+        Ask Label Studio for one more annotator on a flagged task whose
+        annotations are in, by raising its ``overlap`` by one (the
+        open-source counterpart of Enterprise's low-agreement strategy).
+    max_overlap : int
+        The most annotators escalation asks for on one task.
     """
 
     tab: bool = True
     tab_title: str = "Low agreement"
     mirror_to_data: bool = False
+    escalate: bool = False
+    max_overlap: int = 5
+
+    def __post_init__(self) -> None:
+        if not 2 <= self.max_overlap <= 100:
+            raise SettingsError(f"The most annotators a task may ask for must lie between 2 and 100; got "
+                                f"{self.max_overlap}.")
 
 
 @dataclass(frozen=True)

@@ -67,6 +67,8 @@ class TaskEntry:
         What reading and mapping this task left out, by reason.
     data_score : object
         ``data["agreement_score"]`` as read (the mirrored score), or None.
+    overlap : object
+        The task's ``overlap`` as read (how many annotators Label Studio asks for).
     """
 
     submissions: tuple[Submission, ...]
@@ -74,6 +76,7 @@ class TaskEntry:
     meta: Any
     skips: Counter[str]
     data_score: Any = None
+    overlap: Any = None
 
 
 @dataclass
@@ -350,7 +353,8 @@ class ProjectState:
             self._task_of_annotation[annotation] = identifier
         data = task.get("data")
         self.tasks[identifier] = TaskEntry(tuple(counted), ids, task.get("meta"), skips.reasons,
-                                           data.get(DATA_KEY) if isinstance(data, Mapping) else None)
+                                           data.get(DATA_KEY) if isinstance(data, Mapping) else None,
+                                           task.get("overlap"))
         return identifier
 
     def _map(self, task: int, counted: list[Submission], skips: Skips) -> dict[str, MappedControl]:

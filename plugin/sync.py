@@ -33,6 +33,8 @@ class SyncReport:
         Tasks whose agreement block differed from their meta.
     tasks_written : int
     tasks_unchanged : int
+    tasks_escalated : int
+        Flagged tasks whose overlap was raised for one more annotator.
     failures : list of (int, str)
         Tasks whose write failed after retries, with the reason.
     people : dict of str to str
@@ -45,6 +47,7 @@ class SyncReport:
     tasks_to_write: int = 0
     tasks_written: int = 0
     tasks_unchanged: int = 0
+    tasks_escalated: int = 0
     failures: list[tuple[int, str]] = field(default_factory=list)
     seconds: dict[str, float] = field(default_factory=dict)
     people: dict[str, str] = field(default_factory=dict)
@@ -142,5 +145,6 @@ def sync_project(client: LabelStudioClient, project: int, controls: Mapping[str,
         people = {}
     return SyncReport(scores=scores, tasks_to_write=len(read.stale), tasks_written=written, people=people,
                       tasks_unchanged=len(scores.tasks) - written, failures=sorted(monitor.failures.items()),
+                      tasks_escalated=monitor.counters["escalated"],
                       seconds={"fetch": read.seconds["read"], "compute": read.seconds["compute"],
                                "write": time.perf_counter() - started})

@@ -221,3 +221,45 @@ def test_the_tab_in_label_studio_shows_the_flagged_tasks_worst_first_with_their_
     assert [float(row[score_at + offset]) for row in rows] == [scores[t] for t in shown]
     assert [scores[t] for t in shown] == sorted(scores[t] for t in flagged)  # worst first
     assert ink(shot) > 0.02
+
+
+def test_escalation_makes_label_studio_serve_a_flagged_task_to_one_more_annotator(capsys, label_studio, project):
+    import requests
+
+    admin = project["admin"]
+    config = """<View><Text name="text" value="$text"/><Choices name="sentiment" toName="text">
+      <Choice value="positive"/><Choice value="negative"/><Choice value="neutral"/></Choices></View>"""
+    created = admin.projects.create(title="escalation test", label_config=config, maximum_annotations=2)
+    admin.projects.import_tasks(id=created.id, request=[{"data": {"text": "A review."}}])
+    (task,) = [t.id for t in admin.tasks.list(project=created.id, page_size=10)]
+    first, second, third = project["annotators"]
+
+    def submit(annotator, sentiment):
+        LabelStudio(base_url=label_studio.url, api_key=annotator[1]).annotations.create(id=task, result=[
+            {"from_name": "sentiment", "to_name": "text", "type": "choices", "value": {"choices": [sentiment]}}])
+
+    def served_to(annotator):
+        answer = requests.get(f"{label_studio.url}/api/projects/{created.id}/next",
+                              headers={"Authorization": f"Token {annotator[1]}"}, timeout=30)
+        return answer.json().get("id") if answer.status_code == 200 else None
+
+    submit(first, "positive")
+    submit(second, "negative")
+    before = admin.tasks.get(id=str(task))
+    assert (before.overlap, before.is_labeled) == (2, True)
+    assert served_to(third) is None  # labeled: Label Studio's queue has nothing for the third annotator
+    options = ["--url", label_studio.url, "--api-key", label_studio.token, "--json", "--quiet", "--escalate"]
+    main(["sync", "--project", str(created.id), *options])
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["flagged"] == 1 and summary["tasks_escalated"] == 1
+    after = admin.tasks.get(id=str(task))
+    assert (after.overlap, after.is_labeled) == (3, False)
+    assert after.meta["agreement"]["flagged"]
+    assert served_to(third) == task  # served to an annotator who has not labeled it
+    submit(third, "neutral")
+    done = admin.tasks.get(id=str(task))
+    assert (done.overlap, done.is_labeled) == (3, True)  # complete again once the third annotation is in
+    # Still flagged: one more, up to the cap; at the cap nothing changes.
+    main(["sync", "--project", str(created.id), *options, "--max-overlap", "3"])
+    assert json.loads(capsys.readouterr().out)["tasks_escalated"] == 0
+    assert admin.tasks.get(id=str(task)).overlap == 3

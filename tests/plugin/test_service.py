@@ -78,10 +78,12 @@ class FakeLabelStudio:
         with self.lock:
             return [copy.deepcopy(self.store[i]) for i in ids if i in self.store and self.store[i]["project"] == project]
 
-    def update_meta(self, task, meta, *, data=None):
+    def update_meta(self, task, meta, *, data=None, overlap=None):
         self._maybe_fail("update_meta")
         with self.lock:
             self.writes.append(task)
+            if overlap is not None:
+                self.store[task].update(overlap=overlap, is_labeled=False)
             self.store[task]["meta"] = copy.deepcopy(meta)
             if data is not None:
                 self.store[task]["data"] = copy.deepcopy(data)
@@ -619,3 +621,52 @@ def test_status_shows_who_disagrees_as_of_the_last_pass(service):
     assert annotators == [{**row, "name": {"1": "Ann <ann@example.com>", "2": "Bo <bo@example.com>",
                                            "3": "Cy <cy@example.com>"}[row["annotator"]]}
                           for row in batch.controls["sentiment"].annotators]
+
+
+# --- escalation ---
+
+def test_a_flagged_task_asks_for_one_more_annotator_once_its_annotations_are_in():
+    from plugin.settings import ReviewOptions
+
+    fake = FakeLabelStudio([{"id": t, "meta": {}, "overlap": 2, "annotations": []} for t in (1, 2)])
+    app = create_app(settings(review=ReviewOptions(escalate=True, max_overlap=4)), fake)
+    with TestClient(app) as client:
+        state = app.state.agreement
+        assert state.wait_ready(10)
+        steps = [(1, 1, 1, "pos"), (2, 1, 2, "neg"),  # task 1: two of two, disagreeing: escalate to 3
+                 (3, 2, 1, "pos"), (4, 2, 2, "pos")]  # task 2: agreeing: stays at 2
+        for identifier, task, who, choice in steps:
+            fake.annotate(task, annotation(identifier, task, who, choice))
+            post(client, created(task, identifier))
+        settle(state)
+        assert (fake.store[1]["overlap"], fake.store[1]["is_labeled"]) == (3, False)
+        assert fake.store[2]["overlap"] == 2 and "is_labeled" not in fake.store[2]
+        # Waiting for the third annotator: a pass changes nothing.
+        passes = state.monitors[1].passes
+        state.request_pass(1)
+        while state.monitors[1].passes == passes:
+            time.sleep(0.05)
+        settle(state)
+        assert fake.store[1]["overlap"] == 3 and state.monitors[1].counters["escalated"] == 1
+        # The third annotator disagrees too: one more, then the cap (4) holds.
+        fake.annotate(1, annotation(5, 1, 3, "neu"))
+        post(client, created(1, 5))
+        settle(state)
+        assert fake.store[1]["overlap"] == 4
+        fake.annotate(1, annotation(6, 1, 4, "pos"))
+        post(client, created(1, 6))
+        settle(state)
+        assert fake.store[1]["overlap"] == 4 and state.monitors[1].counters["escalated"] == 2
+
+
+def test_escalation_is_off_unless_asked():
+    fake = FakeLabelStudio([{"id": 1, "meta": {}, "overlap": 2, "annotations": []}])
+    app = create_app(settings(), fake)
+    with TestClient(app) as client:
+        state = app.state.agreement
+        assert state.wait_ready(10)
+        for identifier, who, choice in ((1, 1, "pos"), (2, 2, "neg")):
+            fake.annotate(1, annotation(identifier, 1, who, choice))
+            post(client, created(1, identifier))
+        settle(state)
+        assert fake.store[1]["meta"]["agreement"]["flagged"] and fake.store[1]["overlap"] == 2
