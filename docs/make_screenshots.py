@@ -14,10 +14,10 @@ from label_studio_sdk import LabelStudio
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from plugin import localserver  # noqa: E402
-from plugin.cli import main  # noqa: E402
-from plugin.demo import CONFIG, simulated_export  # noqa: E402
-from tests.browser import browser_page  # noqa: E402
+from plugin import localserver
+from plugin.cli import main
+from plugin.demo import CONFIG, simulated_export
+from tests.browser import browser_page
 
 HERE = Path(__file__).resolve().parent
 LABEL_STUDIO = str(Path(__file__).resolve().parents[1] / ".venv-ls" / "bin" / "label-studio")
