@@ -78,6 +78,9 @@ def _add_scoring_options(parser: argparse.ArgumentParser) -> None:
                          help="flag a task when a control's agreement on it is below this (0.5)")
     options.add_argument("--control-threshold", action="append", default=[], metavar="NAME=VALUE",
                          help="a control's own threshold, repeatable (e.g. --control-threshold quality=0.7)")
+    options.add_argument("--flag-lowest-decile", action="store_true",
+                         help="also flag the tasks whose score is below the project's 10th percentile (the cut "
+                              "moves at each pass)")
     options.add_argument("--absent-span", choices=("label", "missing"), default="label",
                          help='an annotator who marked nothing at a span gives "no span" (label) or nothing')
     options.add_argument("--span-alignment", choices=("exact", "overlap"), default="exact")
@@ -131,7 +134,8 @@ def _options(args: argparse.Namespace) -> tuple[MappingOptions, ScoringOptions]:
                              mask_iou=args.mask_iou, mask_size=args.mask_size,
                              keypoint_distance=args.keypoint_distance, video_iou=args.video_iou,
                              interval_jaccard=args.interval_jaccard, include_ground_truth=args.include_ground_truth)
-    return mapping, ScoringOptions(threshold=args.threshold, thresholds=thresholds, seed=args.seed)
+    return mapping, ScoringOptions(threshold=args.threshold, thresholds=thresholds, seed=args.seed,
+                                   lowest_decile=args.flag_lowest_decile)
 
 
 def _review(args: argparse.Namespace) -> ReviewOptions:

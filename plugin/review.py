@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from plugin.labelstudio import LabelStudioClient
+from plugin.scoring import task_score_of
 from plugin.settings import ReviewOptions
 
 __all__ = ["DATA_KEY", "FLAGGED_FILTER", "HIDDEN_COLUMNS", "ensure_review_tab", "escalated_overlap", "mirrored_data",
@@ -70,10 +71,9 @@ def escalated_overlap(task: Mapping[str, Any], block: Mapping[str, Any], *, cap:
 
 def task_score(block: Mapping[str, Any]) -> float | None:
     """A task's score for the grid: its lowest control agreement (weighted for ordered controls), or None."""
-    values = [c.get("agreement", c.get("spa")) for c in (block.get("controls") or {}).values()
-              if isinstance(c, Mapping)]
-    defined = [v for v in values if isinstance(v, (int, float))]
-    return round(min(defined), 3) if defined else None
+    controls = {name: c for name, c in (block.get("controls") or {}).items() if isinstance(c, Mapping)}
+    score = task_score_of(controls)
+    return round(score, 3) if score is not None else None
 
 
 def mirrored_data(existing: Any, block: Mapping[str, Any]) -> dict[str, Any] | None:

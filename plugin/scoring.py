@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -52,8 +53,8 @@ from agreement.pairwise import TWO_RATER_MEASURES
 from plugin.mapping import MappedControl
 from plugin.settings import ScoringOptions
 
-__all__ = ["ControlScore", "TaskScore", "TaskTerms", "annotator_rows", "number", "score_control", "spa_interval",
-           "summarize_task", "task_terms"]
+__all__ = ["ControlScore", "TaskScore", "TaskTerms", "annotator_rows", "lowest_decile", "number", "score_control",
+           "spa_interval", "summarize_task", "task_score_of", "task_terms"]
 
 
 def number(value: float | None) -> float | None:
@@ -347,8 +348,22 @@ def score_control(mapped: MappedControl, options: ScoringOptions) -> ControlScor
         )
 
 
+def task_score_of(by_control: Mapping[str, Mapping[str, Any]]) -> float | None:
+    """A task's score: its lowest control agreement (weighted for ordered controls), or None while undefined."""
+    values = [c.get("agreement", c.get("spa")) for c in by_control.values()]
+    defined = [v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    return min(defined) if defined else None
+
+
+def lowest_decile(by_task: Iterable[Mapping[str, Mapping[str, Any]]], n_annotations: Iterable[int]) -> float | None:
+    """The 10th percentile of the scores of tasks with at least two annotations (None without any)."""
+    scores = [score for controls, n in zip(by_task, n_annotations, strict=True)
+              if n >= 2 and (score := task_score_of(controls)) is not None]
+    return float(np.quantile(scores, 0.1)) if scores else None
+
+
 def summarize_task(task: int, n_annotations: int, by_control: dict[str, dict[str, Any]],
-                   options: ScoringOptions) -> TaskScore:
+                   options: ScoringOptions, *, decile_cut: float | None = None) -> TaskScore:
     """One task's scores from its per-control scores: the mean over controls, and the flag.
 
     A task with at least two counted annotations is flagged when any
@@ -361,7 +376,9 @@ def summarize_task(task: int, n_annotations: int, by_control: dict[str, dict[str
     near-agreement. A multiple-choice control also fires when its item is
     "constant low" (seed 000, section 6: kappa' low and nearly the same at
     p = 1 and p = 0.5, so the annotators disagree on the choices whichever
-    comes first). ``reasons`` names each control that fired.
+    comes first). With ``decile_cut`` (``options.lowest_decile``), a task whose
+    score (:func:`task_score_of`) is below it fires too. ``reasons`` names each
+    rule that fired.
     """
     spas = [c["spa"] for c in by_control.values() if c["spa"] is not None]
     alphas = [c["alpha"] for c in by_control.values() if c["alpha"] is not None]
@@ -376,6 +393,9 @@ def summarize_task(task: int, n_annotations: int, by_control: dict[str, dict[str
                 reasons.append(f"{name}: {kind} {value:.2f} below {limit:.2f}")
             if c.get("item_class") == "constant low":  # seed 000, class 2
                 reasons.append(f"{name}: low agreement whatever weight the first choice gets (constant low)")
+        score = task_score_of(by_control)
+        if decile_cut is not None and score is not None and score < decile_cut:
+            reasons.append(f"score {score:.2f} in the project's lowest tenth (below {decile_cut:.2f})")
     return TaskScore(task=task, n_annotations=n_annotations, spa=task_spa,
                      alpha=number(float(np.mean(alphas))) if alphas else None,
                      flagged=bool(reasons), reasons=tuple(reasons), controls=by_control)

@@ -119,6 +119,9 @@ class ScoringOptions:
         agreement on it is below this.
     thresholds : mapping of str to float
         Per control name, a threshold of its own instead.
+    lowest_decile : bool
+        Also flag a task whose score is below the project's 10th percentile
+        of task scores (tasks with two annotations or more).
     confidence : float
         Coverage of the project intervals.
     n_resamples : int
@@ -129,6 +132,7 @@ class ScoringOptions:
 
     threshold: float = 0.5
     thresholds: Mapping[str, float] = field(default_factory=dict)
+    lowest_decile: bool = False
     confidence: float = 0.95
     n_resamples: int = 1000
     seed: int = 0

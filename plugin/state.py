@@ -42,6 +42,7 @@ from plugin.scoring import (
     number,
     score_control,
     spa_interval,
+    lowest_decile,
     summarize_task,
     task_terms,
 )
@@ -305,6 +306,13 @@ class ProjectState:
     controls : mapping of str to Control
     mapping, scoring : MappingOptions, ScoringOptions
 
+    Attributes
+    ----------
+    decile_cut : float or None
+        With ``scoring.lowest_decile``: the project's 10th percentile of task
+        scores, computed whenever every task is scored (a pass, a sync, a
+        report) and used for the tasks scored one by one in between.
+
     Not thread-safe: the service holds its lock around every call.
     """
 
@@ -319,6 +327,7 @@ class ProjectState:
         self.tasks: dict[int, TaskEntry] = {}
         self._task_of_annotation: dict[int, int] = {}
         self.refused: Counter[str] = Counter()
+        self.decile_cut: float | None = None
 
     # --- what Label Studio holds ---
 
@@ -419,8 +428,11 @@ class ProjectState:
         for name, control in self.controls.items():
             for task, score in control.task_scores(wanted).items():
                 by_task[task][name] = score
-        return {task: summarize_task(task, len(self.tasks[task].submissions), by_task[task], self.scoring)
-                for task in wanted}
+        if self.scoring.lowest_decile and tasks is None:  # every task scored: the cut moves here, and only here
+            self.decile_cut = lowest_decile(by_task.values(), (len(self.tasks[t].submissions) for t in wanted))
+        cut = self.decile_cut if self.scoring.lowest_decile else None
+        return {task: summarize_task(task, len(self.tasks[task].submissions), by_task[task], self.scoring,
+                                     decile_cut=cut) for task in wanted}
 
     def blocks(self, tasks: Iterable[int] | None = None, *, updated_at: str) -> dict[int, dict[str, Any]]:
         """The agreement block each of ``tasks`` (default: every known task) should carry in its meta."""

@@ -1,5 +1,6 @@
 """Flags that mean something: any control below its threshold, distance-aware for ordered labels."""
 
+import numpy as np
 import pytest
 
 from plugin.labelconfig import parse_label_config
@@ -99,3 +100,27 @@ def test_a_multiple_choice_item_in_class_2_flags_though_its_yes_no_agreement_pas
     assert scores[3].flagged
     assert scores[3].reasons == ("topics: low agreement whatever weight the first choice gets (constant low)",)
     assert scores[1].controls["topics"]["item_class"] == "constant high" and not scores[1].flagged
+
+
+def test_the_lowest_decile_flags_the_worst_tenth_when_asked_and_holds_between_full_scorings():
+    # Ten two-annotator tasks with ratings 1..5: task k has ratings (3, 3 + d_k); the weighted agreement falls with
+    # |d_k|. Task 10 (1 against 5) is below the threshold anyway; with the decile rule the worst tenth is flagged too.
+    state = ProjectState(1, parse_label_config(CONFIG), mapping=MappingOptions(),
+                         scoring=ScoringOptions(n_resamples=20, lowest_decile=True, threshold=0.0))
+    ratings = [(3, 3)] * 8 + [(2, 4), (1, 5)]
+    for task, (a, b) in enumerate(ratings, start=1):
+        state.set_task({"id": task, "project": 1, "annotations": [annotation(2 * task, 1, "pos", a),
+                                                                  annotation(2 * task + 1, 2, "pos", b)]})
+    scores = state.task_scores()
+    agreement = {t: s.controls["quality"]["agreement"] for t, s in scores.items()}
+    cut = float(np.quantile([min(s.controls[c].get("agreement", s.controls[c]["spa"]) for c in s.controls)
+                             for s in scores.values()], 0.1))
+    assert state.decile_cut == pytest.approx(cut)
+    flagged = {t for t, s in scores.items() if s.flagged}
+    assert flagged == {t for t in agreement if agreement[t] < cut} == {10}
+    assert scores[10].reasons == (f"score {agreement[10]:.2f} in the project's lowest tenth (below {cut:.2f})",)
+    # One task scored alone uses the cut of the last full scoring.
+    state.set_task({"id": 1, "project": 1, "annotations": [annotation(2, 1, "pos", 1), annotation(3, 2, "pos", 5)]})
+    assert state.task_scores([1])[1].flagged and state.decile_cut == pytest.approx(cut)
+    off = scored([annotation(1, 1, "pos", 1), annotation(2, 2, "pos", 5)], threshold=0.0)
+    assert not off.flagged
