@@ -39,10 +39,10 @@ from plugin.scoring import (
     ControlScore,
     TaskScore,
     annotator_rows,
+    lowest_decile,
     number,
     score_control,
     spa_interval,
-    lowest_decile,
     summarize_task,
     task_terms,
 )
