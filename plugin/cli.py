@@ -11,7 +11,7 @@ import json
 import os
 import sys
 from collections.abc import Mapping, Sequence
-from datetime import UTC
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
@@ -43,10 +43,7 @@ def _add_sync_parser(commands: Any) -> None:
         description="Read a project (or a JSON export), score agreement per task and control, and write each "
                     "task's scores into meta['agreement']. Only tasks whose scores changed are written.",
     )
-    source = parser.add_argument_group("source")
-    source.add_argument("--project", type=int, help="Label Studio project id")
-    source.add_argument("--export", type=Path, help="a Label Studio JSON export file, scored offline (no writes)")
-    source.add_argument("--label-config", type=Path, help="labeling config XML for --export (else inferred)")
+    _add_source_options(parser, export="a Label Studio JSON export file, scored offline (no writes)")
     _add_connection_options(parser)
     _add_scoring_options(parser)
     _add_review_options(parser)
@@ -55,6 +52,33 @@ def _add_sync_parser(commands: Any) -> None:
     output.add_argument("--json", action="store_true", help="print one JSON object")
     output.add_argument("--quiet", action="store_true", help="no progress on stderr")
     parser.set_defaults(handler=_run_sync)
+
+
+def _add_source_options(parser: argparse.ArgumentParser, *, export: str) -> None:
+    source = parser.add_argument_group("source")
+    source.add_argument("--project", type=int, help="Label Studio project id")
+    source.add_argument("--export", type=Path, help=export)
+    source.add_argument("--label-config", type=Path, help="labeling config XML for --export (else inferred)")
+
+
+def _read_export(args: argparse.Namespace) -> tuple[list[Any], Any]:
+    """The tasks of ``--export`` and their controls (from ``--label-config``, else inferred from the results).
+
+    Raises
+    ------
+    SettingsError
+        If not exactly one of ``--project`` and ``--export`` is given.
+    """
+    from plugin.labelconfig import infer_controls, parse_label_config
+    from plugin.labelstudio import read_export
+
+    if (args.project is None) == (args.export is None):
+        raise SettingsError("Give either --project ID (a live project) or --export FILE (offline).")
+    if args.export is None:
+        return [], None
+    tasks = read_export(args.export)
+    config = args.label_config.read_text() if args.label_config else None
+    return tasks, parse_label_config(config) if config else infer_controls(tasks)
 
 
 def _add_connection_options(parser: argparse.ArgumentParser) -> None:
@@ -152,10 +176,7 @@ def _add_report_parser(commands: Any) -> None:
                     "annotators, confused labels, the tasks' agreement and the flagged tasks. The HTML file is "
                     "self-contained and works offline. Nothing is written to Label Studio.",
     )
-    source = parser.add_argument_group("source")
-    source.add_argument("--project", type=int, help="Label Studio project id")
-    source.add_argument("--export", type=Path, help="a Label Studio JSON export file, read offline")
-    source.add_argument("--label-config", type=Path, help="labeling config XML for --export (else inferred)")
+    _add_source_options(parser, export="a Label Studio JSON export file, read offline")
     _add_connection_options(parser)
     _add_scoring_options(parser)
     output = parser.add_argument_group("output")
@@ -169,25 +190,18 @@ def _add_report_parser(commands: Any) -> None:
 
 
 def _run_report(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
-    from datetime import datetime
-
-    from plugin.labelconfig import infer_controls, parse_label_config
-    from plugin.labelstudio import LabelStudioClient, LabelStudioError, read_export
+    from plugin.labelstudio import LabelStudioClient, LabelStudioError
     from plugin.report import build_report, write_report
     from plugin.settings import ReportOptions
     from plugin.state import ProjectState
     from plugin.sync import read_project
 
     try:
-        if (args.project is None) == (args.export is None):
-            raise SettingsError("Give either --project ID (a live project) or --export FILE (offline).")
+        tasks, controls = _read_export(args)
         mapping, scoring = _options(args)
         options = ReportOptions(target_width=args.target_width)
         generated = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
         if args.export is not None:
-            tasks = read_export(args.export)
-            config = args.label_config.read_text() if args.label_config else None
-            controls = parse_label_config(config) if config else infer_controls(tasks)
             state = ProjectState(None, controls, mapping=mapping, scoring=scoring)
             state.load(tasks)
             report = build_report(state, source=f"Export {args.export.name}", generated_at=generated,
@@ -415,19 +429,14 @@ def _text_report(summary: Mapping[str, Any]) -> str:
 
 
 def _run_sync(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
-    from plugin.labelconfig import infer_controls, parse_label_config
-    from plugin.labelstudio import LabelStudioClient, LabelStudioError, read_export
+    from plugin.labelstudio import LabelStudioClient, LabelStudioError
     from plugin.sync import score_export, sync_project
 
     try:
-        if (args.project is None) == (args.export is None):
-            raise SettingsError("Give either --project ID (a live project) or --export FILE (offline).")
+        tasks, controls = _read_export(args)
         mapping, scoring = _options(args)
         progress = _progress_bar(stderr, args.quiet)
         if args.export is not None:
-            tasks = read_export(args.export)
-            config = args.label_config.read_text() if args.label_config else None
-            controls = parse_label_config(config) if config else infer_controls(tasks)
             scores, to_write = score_export(tasks, controls, mapping=mapping, scoring=scoring)
             summary = _summary(f"Export {args.export}", scores, scoring, dry_run=True, to_write=to_write)
         else:
