@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import hmac
 import logging
+import math
 import queue
 import threading
 import time
@@ -59,6 +60,8 @@ log = logging.getLogger("ls_agreement.service")
 SECRET_HEADER = "X-Agreement-Secret"
 BULK_DELETE = 200
 """A deletion naming more tasks than this runs a full pass instead of reading each task."""
+PEOPLE_FOR = 300.0
+"""Seconds the annotators' names are kept before Label Studio's users are read again."""
 MAX_QUEUED = 100_000
 """Events waiting to be turned into refreshes, at most (memory stays bounded under a flood)."""
 
@@ -148,6 +151,7 @@ class ServiceState:
         self.bad_payloads: Counter[str] = Counter()
         self.rejected = 0
         self.errors: Counter[str] = Counter()
+        self._people_cache: tuple[dict[str, str], float] = ({}, -math.inf)
         self._queue: queue.Queue[tuple[Event, float] | threading.Event | None] = queue.Queue(MAX_QUEUED)
         self._stop = threading.Event()
         self._wake = threading.Condition()
@@ -227,11 +231,19 @@ class ServiceState:
                  report.seconds.get("read", 0.0), len(report.stale))
 
     def _people(self) -> dict[str, str]:
-        """Annotator id -> name and email; empty when Label Studio will not tell (ids still identify them)."""
+        """Annotator id -> name and email, read at most every :data:`PEOPLE_FOR` seconds; the last answer (or none:
+        ids still identify the annotators) when Label Studio will not tell."""
+        with self.lock:
+            people, read_at = self._people_cache
+        if time.monotonic() - read_at < PEOPLE_FOR:
+            return people
         try:
-            return self.client.users()
+            people = self.client.users()
         except LabelStudioError:
-            return {}
+            pass
+        with self.lock:
+            self._people_cache = (people, time.monotonic())
+        return people
 
     def _supervise(self) -> None:
         backoff: dict[int, float] = {}
