@@ -30,7 +30,7 @@ from agreement.pairwise import AnnotatorLabels
 from agreement.spa import spa
 from agreement.undefined import UndefinedMeasureWarning
 
-__all__ = ["ALL_LABELS", "FAMILY_COLUMNS", "agreement_family", "one_against_rest", "pair_tables"]
+__all__ = ["ALL_LABELS", "FAMILY_COLUMNS", "agreement_family", "one_against_rest", "pair_tables", "undefined_notes"]
 
 ALL_LABELS = "(all labels)"
 """The ``label`` of the row that scores the whole control."""
@@ -162,8 +162,7 @@ def agreement_family(labels: AnnotatorLabels, counts: LabelCounts | NDArray[np.f
             yes_no = np.column_stack([x[:, code], n - x[:, code]])
             rows.append(_row(str(label), binary[code], yes_no, level="nominal", values=None,
                              r_i=float(ratios[code])))
-    frame = pd.DataFrame(rows, columns=list(FAMILY_COLUMNS))
-    return frame
+    return pd.DataFrame(rows, columns=list(FAMILY_COLUMNS))
 
 
 def undefined_notes(caught: list[warnings.WarningMessage]) -> list[str]:
