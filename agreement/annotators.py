@@ -20,7 +20,6 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from agreement.kappa import table_measure_batch
 from agreement.pairwise import annotator_labels
 
 __all__ = ["MAD_SCALE", "annotator_agreement", "robust_outliers"]
@@ -65,41 +64,42 @@ def annotator_agreement(table: pd.DataFrame, *, k: float = 2.0) -> pd.DataFrame:
     """
     labels = annotator_labels(table)
     codes = labels.codes  # items x annotators, -1 where unlabeled
-    n_annotators, n_categories = codes.shape[1], max(len(labels.categories), 1)
+    n_annotators = codes.shape[1]
     rated = codes >= 0
     kappas = np.full((n_annotators, n_annotators), np.nan)
     shared = np.zeros((n_annotators, n_annotators))
-    for a in range(n_annotators):  # annotators x annotators contingency tables, one vectorized bincount per pair
+    for a in range(n_annotators):  # each pair from its codes: no categories x categories table (free text)
         for b in range(a + 1, n_annotators):
-            both = rated[:, a] & rated[:, b]
-            if not both.any():
-                continue
-            pair = np.bincount(codes[both, a] * n_categories + codes[both, b],
-                               minlength=n_categories * n_categories).reshape(n_categories, n_categories)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                kappas[a, b] = kappas[b, a] = table_measure_batch(pair[None].astype(float), measure="cohen")[0]
-            shared[a, b] = shared[b, a] = both.sum()
+            pair = labels.measures(a, b)
+            kappas[a, b] = kappas[b, a] = pair["cohen"]
+            shared[a, b] = shared[b, a] = pair["n_items"]
     usable = np.where(np.isnan(kappas), 0.0, shared)
     with np.errstate(divide="ignore", invalid="ignore"):
         mean_pairwise = np.where(usable.sum(axis=1) > 0,
                                  np.nansum(kappas * usable, axis=1) / usable.sum(axis=1), np.nan)
-    # The others' labels per item: counts per category, then each annotator's own label taken out.
-    counts = np.zeros((codes.shape[0], n_categories))
-    for column in range(n_annotators):
-        present = rated[:, column]
-        np.add.at(counts, (np.flatnonzero(present), codes[present, column]), 1.0)
+    # The majority of the others, from the codes alone (items x annotators, never items x labels: free text has
+    # thousands of labels). same[i, l]: how many annotators of item i gave annotator l's label, l included.
+    same = np.zeros(codes.shape)
+    for m in range(n_annotators):
+        same += rated & rated[:, [m]] & (codes == codes[:, [m]])
     with_majority = np.full(n_annotators, np.nan)
     compared = np.zeros(n_annotators, dtype=int)
+    raters = rated.sum(axis=1)
     for column in range(n_annotators):
         mine = rated[:, column]
-        others = counts[mine].copy()
-        others[np.arange(mine.sum()), codes[mine, column]] -= 1.0
-        compared[column] = int((others.sum(axis=1) >= 1).sum())
-        top = np.sort(others, axis=1)
-        strict = (others.sum(axis=1) >= 2) & (top[:, -1] > (top[:, -2] if n_categories > 1 else 0))
+        compared[column] = int((mine & (raters >= 2)).sum())
+        enough = mine & (raters >= 3)  # at least two others
+        if not enough.any():
+            continue
+        own, others_rated = codes[enough, column], rated[enough].copy()
+        others_rated[:, column] = False
+        votes = np.where(others_rated, same[enough] - (codes[enough] == own[:, None]), -1.0)
+        top = votes.max(axis=1)
+        # The label with v votes among the others is carried by exactly v of them: a tie doubles the count.
+        strict = (votes == top[:, None]).sum(axis=1) == top
         if strict.any():
-            majority = others[strict].argmax(axis=1)
-            with_majority[column] = float((majority == codes[mine, column][strict]).mean())
+            majority = codes[enough][np.flatnonzero(strict), votes[strict].argmax(axis=1)]
+            with_majority[column] = float((majority == own[strict]).mean())
     out = pd.DataFrame({"n_items": rated.sum(axis=0), "n_compared": compared, "mean_pairwise": mean_pairwise,
                         "with_majority": with_majority}, index=pd.Index(labels.annotators, name="annotator"))
     out["outlier"] = robust_outliers(out["mean_pairwise"], k=k)

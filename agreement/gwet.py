@@ -144,21 +144,23 @@ def _check_block(block: NDArray[np.float64]) -> None:
         raise ValueError("Counts must be finite and non-negative.")
 
 
-def _estimate(counts: ArrayLike | LabelCounts, weights: NDArray[np.float64], *, chance: str,
+def _estimate(counts: ArrayLike | LabelCounts, weights: NDArray[np.float64] | None, *, chance: str,
               confidence: float, name: str) -> GwetEstimate:
+    """The coefficient and its variance; ``weights`` None is the identity, never built (free text has thousands
+    of categories, and a q x q matrix would dwarf the counts)."""
     x = _matrix(counts)
     n_rows, q = x.shape
-    if weights.shape != (q, q):
+    if weights is not None and weights.shape != (q, q):
         raise ValueError(f"The weights must be ({q}, {q}) for {q} categories; got {weights.shape}.")
     if not 0 < confidence < 1:
         raise ValueError(f"The confidence must lie between 0 and 1; got {confidence}.")
-    identity = np.array_equal(weights, np.eye(q))
+    weight_sum = float(q) if weights is None else float(weights.sum())
     ones = np.ones(q)
 
     def sums(block: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
         """Per item: r_i, sum_k r_ik (r*_ik - 1), and 1 / r_i (0 for unrated items); row products only."""
         r = block @ ones
-        star = block if identity else block @ weights.T
+        star = block if weights is None else block @ weights.T
         within = np.einsum("ij,ij->i", block, star) - r
         inverse = np.divide(1.0, r, out=np.zeros_like(r), where=r >= 1)
         return r, within, inverse
@@ -181,17 +183,17 @@ def _estimate(counts: ArrayLike | LabelCounts, weights: NDArray[np.float64], *, 
     pi = pi_sum / n1
     observed = agreement / n2
     if chance == "gwet":
-        expected = float(weights.sum() / (q * (q - 1.0)) * (pi * (1.0 - pi)).sum()) if q >= 2 else 0.0
+        expected = float(weight_sum / (q * (q - 1.0)) * (pi * (1.0 - pi)).sum()) if q >= 2 else 0.0
     else:
-        expected = float(pi @ weights @ pi)
+        expected = float(pi @ pi) if weights is None else float(pi @ weights @ pi)
     if expected >= 1.0 - 1e-12:
         return _undefined(name, "the chance agreement is 1 (every rating is in one category)", n1)
     value = (observed - expected) / (1.0 - expected)
     # Second pass: the linearised item terms and their spread (the variance), over the rated items.
     if chance == "gwet":
-        item_chance_of = (weights.sum() / (q * (q - 1.0))) * (1.0 - pi) if q >= 2 else np.zeros(q)
+        item_chance_of = (weight_sum / (q * (q - 1.0))) * (1.0 - pi) if q >= 2 else np.zeros(q)
     else:
-        item_chance_of = (weights @ pi + weights.T @ pi) / 2.0
+        item_chance_of = pi if weights is None else (weights @ pi + weights.T @ pi) / 2.0
     spread = 0.0
     scale = (n1 / n2) / (1.0 - expected)
     for start in range(0, n_rows, _BLOCK):
@@ -290,9 +292,12 @@ def gwet_ac(counts: ArrayLike | LabelCounts, *, level: str = "nominal", values: 
             raise ValueError(f"Unknown level {level!r}; choose nominal, ordinal, interval or ratio.")
         weights = LEVEL_WEIGHTS[level]
     q = _matrix(counts).shape[1]
+    if isinstance(weights, str) and weights == "identity":
+        return _estimate(counts, None, chance="gwet", confidence=confidence, name="Gwet's AC1")
     w = agreement_weights(q, kind=weights, values=values)
-    name = "Gwet's AC1" if np.array_equal(w, np.eye(q)) else "Gwet's AC2"
-    return _estimate(counts, w, chance="gwet", confidence=confidence, name=name)
+    identity = np.array_equal(w, np.eye(q))
+    return _estimate(counts, None if identity else w, chance="gwet", confidence=confidence,
+                     name="Gwet's AC1" if identity else "Gwet's AC2")
 
 
 def fleiss_gwet(counts: ArrayLike | LabelCounts, *, weights: WeightName | ArrayLike = "identity",

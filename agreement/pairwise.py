@@ -7,6 +7,7 @@ annotator matrix admins read to find who disagrees with whom.
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -50,6 +51,40 @@ class AnnotatorLabels:
     items: pd.Index
     annotators: pd.Index
     categories: pd.Index
+
+    def measures(self, first: int, second: int) -> dict[str, float]:
+        """Cohen's kappa, Scott's pi, PABAK and P(A) of two annotators on the items both labeled, with ``n_items``.
+
+        From the two columns of codes in O(items + categories), never a
+        categories x categories table: free text has thousands of labels.
+        Equal to :func:`agreement.kappa.table_measure_batch` on :meth:`table`;
+        NaN where a measure is undefined (no shared item, or chance agreement 1).
+
+        Examples
+        --------
+        >>> rows = pd.DataFrame({"item": [1, 1, 2, 2, 3, 3], "annotator": ["a", "b"] * 3,
+        ...                      "label": ["x", "x", "y", "y", "x", "y"]})
+        >>> {k: round(v, 4) for k, v in annotator_labels(rows).measures(0, 1).items()}
+        {'n_items': 3, 'percent': 0.6667, 'cohen': 0.4, 'scott': 0.3333, 'pabak': 0.3333}
+        """
+        a, b = self.codes[:, first], self.codes[:, second]
+        both = (a >= 0) & (b >= 0)
+        n = int(both.sum())
+        size = len(self.categories)
+        out: dict[str, float] = {"n_items": n, "percent": math.nan, "cohen": math.nan, "scott": math.nan,
+                                 "pabak": math.nan}
+        if n == 0:
+            return out
+        a, b = a[both], b[both]
+        observed = float((a == b).mean())
+        share_a = np.bincount(a, minlength=size) / n
+        share_b = np.bincount(b, minlength=size) / n
+        expected = {"cohen": float(share_a @ share_b), "scott": float((((share_a + share_b) / 2.0) ** 2).sum()),
+                    "pabak": 1.0 / size if size else 1.0}
+        out["percent"] = observed
+        for name, chance in expected.items():
+            out[name] = (observed - chance) / (1.0 - chance) if chance < 1.0 - 1e-12 else math.nan
+        return out
 
     def table(self, first: int, second: int) -> NDArray[np.float64]:
         """Contingency table of annotators number ``first`` and ``second`` over the items both labeled."""

@@ -49,12 +49,15 @@ from agreement.annotators import annotator_agreement
 from agreement.bootstrap import canonical_rows
 from agreement.confusion import confused_pairs, specific_agreement
 from agreement.counts import LabelCounts
-from agreement.pairwise import TWO_RATER_MEASURES
 from plugin.mapping import MappedControl
 from plugin.settings import ScoringOptions
 
 __all__ = ["ControlScore", "TaskScore", "TaskTerms", "annotator_rows", "lowest_decile", "number", "score_control",
            "spa_interval", "summarize_task", "task_score_of", "task_terms"]
+
+
+MAX_WEIGHTED_CATEGORIES = 200
+"""Ordered controls with more distinct values than this get no weighted kappa per pair (it needs a table)."""
 
 
 def number(value: float | None) -> float | None:
@@ -261,18 +264,20 @@ def _pairs(rows: pd.DataFrame, level: str) -> list[dict[str, Any]]:
     if level != "nominal":
         numeric = pd.to_numeric(pd.Series(labels.categories), errors="coerce")
         values = None if numeric.isna().any() else numeric.to_numpy(dtype=float)
+    if values is not None and len(values) > MAX_WEIGHTED_CATEGORIES:
+        values = None  # a weighted kappa needs the pair's table: categories x categories
     out = []
     for a in range(len(labels.annotators)):
         for b in range(a + 1, len(labels.annotators)):
-            table = labels.table(a, b)
-            if table.sum() == 0:
+            pair = labels.measures(a, b)  # from the codes: free text's thousands of labels cost no table
+            if not pair["n_items"]:
                 continue
-            scores = {name: number(float(TWO_RATER_MEASURES[name](table[None])[0]))
-                      for name in ("cohen", "scott", "pabak")}
+            scores = {name: number(pair[name]) for name in ("cohen", "scott", "pabak")}
             if values is not None:  # a 4 against a 5 is near-agreement (Cohen 1968)
-                scores["weighted_kappa"] = number(cohen_kappa(table, weights="quadratic", values=values))
+                scores["weighted_kappa"] = number(cohen_kappa(labels.table(a, b), weights="quadratic",
+                                                              values=values))
             out.append({"annotators": [str(labels.annotators[a]), str(labels.annotators[b])],
-                        "n_items": int(table.sum()), **scores})
+                        "n_items": int(pair["n_items"]), **scores})
     return out
 
 

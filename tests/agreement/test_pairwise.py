@@ -3,8 +3,11 @@
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from agreement import UndefinedMeasureWarning, annotator_labels, cohen_kappa, information_agreement, pairwise_matrix
+from agreement.kappa import table_measure_batch
 
 
 def test_each_cell_is_the_measure_of_that_pair():
@@ -41,3 +44,20 @@ def test_unknown_measure_is_a_clear_error():
     labels = annotator_labels(pd.DataFrame({"item": [1], "annotator": ["a"], "label": ["x"]}))
     with pytest.raises(ValueError, match="Unknown two-rater measure 'kendall'"):
         pairwise_matrix(labels, measure="kendall")
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 15), st.sampled_from(["a", "b", "c"]), st.sampled_from("wxyz")),
+                min_size=1, max_size=60, unique_by=lambda r: (r[0], r[1])))
+def test_measures_from_codes_equal_the_measures_of_the_pair_table(rows):
+    # The codes path (O(items + labels), for free text) against the contingency-table path it replaces.
+    labels = annotator_labels(pd.DataFrame(rows, columns=["item", "annotator", "label"]))
+    for a in range(len(labels.annotators)):
+        for b in range(a + 1, len(labels.annotators)):
+            table = labels.table(a, b)[None]
+            found = labels.measures(a, b)
+            assert found["n_items"] == table.sum()
+            for name in ("cohen", "scott", "pabak", "percent"):
+                with np.errstate(all="ignore"):
+                    expected = float(table_measure_batch(table, measure=name)[0])
+                assert (np.isnan(expected) and np.isnan(found[name])) or found[name] == pytest.approx(expected)

@@ -69,3 +69,36 @@ def test_flags_and_reasons(recorded, controls, submissions):
 def test_project_interval_brackets_spa(scores):
     low, high = scores.controls["ner"].spa_ci
     assert low <= scores.controls["ner"].spa <= high
+
+
+def test_free_text_with_thousands_of_answers_stays_within_a_few_count_matrices():
+    # 1,500 tasks, three annotators, 3,000 distinct answers: a labels x labels table per annotator pair (or an
+    # identity matrix for AC1) would take 72 MB each; the scores must stay within a few items x labels matrices.
+    import tracemalloc
+
+    from plugin.labelconfig import parse_label_config
+    from plugin.state import ProjectState
+
+    config = '<View><Text name="text" value="$text"/><TextArea name="answer" toName="text"/></View>'
+    tasks = [{"id": i, "data": {"text": "x"}, "annotations": [
+        {"id": 10 * i + who, "completed_by": who, "result": [
+            {"from_name": "answer", "to_name": "text", "type": "textarea",
+             "value": {"text": [f"answer {i} {who % 2}"]}}]} for who in (1, 2, 3)]} for i in range(1500)]
+    state = ProjectState(None, parse_label_config(config), mapping=MappingOptions(),
+                         scoring=ScoringOptions(n_resamples=50))
+    state.load(tasks)
+    tracemalloc.start()
+    try:
+        scores = state.scores()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    matrix = 1500 * 3000 * 8
+    assert peak < 4 * matrix
+    control = scores.controls["answer"]
+    # Annotators 1 and 3 always give the same answer, 2 another: the pairs say so exactly.
+    pairs = {tuple(p["annotators"]): p for p in control.pairs}
+    assert pairs[("1", "3")]["n_items"] == 1500 and pairs[("1", "3")]["cohen"] == pytest.approx(1.0)
+    # 1 and 2 never share an answer and no answer recurs: P(A) = P(E) = 0, so kappa is 0.
+    assert pairs[("1", "2")]["cohen"] == 0.0 and control.spa == pytest.approx(1 / 3)
+    assert control.gwet["coefficient"] == "AC1"
