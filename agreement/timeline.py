@@ -28,7 +28,7 @@ TIMELINE_COLUMNS = ("time", "n_annotations", "n_items", "spa", "spa_low", "spa_h
 def agreement_over_time(rows: pd.DataFrame, *, time: str = "time", points: int = 20, level: Level = "nominal",
                         values: ArrayLike | None = None, categories: ArrayLike | None = None,
                         n_resamples: int = 200, confidence: float = 0.95, seed: int | None = 0) -> pd.DataFrame:
-    """SPA with its bootstrap interval, and Krippendorff's alpha, over the annotations made up to each of ``points`` moments.
+    """SPA with its interval, and Krippendorff's alpha, over the annotations made up to each of ``points`` moments.
 
     The moments split the annotations into equal shares by their ``time``
     (the last is the latest annotation), so a project annotated in bursts

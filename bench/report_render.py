@@ -67,7 +67,8 @@ def main() -> None:
     state = ProjectState(None, parse_label_config(CONFIG), mapping=MappingOptions(), scoring=ScoringOptions())
     state.load(tasks)
     loaded = time.perf_counter()
-    report = build_report(state, source="bench", generated_at="now", task_url="http://ls/projects/1/data?task={task}")
+    report = build_report(state.snapshot(), source="bench", generated_at="now",
+                          task_url="http://ls/projects/1/data?task={task}")
     tabled = time.perf_counter()
     with tempfile.TemporaryDirectory() as scratch:
         out = Path(scratch) / "report.html"

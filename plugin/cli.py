@@ -204,7 +204,7 @@ def _run_report(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int
         if args.export is not None:
             state = ProjectState(None, controls, mapping=mapping, scoring=scoring)
             state.load(tasks)
-            report = build_report(state, source=f"Export {args.export.name}", generated_at=generated,
+            report = build_report(state.snapshot(), source=f"Export {args.export.name}", generated_at=generated,
                                   options=options)
         else:
             connection = _connection(args)
@@ -215,7 +215,7 @@ def _run_report(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int
                 people = client.users()
             except LabelStudioError:  # names are a courtesy: ids still identify the annotators
                 people = {}
-            report = build_report(state, source=f"Project {args.project} at {connection.url}",
+            report = build_report(state.snapshot(), source=f"Project {args.project} at {connection.url}",
                                   generated_at=generated, people=people, options=options,
                                   task_url=f"{connection.url}/projects/{args.project}/data?task={{task}}",
                                   title=f"Project {args.project}")

@@ -408,12 +408,12 @@ class ServiceState:
             raise LookupError(f"Name one of the monitored projects: ?project={'|'.join(map(str, self.monitors))}.")
         people = self._people()
         url = self.settings.connection.url
-        with monitor.lock:  # events wait meanwhile; the page is drawn after the lock is released
+        with monitor.lock:  # only the snapshot: the scoring and drawing happen after the lock is released
             if monitor.state is None:
                 raise RuntimeError(f"Project {project} has not been read yet; try again in a moment.")
-            return build_report(monitor.state, source=f"Project {project} at {url}", generated_at=_now(),
-                                people=people, task_url=f"{url}/projects/{project}/data?task={{task}}",
-                                title=f"Project {project}")
+            snapshot = monitor.state.snapshot()
+        return build_report(snapshot, source=f"Project {project} at {url}", generated_at=_now(), people=people,
+                            task_url=f"{url}/projects/{project}/data?task={{task}}", title=f"Project {project}")
 
     def status(self) -> dict[str, Any]:
         reachability = self.client.reachability

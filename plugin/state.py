@@ -295,6 +295,44 @@ class ProjectScores:
     config: dict[str, dict[str, list[str]]] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class ProjectSnapshot:
+    """What the project's full scores are computed from, taken in one cheap step (O(annotations), no scoring).
+
+    The service takes it under the project's lock and scores it after
+    releasing the lock, so events do not wait for the bootstrap.
+
+    Attributes
+    ----------
+    mapped : dict of str to MappedControl
+        Every task's rows, per control.
+    tasks : dict of int to TaskScore
+    skips : Skips
+    n_annotations : int
+    annotators : tuple of str
+    config : dict
+    created : tuple of (int, str, str)
+        ``(task, annotator, created_at)`` of every counted annotation.
+    scoring : ScoringOptions
+    """
+
+    mapped: dict[str, MappedControl]
+    tasks: dict[int, TaskScore]
+    skips: Skips
+    n_annotations: int
+    annotators: tuple[str, ...]
+    config: dict[str, dict[str, list[str]]]
+    created: tuple[tuple[int, str, str], ...]
+    scoring: ScoringOptions
+
+    def scores(self) -> ProjectScores:
+        """The full project scores (kappa family, augmented kappa, per label) and every task's scores."""
+        return ProjectScores(
+            controls={name: score_control(mapped, self.scoring) for name, mapped in self.mapped.items()},
+            tasks=self.tasks, skips=self.skips, n_annotations=self.n_annotations, annotators=self.annotators,
+            config=self.config)
+
+
 class ProjectState:
     """A project's tasks as last read, their items per control, and the running sums.
 
@@ -460,12 +498,17 @@ class ProjectState:
         """Per control, SPA with its interval and alpha from the running sums."""
         return {name: control.live_summary(self.scoring) for name, control in self.controls.items()}
 
+    def snapshot(self) -> ProjectSnapshot:
+        """What the full scores are computed from, without computing them (see :class:`ProjectSnapshot`)."""
+        created = tuple((s.task, s.annotator, s.created_at) for entry in self.tasks.values() for s in entry.submissions)
+        return ProjectSnapshot(mapped={name: control.mapped() for name, control in self.controls.items()},
+                               tasks=self.task_scores(), skips=self.skips(), n_annotations=self.n_annotations(),
+                               annotators=self.annotators(), config=self.config_remarks(), created=created,
+                               scoring=self.scoring)
+
     def scores(self) -> ProjectScores:
         """The full project scores (kappa family, augmented kappa, per label) and every task's scores."""
-        return ProjectScores(
-            controls={name: score_control(control.mapped(), self.scoring) for name, control in self.controls.items()},
-            tasks=self.task_scores(), skips=self.skips(), n_annotations=self.n_annotations(),
-            annotators=self.annotators(), config=self.config_remarks())
+        return self.snapshot().scores()
 
 
 def score_tasks(tasks: Iterable[Mapping[str, Any]], controls: Mapping[str, Control], *,

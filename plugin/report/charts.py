@@ -24,8 +24,8 @@ from matplotlib.patches import Rectangle
 
 __all__ = ["confusion_chart", "distribution_chart", "heatmap_chart", "sweep_chart", "timeline_chart"]
 
-STYLE: dict[str, Any] = {"svg.fonttype": "none", "svg.hashsalt": "ls-agreement", "font.size": 9, "axes.spines.top": False,
-         "axes.spines.right": False, "font.family": "sans-serif"}
+STYLE: dict[str, Any] = {"svg.fonttype": "none", "svg.hashsalt": "ls-agreement", "font.size": 9,
+                         "axes.spines.top": False, "axes.spines.right": False, "font.family": "sans-serif"}
 SPA_COLOUR, ALPHA_COLOUR, FLAG_COLOUR = "#1f6fb2", "#c2571a", "#b8312f"
 # Diverging from disagreement (red) through chance (white) to agreement (blue): kappa's own scale.
 KAPPA_MAP = LinearSegmentedColormap.from_list("kappa", ["#b8312f", "#f7f7f7", "#1f6fb2"])

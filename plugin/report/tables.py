@@ -23,7 +23,7 @@ from agreement.family import ALL_LABELS, FAMILY_COLUMNS, agreement_family, undef
 from agreement.timeline import TIMELINE_COLUMNS, agreement_over_time, annotations_needed
 from plugin.scoring import ControlScore
 from plugin.settings import ReportOptions
-from plugin.state import ProjectScores, ProjectState
+from plugin.state import ProjectScores, ProjectSnapshot
 
 __all__ = ["Report", "build_report"]
 
@@ -95,10 +95,9 @@ def _nan(value: float | None) -> float:
     return math.nan if value is None else float(value)
 
 
-def _annotation_times(state: ProjectState) -> pd.DataFrame:
+def _annotation_times(snapshot: ProjectSnapshot) -> pd.DataFrame:
     """``task``, ``annotator``, ``time`` (UTC) of every counted annotation."""
-    records = [(s.task, s.annotator, s.created_at) for entry in state.tasks.values() for s in entry.submissions]
-    frame = pd.DataFrame(records, columns=["task", "annotator", "created_at"])
+    frame = pd.DataFrame(list(snapshot.created), columns=["task", "annotator", "created_at"])
     frame["time"] = pd.to_datetime(frame["created_at"], utc=True, errors="coerce", format="ISO8601")
     return frame.drop(columns="created_at")
 
@@ -160,11 +159,10 @@ def _people(who: str, people: Mapping[str, str]) -> str:
     return people.get(who, who)
 
 
-def _control_tables(name: str, state: ProjectState, score: ControlScore, times: pd.DataFrame,
+def _control_tables(name: str, snapshot: ProjectSnapshot, score: ControlScore, times: pd.DataFrame,
                     people: Mapping[str, str], options: ReportOptions, notes: list[dict[str, str]]
                     ) -> dict[str, pd.DataFrame]:
-    control = state.controls[name]
-    mapped = control.mapped()
+    mapped = snapshot.mapped[name]
     rows = mapped.rows
     out: dict[str, pd.DataFrame] = {}
     with warnings.catch_warnings(record=True) as caught:
@@ -199,10 +197,11 @@ def _control_tables(name: str, state: ProjectState, score: ControlScore, times: 
         if untimed:
             notes.append({"kind": "left out of the timeline", "control": name,
                           "message": f"{untimed} annotations without a creation time."})
+        level: Any = mapped.level
         timeline = agreement_over_time(timed[timed["time"].notna()], points=options.timeline_points,
-                                       level=mapped.level, values=values, categories=counts.categories,  # type: ignore[arg-type]
-                                       n_resamples=options.timeline_resamples, confidence=state.scoring.confidence,
-                                       seed=state.scoring.seed)
+                                       level=level, values=values, categories=counts.categories,
+                                       n_resamples=options.timeline_resamples,
+                                       confidence=snapshot.scoring.confidence, seed=snapshot.scoring.seed)
     for message in undefined_notes(caught):
         notes.append({"kind": "undefined", "control": name, "message": message})
     family.insert(0, "control", name)
@@ -237,15 +236,16 @@ def _concat(parts: list[pd.DataFrame], columns: list[str]) -> pd.DataFrame:
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=columns)
 
 
-def build_report(state: ProjectState, *, source: str, generated_at: str, people: Mapping[str, str] | None = None,
+def build_report(snapshot: ProjectSnapshot, *, source: str, generated_at: str, people: Mapping[str, str] | None = None,
                  task_url: str | None = None, options: ReportOptions | None = None,
                  title: str | None = None) -> Report:
     """The report of a project's state as it stands.
 
     Parameters
     ----------
-    state : ProjectState
-        The project as last read (the caller holds its lock, if any).
+    snapshot : ProjectSnapshot
+        The project as last read (:meth:`plugin.state.ProjectState.snapshot`: the
+        caller holds the state's lock while taking it, and not after).
     source : str
         Where the tasks came from, as the page says it.
     generated_at : str
@@ -258,13 +258,13 @@ def build_report(state: ProjectState, *, source: str, generated_at: str, people:
     """
     options = options or ReportOptions()
     people = people or {}
-    scores = state.scores()
-    times = _annotation_times(state)
+    scores = snapshot.scores()
+    times = _annotation_times(snapshot)
     notes: list[dict[str, str]] = []
     parts: dict[str, list[pd.DataFrame]] = {key: [] for key in
                                             ("family", "timeline", "annotators", "pairwise", "confusion", "sweep")}
     for name, score in scores.controls.items():
-        for key, table in _control_tables(name, state, score, times, people, options, notes).items():
+        for key, table in _control_tables(name, snapshot, score, times, people, options, notes).items():
             parts[key].append(table)
     for reason, count in scores.skips.reasons.most_common():
         notes.append({"kind": "skipped", "control": "", "message": f"{count} x {reason}"})
@@ -276,7 +276,7 @@ def build_report(state: ProjectState, *, source: str, generated_at: str, people:
         title=title or source, source=source, generated_at=generated_at, task_url=task_url, options=options,
         overview={"n_tasks": len(scores.tasks), "n_annotations": scores.n_annotations,
                   "n_annotators": len(scores.annotators), "flagged": int(tasks["flagged"].sum()),
-                  "threshold": state.scoring.threshold, "target_width": options.target_width},
+                  "threshold": snapshot.scoring.threshold, "target_width": options.target_width},
         headline=pd.DataFrame([_headline(n, s, options) for n, s in scores.controls.items()],
                               columns=list(HEADLINE_COLUMNS)),
         family=_concat(parts["family"], ["control", *FAMILY_COLUMNS, "specific_agreement"]),

@@ -17,7 +17,7 @@ from tests.browser import browser_page, ink
 def report_file(tmp_path_factory):
     state = ProjectState(None, parse_label_config(CONFIG), mapping=MappingOptions(), scoring=ScoringOptions())
     state.load(simulated_export(300))
-    report = build_report(state, source="simulated demo", generated_at="2026-11-22 12:00 UTC",
+    report = build_report(state.snapshot(), source="simulated demo", generated_at="2026-11-22 12:00 UTC",
                           task_url="http://127.0.0.1:9/projects/1/data?task={task}")
     path = tmp_path_factory.mktemp("report") / "report.html"
     write_report(report, path)

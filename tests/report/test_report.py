@@ -30,7 +30,7 @@ def _state(tasks, config=CONFIG):
 def report():
     state = _state(simulated_export(200, seed=3))
     people = {str(i + 1): f"Annotator {i + 1} <a{i + 1}@example.com>" for i in range(5)}
-    return build_report(state, source="simulated", generated_at="2026-11-22 12:00 UTC", people=people,
+    return build_report(state.snapshot(), source="simulated", generated_at="2026-11-22 12:00 UTC", people=people,
                         task_url=URL), state
 
 
@@ -78,7 +78,8 @@ def test_pairwise_kappa_equals_cohen_on_the_pair_table(report):
     for a in range(5):
         for b in range(a + 1, 5):
             table = labels.table(a, b)
-            row = pairs[(pairs["first"] == names[labels.annotators[a]]) & (pairs["second"] == names[labels.annotators[b]])]
+            first, second = names[labels.annotators[a]], names[labels.annotators[b]]
+            row = pairs[(pairs["first"] == first) & (pairs["second"] == second)]
             assert row["kappa"].iloc[0] == pytest.approx(cohen_kappa(table), abs=1e-6)
             assert row["n_items"].iloc[0] == table.sum()
 
@@ -147,7 +148,7 @@ def test_text_from_label_studio_is_escaped():
                      "value": {"choices": ["<script>alert(1)</script>" if (i + who) % 3 else "b"]}}]}
         for who in (1, 2)]} for i in range(1, 7)]
     people = {"1": "<img src=x onerror=alert(2)>"}
-    page = render_html(build_report(_state(tasks, config), source="<b>export</b>", generated_at="now",
+    page = render_html(build_report(_state(tasks, config).snapshot(), source="<b>export</b>", generated_at="now",
                                     people=people))
     assert "<script>alert(1)" not in page and "&lt;script&gt;alert(1)" in page
     assert "<img src=x" not in page and "<b>export" not in page
@@ -159,7 +160,7 @@ def test_many_distinct_labels_are_summarized_not_drawn():
         {"id": 10 * i + who, "completed_by": who, "created_at": "2026-01-01T00:00:00Z",
          "result": [{"from_name": "answer", "to_name": "text", "type": "textarea",
                      "value": {"text": [f"answer {i} {who % 2}"]}}]} for who in (1, 2, 3)]} for i in range(30)]
-    report = build_report(_state(tasks, config), source="t", generated_at="now",
+    report = build_report(_state(tasks, config).snapshot(), source="t", generated_at="now",
                           options=ReportOptions(max_categories=10))
     assert list(report.family["label"]) == ["(all labels)"]
     assert report.confusion.empty
