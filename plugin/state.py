@@ -26,8 +26,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from agreement import RunningAgreement, UndefinedMeasureWarning, agreement_weights, gwet_ac
+from agreement.augmented import classify_items, ranked_labels
 from agreement.gwet import LEVEL_WEIGHTS
 from agreement.running_augmented import RunningAugmented
 from plugin import __version__
@@ -193,10 +195,14 @@ class ControlState:
             warnings.simplefilter("ignore", UndefinedMeasureWarning)
             return self.sums.expected_disagreement(level=self.level, values=self.values())  # type: ignore[arg-type]
 
-    def task_scores(self, tasks: Iterable[int]) -> dict[int, dict[str, Any]]:
+    def task_scores(self, tasks: Iterable[int], *, every_task: bool = False) -> dict[int, dict[str, Any]]:
         """``spa``, ``alpha`` and ``n_items`` of this control for each of ``tasks`` that has items.
 
         One vectorized :func:`plugin.scoring.task_terms` over all their items.
+        Multiple choices add each task's ``item_class``: from the running sums
+        for a few tasks, and with ``every_task`` (``tasks`` is every task) from
+        :func:`agreement.augmented.classify_items` over all of them at once,
+        which computes the same pair sums in one vectorized pass.
         Nominal items are passed packed (their non-zero counts only), so the
         cost does not grow with the number of categories.
         """
@@ -221,14 +227,24 @@ class ControlState:
             if not nominal:  # distance-aware: a 4 against a 5 is near-agreement
                 out[int(task)]["agreement"] = number(agreement)
         if self.augmented is not None:
+            batch = self._batch_classes() if every_task else None
             for task, scores in out.items():
-                scores["item_class"] = self._item_class(task)
+                scores["item_class"] = self._item_class(task, batch)
         return out
 
-    def _item_class(self, task: int) -> str | None:
+    def _batch_classes(self) -> dict[Any, str | None]:
+        """Every item's class of seed 000, vectorized over items (:func:`agreement.augmented.classify_items`)."""
+        rows = [row for task in self.ranked.values() for row in task]
+        if not rows:
+            return {}
+        classes = classify_items(ranked_labels(pd.DataFrame(rows, columns=RANKED_COLUMNS)))["item_class"]
+        return {item: (None if pd.isna(value) else str(value)) for item, value in classes.items()}
+
+    def _item_class(self, task: int, batch: Mapping[Any, str | None] | None) -> str | None:
         """The seed 000 class of the task's multiple-choice item: "constant low" if any of its items is."""
         assert self.augmented is not None
-        classes = [self.augmented.item_class(item) for item in dict.fromkeys(r[1] for r in self.ranked.get(task, ()))]
+        items = dict.fromkeys(r[1] for r in self.ranked.get(task, ()))
+        classes = [batch.get(item) if batch is not None else self.augmented.item_class(item) for item in items]
         defined = [c for c in classes if c is not None]
         return "constant low" if "constant low" in defined else (defined[0] if defined else None)
 
@@ -262,6 +278,9 @@ class ControlState:
                 "alpha": number(alpha), "gwet": {"coefficient": "AC1" if self.level == "nominal" else "AC2",
                                                  "value": number(ac)},
                 "n_items": self.sums.n_items, "n_annotations": int(self.sums.n_annotations)}
+
+
+RANKED_COLUMNS = ("task", "item", "annotator", "label", "rank")
 
 
 def _replace(store: dict[int, tuple[tuple[Any, ...], ...]], task: int, rows: tuple[tuple[Any, ...], ...]) -> None:
@@ -464,7 +483,7 @@ class ProjectState:
         wanted = [t for t in (self.tasks if tasks is None else tasks) if t in self.tasks]
         by_task: dict[int, dict[str, dict[str, Any]]] = {task: {} for task in wanted}
         for name, control in self.controls.items():
-            for task, score in control.task_scores(wanted).items():
+            for task, score in control.task_scores(wanted, every_task=tasks is None).items():
                 by_task[task][name] = score
         if self.scoring.lowest_decile and tasks is None:  # every task scored: the cut moves here, and only here
             self.decile_cut = lowest_decile(by_task.values(), (len(self.tasks[t].submissions) for t in wanted))

@@ -74,7 +74,8 @@ def test_the_mirrored_score_is_the_lowest_control_agreement_and_merges_into_data
 
 MULTI = """<View><Text name="text" value="$text"/>
 <Choices name="topics" toName="text" choice="multiple">
-  <Choice value="price"/><Choice value="service"/><Choice value="quality"/><Choice value="delivery"/><Choice value="staff"/>
+  <Choice value="price"/><Choice value="service"/><Choice value="quality"/><Choice value="delivery"/>
+  <Choice value="staff"/>
   <Choice value="app"/><Choice value="returns"/><Choice value="warranty"/>
 </Choices></View>"""
 
@@ -124,3 +125,18 @@ def test_the_lowest_decile_flags_the_worst_tenth_when_asked_and_holds_between_fu
     assert state.task_scores([1])[1].flagged and state.decile_cut == pytest.approx(cut)
     off = scored([annotation(1, 1, "pos", 1), annotation(2, 2, "pos", 5)], threshold=0.0)
     assert not off.flagged
+
+
+def test_item_classes_of_a_full_scoring_equal_those_of_tasks_scored_one_by_one():
+    # A full scoring classifies every item at once (classify_items); a task scored alone uses the running pair sums.
+    from plugin.demo import CONFIG as DEMO
+    from plugin.demo import simulated_export
+
+    state = ProjectState(None, parse_label_config(DEMO), mapping=MappingOptions(),
+                         scoring=ScoringOptions(n_resamples=20))
+    state.load(simulated_export(150, seed=2))
+    every = state.task_scores()
+    alone = {task: state.task_scores([task])[task] for task in every}
+    classes = [every[t].controls["topics"].get("item_class") for t in every if "topics" in every[t].controls]
+    assert {"constant high", "constant low"} <= set(classes)
+    assert all(every[t].controls == alone[t].controls and every[t].reasons == alone[t].reasons for t in every)
