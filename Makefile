@@ -50,6 +50,7 @@ bench: $(STAMP) $(LS_STAMP)
 	$(BIN)/python bench/load.py
 	$(BIN)/python bench/mapping_throughput.py --serve
 	$(BIN)/python bench/report_render.py --serve
+	$(BIN)/python bench/free_text.py
 
 clean:
 	rm -rf $(VENV) $(LS_VENV) var build *.egg-info .hypothesis
