@@ -30,7 +30,8 @@ from agreement.pairwise import AnnotatorLabels
 from agreement.spa import spa
 from agreement.undefined import UndefinedMeasureWarning
 
-__all__ = ["ALL_LABELS", "FAMILY_COLUMNS", "agreement_family", "one_against_rest", "pair_tables", "undefined_notes"]
+__all__ = ["ALL_LABELS", "FAMILY_COLUMNS", "agreement_family", "one_against_rest", "pair_tables", "undefined_notes",
+           "weighted_mean"]
 
 ALL_LABELS = "(all labels)"
 """The ``label`` of the row that scores the whole control."""
@@ -62,7 +63,8 @@ def one_against_rest(tables: NDArray[np.float64]) -> NDArray[np.float64]:
     return cells.reshape(*cells.shape[:2], 2, 2).transpose(1, 0, 2, 3)
 
 
-def _weighted_mean(values: NDArray[np.float64], weights: NDArray[np.float64]) -> float:
+def weighted_mean(values: NDArray[np.float64], weights: NDArray[np.float64]) -> float:
+    """The mean of the defined ``values`` with positive ``weights``; NaN when none is left."""
     defined = ~np.isnan(values) & (weights > 0)
     return float(np.average(values[defined], weights=weights[defined])) if defined.any() else float("nan")
 
@@ -78,7 +80,7 @@ def _row(label: str, tables: NDArray[np.float64], counts: NDArray[np.float64], *
     return {
         "label": label,
         "n_items": int((counts.sum(axis=1) >= 2).sum()),
-        "kappa_co": _weighted_mean(table_measure_batch(tables, measure="cohen"), weights) if len(tables) else np.nan,
+        "kappa_co": weighted_mean(table_measure_batch(tables, measure="cohen"), weights) if len(tables) else np.nan,
         "kappa_sc": fleiss_kappa(counts),
         "pabak": (size * p_a - 1.0) / (size - 1.0) if size > 1 else float("nan"),
         "p_i": information_agreement_many(list(tables)) if len(tables) else float("nan"),

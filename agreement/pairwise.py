@@ -168,8 +168,10 @@ def pairwise_matrix(labels: AnnotatorLabels, *, measure: str = "cohen", min_item
     rated = (labels.codes >= 0).astype(np.float64)
     common = rated.T @ rated
     if pairs:
-        tables = np.stack([labels.table(a, b) for a, b in pairs])
-        scores = TWO_RATER_MEASURES[measure](tables)
+        if measure == "information":  # P_I needs each pair's table
+            scores = TWO_RATER_MEASURES[measure](np.stack([labels.table(a, b) for a, b in pairs]))
+        else:  # the kappa family from the codes: no categories x categories table per pair
+            scores = np.array([labels.measures(a, b)[measure] for a, b in pairs])
         first, second = np.array(pairs).T
         scores = np.where(common[first, second] >= max(min_items, 1), scores, np.nan)
         values[first, second] = scores

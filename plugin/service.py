@@ -51,6 +51,7 @@ from plugin.reconcile import ProjectMonitor, TaskWriter, full_pass, one_line
 from plugin.report import Report, build_report, report_json
 from plugin.report.page import render_html
 from plugin.review import ensure_review_tab
+from plugin.scoring import annotator_rows
 from plugin.settings import Connection, MappingOptions, ReviewOptions, ScoringOptions, SettingsError
 
 __all__ = ["ServiceSettings", "ServiceState", "check_secret_strength", "create_app"]
@@ -221,12 +222,13 @@ class ServiceState:
         report = full_pass(self.client, monitor, max_rate=self.settings.read_rate, incremental=incremental)
         self.writer.request(project, report.stale, background=True)
         people = self._people()
+        with monitor.lock:  # only the rows: who disagrees is computed after the lock is released
+            mapped = monitor.state.mapped() if monitor.state is not None else {}
+        annotators = {name: [{**row, "name": people.get(row["annotator"], row["annotator"])}
+                             for row in annotator_rows(control.rows)] for name, control in mapped.items()}
         with monitor.lock:
+            monitor.annotators = annotators  # as of this pass: too costly for every /status
             monitor.passes += 1
-            if monitor.state is not None:  # who disagrees, as of this pass (too costly for every /status)
-                monitor.annotators = {name: [{**row, "name": people.get(row["annotator"], row["annotator"])}
-                                             for row in rows]
-                                      for name, rows in monitor.state.annotator_tables().items()}
         log.info("Project %s: %s pass read %d tasks in %.1f s; %d to write.", project, report.kind, report.n_tasks,
                  report.seconds.get("read", 0.0), len(report.stale))
 

@@ -40,7 +40,6 @@ from plugin.review import DATA_KEY
 from plugin.scoring import (
     ControlScore,
     TaskScore,
-    annotator_rows,
     lowest_decile,
     number,
     score_control,
@@ -501,9 +500,9 @@ class ProjectState:
         return {name: {"problems": list(c.problems), "notes": list(c.notes)}
                 for name, c in self.control_specs.items() if c.problems or c.notes}
 
-    def annotator_tables(self) -> dict[str, list[dict[str, Any]]]:
-        """Per control, each annotator's agreement with the others (:func:`plugin.scoring.annotator_rows`)."""
-        return {name: annotator_rows(control.mapped().rows) for name, control in self.controls.items()}
+    def mapped(self) -> dict[str, MappedControl]:
+        """Every control's rows over all tasks (immutable: safe to score after the lock is released)."""
+        return {name: control.mapped() for name, control in self.controls.items()}
 
     def annotators(self) -> tuple[str, ...]:
         """Every annotator with a counted annotation."""
@@ -520,7 +519,7 @@ class ProjectState:
     def snapshot(self) -> ProjectSnapshot:
         """What the full scores are computed from, without computing them (see :class:`ProjectSnapshot`)."""
         created = tuple((s.task, s.annotator, s.created_at) for entry in self.tasks.values() for s in entry.submissions)
-        return ProjectSnapshot(mapped={name: control.mapped() for name, control in self.controls.items()},
+        return ProjectSnapshot(mapped=self.mapped(),
                                tasks=self.task_scores(), skips=self.skips(), n_annotations=self.n_annotations(),
                                annotators=self.annotators(), config=self.config_remarks(), created=created,
                                scoring=self.scoring)

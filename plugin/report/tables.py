@@ -19,7 +19,7 @@ import pandas as pd
 from agreement import UndefinedMeasureWarning, annotator_labels, label_counts
 from agreement.alpha import coincidence_matrix
 from agreement.confusion import specific_agreement
-from agreement.family import ALL_LABELS, FAMILY_COLUMNS, agreement_family, undefined_notes
+from agreement.family import ALL_LABELS, FAMILY_COLUMNS, agreement_family, undefined_notes, weighted_mean
 from agreement.timeline import TIMELINE_COLUMNS, agreement_over_time, annotations_needed
 from plugin.scoring import ControlScore
 from plugin.settings import ReportOptions
@@ -119,9 +119,7 @@ def _family_from_pairs(score: ControlScore) -> pd.DataFrame:
     weights = np.array([p["n_items"] for p in score.pairs], dtype=float)
 
     def mean(key: str) -> float:
-        values = np.array([_nan(p.get(key)) for p in score.pairs])
-        defined = ~np.isnan(values)
-        return float(np.average(values[defined], weights=weights[defined])) if defined.any() else math.nan
+        return weighted_mean(np.array([_nan(p.get(key)) for p in score.pairs]), weights)
 
     row = {"label": ALL_LABELS, "n_items": score.n_pairable_items, "kappa_co": mean("cohen"),
            "kappa_sc": _nan(score.fleiss), "pabak": mean("pabak"), "p_i": math.nan, "r_i": math.nan,
