@@ -5,8 +5,11 @@ buckets: the item is the element (``{task}:{element id}``), the label the
 bucket it was put in (nominal; elements left in the original list get
 ``"not in a bucket"``). A Ranker without buckets orders one list: the label is
 the element's position, 1 for the top (ordinal), so that agreement measures
-how close the annotators' orders are, element by element. Several ids in one
-list or an id in two buckets are malformed and skipped.
+how close the annotators' orders are, element by element. A value that is
+one flat list (``{"ranker": ["id", ...]}``, as label-studio-frontend's own
+ranker example stores it) is that one list, read as the list of elements in
+no bucket. Several lists without buckets or an id in two places are malformed
+and skipped.
 """
 
 from __future__ import annotations
@@ -25,6 +28,8 @@ NOT_IN_A_BUCKET = "not in a bucket"
 
 def _places(control: Control, value: Mapping[str, Any]) -> dict[str, Any] | None:
     ranker = value.get("ranker")
+    if isinstance(ranker, list):
+        ranker = {"_": ranker}  # one flat list: the original list, no bucket
     if not isinstance(ranker, Mapping) or not all(
             isinstance(ids, list) and all(isinstance(i, (str, int)) for i in ids) for ids in ranker.values()):
         return None

@@ -4,9 +4,12 @@ A track is its keyframes (``sequence``: ``frame, x, y, width, height,
 enabled``), with the box linearly interpolated between two keyframes as Label
 Studio draws it; a keyframe with ``enabled: false`` ends the track there (it
 may start again at a later keyframe), and the track ends at its last
-keyframe. Two tracks' similarity is the sum of their boxes' IoU over the
-frames where both exist, divided by the frames where either exists (a track
-half as long as the other scores at most 0.5). Tracks match at
+keyframe. A keyframe box with a negative width or height (a box drawn up or
+to the left; label-studio-frontend's video example stores ``"height":
+-15.97``) is read as the same box from its top-left corner. Two tracks'
+similarity is the sum of their boxes' IoU over the frames where both exist,
+divided by the frames where either exists (a track half as long as the other
+scores at most 0.5). Tracks match at
 ``video_iou`` (0.5). The label is the track's ``labels``.
 """
 
@@ -18,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from plugin.mapping.boxes import normalised_box
 from plugin.mapping.regions import Family, Geometry, positions
 from plugin.settings import MappingOptions
 
@@ -57,10 +61,10 @@ def track(value: Mapping[str, Any], result: Mapping[str, Any], scope: tuple[Any,
         if not isinstance(entry, Mapping):
             return None
         parts = positions(entry, ("frame", "x", "y", "width", "height"))
-        if parts is None or parts[3] < 0 or parts[4] < 0:
+        if parts is None:
             return None
-        keyframes.append((int(parts[0]), parts[1], parts[2], parts[1] + parts[3], parts[2] + parts[4],
-                          entry.get("enabled", True) is not False))
+        x, y, width, height = normalised_box(*parts[1:])
+        keyframes.append((int(parts[0]), x, y, x + width, y + height, entry.get("enabled", True) is not False))
     keyframes.sort()
     if keyframes[-1][0] - keyframes[0][0] > MAX_FRAMES:
         return None
