@@ -38,6 +38,7 @@ import pandas as pd
 from numpy.typing import NDArray
 from scipy.optimize import linear_sum_assignment
 
+from agreement.intervals import overlapping_pairs
 from agreement.undefined import warn_undefined
 from agreement.units import Units
 
@@ -183,10 +184,8 @@ def _mean_sd(f1: NDArray[np.float64], *, axis: int, what: str,
 def candidate_pairs(units: Units, *, jaccard: float) -> tuple[NDArray[np.intp], NDArray[np.intp], NDArray[np.float64]]:
     """Every pair of units of two annotators, same continuum and label, whose Jaccard overlap is ``>= jaccard``.
 
-    The units are sorted by (continuum, label, start); a unit ``i`` overlaps
-    the units ``j`` after it whose start is before ``i``'s end, found by one
-    merged sort of the starts and ends, so the cost is
-    O(n log n + overlapping pairs), never O(n^2) over the project.
+    The overlapping pairs come from :func:`agreement.intervals.overlapping_pairs`
+    (a sort, never all against all).
 
     Parameters
     ----------
@@ -201,36 +200,11 @@ def candidate_pairs(units: Units, *, jaccard: float) -> tuple[NDArray[np.intp], 
     overlap : ndarray of float
         Their Jaccard overlap.
     """
-    n = units.n_units
-    if n == 0:
-        empty = np.zeros(0, dtype=np.intp)
-        return empty, empty, np.zeros(0)
     group = units.doc.astype(np.int64) * max(len(units.labels), 1) + units.label
-    order = np.lexsort((units.start, group))
-    g, start, end = group[order], units.start[order], units.end[order]
-    # For each unit, how many sorted units lie before the first unit of its group that starts at or after its end:
-    # merge starts (kind 1) and ends (kind 0, so an end sorts before an equal start) by (group, value, kind).
-    values = np.concatenate([start, end])
-    kinds = np.concatenate([np.ones(n, np.int8), np.zeros(n, np.int8)])
-    groups = np.concatenate([g, g])
-    merged = np.lexsort((kinds, values, groups))
-    starts_before = np.cumsum(kinds[merged]) - kinds[merged]
-    hi = np.empty(n, dtype=np.int64)
-    is_end = merged >= n
-    hi[merged[is_end] - n] = starts_before[is_end]
-    low = np.arange(n) + 1
-    width = np.maximum(hi - low, 0)
-    first = np.repeat(np.arange(n), width)
-    offsets = np.arange(width.sum()) - np.repeat(np.cumsum(width) - width, width)
-    second = first + 1 + offsets
-    first, second = order[first], order[second]
-    a, b = units.annotator[first], units.annotator[second]
-    keep = a != b
-    first, second = first[keep], second[keep]
-    inter = np.minimum(units.end[first], units.end[second]) - np.maximum(units.start[first], units.start[second])
+    first, second, inter = overlapping_pairs(group, units.annotator, units.start, units.end)
     union = (units.end[first] - units.start[first]) + (units.end[second] - units.start[second]) - inter
     overlap = inter / union
-    keep = (inter > 0) & (overlap >= jaccard)
+    keep = overlap >= jaccard
     first, second, overlap = first[keep], second[keep], overlap[keep]
     swap = units.annotator[first] > units.annotator[second]
     first, second = np.where(swap, second, first), np.where(swap, first, second)
