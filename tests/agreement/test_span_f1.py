@@ -198,3 +198,30 @@ def test_live_equals_batch(project, match):
                 assert live == pytest.approx(batch.loc[doc, "mean"], nan_ok=True, abs=1e-15)
             else:
                 assert np.isnan(live)
+
+
+@settings(max_examples=80, deadline=None)
+@given(span_projects(max_units=40), st.sampled_from([0.1, 0.3, 0.5, 1.0]))
+def test_overlap_makes_the_most_matches(project, jaccard):
+    # The matched count of each (continuum, pair, label) is a maximum matching of the candidate graph (checked
+    # by scipy's maximum_bipartite_matching), one to one, and every match is a candidate.
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import maximum_bipartite_matching
+
+    units = project.units
+    result = span_f1(units, match="overlap", jaccard=jaccard)
+    first, second, _ = candidate_pairs(units, jaccard=jaccard)
+    m0, m1 = result.matches[:, 0], result.matches[:, 1]
+    n_ann = len(units.annotators)
+    assert len(np.unique(m0 * n_ann + units.annotator[m1])) == len(m0)  # a span matches one span of each other
+    assert len(np.unique(m1 * n_ann + units.annotator[m0])) == len(m1)
+    assert set(map(tuple, result.matches.tolist())) <= set(zip(first.tolist(), second.tolist(), strict=True))
+    total = 0
+    blocks = pd.DataFrame({"f": first, "s": second, "d": units.doc[first], "a": units.annotator[first],
+                           "b": units.annotator[second], "l": units.label[first]})
+    for _, block in blocks.groupby(["d", "a", "b", "l"]):
+        rows, r = np.unique(block["f"], return_inverse=True)
+        cols, c = np.unique(block["s"], return_inverse=True)
+        graph = csr_matrix((np.ones(len(block)), (r, c)), shape=(len(rows), len(cols)))
+        total += int(np.sum(maximum_bipartite_matching(graph, perm_type="column") >= 0))
+    assert result.tp.sum() == total == len(result.matches)
