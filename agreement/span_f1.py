@@ -117,8 +117,18 @@ class SpanF1:
                             index=pd.Index(self.labels, name="label"))
 
     def per_doc(self) -> pd.DataFrame:
-        """Mean and population SD over a continuum's pairs of their F1 there, counts summed over labels."""
+        """Mean and population SD over a continuum's pairs of their F1 there, counts summed over labels.
+
+        Only continua that two annotators annotated have a row. A pair who
+        both marked nothing there has no F1 (left out of the mean, with a
+        warning); a continuum where nobody marked anything has NaN. (bratiaa
+        would give NaN for the whole continuum in the first case.)
+        """
         f1, doc_codes, starts = self._doc_f1()
+        if np.any(np.isnan(f1)):
+            warn_undefined("Pairwise F1 of an annotator pair on a continuum",
+                           f"both annotators of a pair marked no span on a continuum they share "
+                           f"({int(np.sum(np.isnan(f1)))} such pairs, left out of their continuum's mean)")
         sums = np.add.reduceat(np.nan_to_num(f1), starts) if len(f1) else np.zeros(0)
         counts = np.add.reduceat((~np.isnan(f1)).astype(np.int64), starts) if len(f1) else np.zeros(0, np.int64)
         squares = np.add.reduceat(np.nan_to_num(f1) ** 2, starts) if len(f1) else np.zeros(0)
@@ -162,7 +172,7 @@ def _f1(tp: NDArray, total: NDArray, measure: str, reason: str) -> NDArray[np.fl
     """``2 tp / total``, NaN (with one warning) where ``total`` is 0."""
     empty = total == 0
     if np.any(empty):
-        warn_undefined(measure, f"{int(np.sum(empty))} times {reason}")
+        warn_undefined(measure, f"{reason} ({int(np.sum(empty))} cases)")
     return np.where(empty, np.nan, 2.0 * tp / np.maximum(total, 1))
 
 
