@@ -27,7 +27,7 @@ def export_units(path: Path) -> tuple[Units, dict]:
     rows, present, names = [], [], {}
     for task in tasks:
         for annotation in task["annotations"]:
-            who = annotation["completed_by_name"]
+            who = str(annotation["completed_by"])
             present.append({"doc": task["data"]["document"], "annotator": who})
             for result in annotation["result"]:
                 value = result["value"]
