@@ -318,3 +318,22 @@ def test_mirroring_the_continuum_changes_nothing(project):
                                                               rel=1e-9)
     ua, ub = quiet(u_alpha, units), quiet(u_alpha, mirrored)
     assert (ua.value, ua.binary, ua.coding) == pytest.approx((ub.value, ub.binary, ub.coding), nan_ok=True, rel=1e-9)
+
+
+@pytest.mark.parametrize("case", range(6))
+def test_1995_equals_dkpro_agreement(case):
+    # DKPro Agreement's KrippendorffAlphaUnitizingAgreement on random projects of 2 to 4 coders and 1 to 3 tasks laid
+    # end to end, recorded by tests/data/dkpro_unitizing_reference.py.
+    recorded = json.loads((DATA / "dkpro_unitizing_reference.json").read_text())["cases"][case]
+    frame = pd.DataFrame(recorded["units"], columns=["doc", "start", "end", "annotator", "label"])
+    present = pd.DataFrame([(d, a) for d in range(len(recorded["lengths"])) for a in range(recorded["coders"])],
+                           columns=["doc", "annotator"])
+    units = units_from_frame(frame, present=present, lengths=dict(enumerate(recorded["lengths"])))
+    assert units.docs == tuple(range(len(recorded["lengths"])))
+    result = unitizing_alpha(units)
+    dkpro = recorded["dkpro"]
+    assert (result.value, result.observed, result.expected) == pytest.approx(
+        (dkpro["*"]["alpha"], dkpro["*"]["observed"], dkpro["*"]["expected"]), rel=1e-9)
+    for label, row in result.per_label.iterrows():
+        assert (row["value"], row["observed"], row["expected"]) == pytest.approx(
+            (dkpro[label]["alpha"], dkpro[label]["observed"], dkpro[label]["expected"]), rel=1e-9)
