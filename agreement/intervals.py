@@ -46,16 +46,13 @@ def overlapping_pairs(group: NDArray[np.int64], owner: NDArray[np.intp], start: 
     if n == 0:
         empty = np.zeros(0, dtype=np.intp)
         return empty, empty, np.zeros(0)
-    order = np.lexsort((start, group))
-    g, s, e = group[order], start[order], end[order]
-    # merge the starts (kind 1) and the ends (kind 0: an end sorts before an equal start) by (group, value, kind);
-    # the starts before an interval's end are the sorted intervals before the first one starting at or after it
-    kinds = np.concatenate([np.ones(n, np.int8), np.zeros(n, np.int8)])
-    merged = np.lexsort((kinds, np.concatenate([s, e]), np.concatenate([g, g])))
-    starts_before = np.cumsum(kinds[merged]) - kinds[merged]
-    is_end = merged >= n
-    hi = np.empty(n, dtype=np.int64)
-    hi[merged[is_end] - n] = starts_before[is_end]
+    # positions as ranks among all starts and ends (exact), so (group, position) is one integer key
+    values, rank = np.unique(np.concatenate([start, end]), return_inverse=True)
+    span = np.int64(len(values))
+    key = group.astype(np.int64) * span + rank[:n]
+    order = np.argsort(key, kind="stable")
+    # the sorted intervals before the first of its group that starts at or after an interval's end
+    hi = np.searchsorted(key[order], group[order].astype(np.int64) * span + rank[n:][order])
     width = np.maximum(hi - np.arange(1, n + 1), 0)
     first = np.repeat(np.arange(n), width)
     second = first + 1 + np.arange(width.sum()) - np.repeat(np.cumsum(width) - width, width)
