@@ -12,10 +12,11 @@ Which question each answers
   2nd ed. 2004, §11.6): *one coefficient per label* for unitizing and coding
   together: do the coders put units of this label in the same places with the
   same extent? The overall value averages the labels' observed and expected
-  disagreements, as DKPro Agreement and INCEpTION do. It is defined for two
-  coders and **misbehaves with more**: the pairs' squared boundary
-  differences are averaged without regard to what the other coders did, and a
-  unit one coder missed counts against every pair that includes that coder.
+  disagreements, as DKPro Agreement and INCEpTION do. It was built for two
+  coders and **misbehaves with more** (Krippendorff et al. 2016, who replace
+  it by uα): each pair of coders is scored on its own, squared boundary
+  differences and all, and the pairs are averaged, so what a third coder did
+  never enters a pair's comparison.
 - :func:`u_alpha` (Krippendorff, Mathet, Bouvry & Widlöcher 2016, "On the
   reliability of unitizing textual continua: Further developments", Quality &
   Quantity 50; Content Analysis, 4th ed. 2019, §12.6): a coincidence matrix of
@@ -156,10 +157,12 @@ def unitizing_alpha(units: Units) -> UnitizingAlpha:
 
     Notes
     -----
-    Defined for two coders. With more, it averages pairs that each see only
-    their two segmentations, so a unit that one coder missed is charged once
-    per pair that includes that coder: it misbehaves, and Krippendorff et al.
-    (2016) replaced it by :func:`u_alpha`.
+    Built for two coders. With more it averages pairs that each see only
+    their own two segmentations; Krippendorff et al. (2016) found it
+    misbehaves there and replaced it by :func:`u_alpha`, which pairs every
+    position's values across all coders. Prefer uα with three or more coders.
+    The only Python loop is over the labels (the gaps of each label are
+    sorted once); everything over units is vectorised.
 
     Examples
     --------
