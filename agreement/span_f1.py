@@ -201,7 +201,8 @@ def candidate_pairs(units: Units, *, jaccard: float) -> tuple[NDArray[np.intp], 
     ----------
     units : Units
     jaccard : float
-        The least Jaccard overlap :math:`|a \\cap b| / |a \\cup b|`, in (0, 1].
+        The least Jaccard overlap :math:`|a \\cap b| / |a \\cup b|`, in (0, 1];
+        1 means the same start and end.
 
     Returns
     -------
@@ -215,6 +216,8 @@ def candidate_pairs(units: Units, *, jaccard: float) -> tuple[NDArray[np.intp], 
     union = (units.end[first] - units.start[first]) + (units.end[second] - units.start[second]) - inter
     overlap = inter / union
     keep = overlap >= jaccard
+    if jaccard == 1.0:  # the same span, compared as positions (a ratio can round to 1 for far-out floats)
+        keep &= (units.start[first] == units.start[second]) & (units.end[first] == units.end[second])
     first, second, overlap = first[keep], second[keep], overlap[keep]
     swap = units.annotator[first] > units.annotator[second]
     first, second = np.where(swap, second, first), np.where(swap, first, second)

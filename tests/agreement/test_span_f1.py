@@ -226,3 +226,10 @@ def test_overlap_makes_the_most_matches(project, jaccard):
         graph = csr_matrix((np.ones(len(block)), (r, c)), shape=(len(rows), len(cols)))
         total += int(np.sum(maximum_bipartite_matching(graph, perm_type="column") >= 0))
     assert result.tp.sum() == total == len(result.matches)
+
+
+def test_exact_compares_positions_not_a_rounded_ratio():
+    # [0, 1e9) and [0, 1e9 + 1e-7): Jaccard 1 - 1e-16 rounds to 1.0, yet the spans differ
+    frame = pd.DataFrame({"doc": 1, "annotator": ["a", "b"], "label": "X", "start": 0.0, "end": [1e9, 1e9 + 1e-7]})
+    assert span_f1(units_from_frame(frame)).tp.sum() == 0
+    assert span_f1(units_from_frame(frame), match="overlap", jaccard=0.99).tp.sum() == 1
