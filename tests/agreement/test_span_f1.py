@@ -229,7 +229,7 @@ def test_overlap_makes_the_most_matches(project, jaccard):
 
 
 def test_exact_compares_positions_not_a_rounded_ratio():
-    # [0, 1e9) and [0, 1e9 + 1e-7): Jaccard 1 - 1e-16 rounds to 1.0, yet the spans differ
-    frame = pd.DataFrame({"doc": 1, "annotator": ["a", "b"], "label": "X", "start": 0.0, "end": [1e9, 1e9 + 1e-7]})
+    # [0, 1e9) and [4e-8, 1e9): the intersection 1e9 - 4e-8 rounds to 1e9, so the Jaccard ratio is exactly 1.0
+    frame = pd.DataFrame({"doc": 1, "annotator": ["a", "b"], "label": "X", "start": [0.0, 4e-8], "end": 1e9})
     assert span_f1(units_from_frame(frame)).tp.sum() == 0
     assert span_f1(units_from_frame(frame), match="overlap", jaccard=0.99).tp.sum() == 1
