@@ -64,6 +64,7 @@ TAG_NAMES: dict[str, str] = {tag: name for name in (
 PER_REGION_TAGS = frozenset({"choices", "textarea", "number", "rating", "taxonomy", "datetime"})
 # Rating scales above this many points take their categories from the values seen (memory bounded by the data).
 MAX_RATING_CATEGORIES = 1000
+_DATA_KEY = re.compile(r"\$([A-Za-z_][\w-]*)")
 
 
 def tag_of_result_type(kind: str) -> str | None:
@@ -103,6 +104,10 @@ class Control:
         results matches (``action_0``, ``action_1``, ...); empty otherwise.
     object_tag : str
         The tag (lower case) of the object it labels (``text``, ``audio``, ``image``, ...), when known.
+    object_value : str
+        The task data key the object shows: ``"text"`` for ``<Text name="text" value="$text"/>``; empty
+        when the object's ``value`` is not one plain ``$key`` (a literal, ``$pages[{{idx}}]``, several keys)
+        or the object is unknown.
     problems : tuple of str
         What is wrong with this control's config; a control with problems is skipped.
     notes : tuple of str
@@ -121,6 +126,7 @@ class Control:
     per_region: bool = False
     pattern: str = ""
     object_tag: str = ""
+    object_value: str = ""
     problems: tuple[str, ...] = ()
     only: str = ""
     notes: tuple[str, ...] = ()
@@ -153,6 +159,12 @@ class Control:
         return f"{self.tag_name} {self.name!r}"
 
 
+def _data_key(value: str) -> str:
+    """The task data key of an object's ``value`` when it is one plain ``$key``, else ""."""
+    match = _DATA_KEY.fullmatch(value.strip())
+    return match.group(1) if match else ""
+
+
 def _taxonomy_paths(element: ElementTree.Element, prefix: tuple[str, ...] = ()) -> list[str]:
     paths = []
     for child in element:
@@ -183,8 +195,8 @@ def _walk(element: ElementTree.Element, flags: list[str]) -> Iterable[tuple[Elem
         yield from _walk(child, inner)
 
 
-def _control(element: ElementTree.Element, tag: str, name: str, flags: list[str], objects: Mapping[str, str]
-             ) -> Control:
+def _control(element: ElementTree.Element, tag: str, name: str, flags: list[str],
+             objects: Mapping[str, tuple[str, str]]) -> Control:
     problems: list[str] = []
     if tag == "taxonomy":
         labels = tuple(_taxonomy_paths(element))
@@ -212,10 +224,12 @@ def _control(element: ElementTree.Element, tag: str, name: str, flags: list[str]
     elif tag == "taxonomy":
         multiple = element.get("maxUsages", "") != "1"
     to_name = element.get("toName", "")
+    object_tag, object_value = objects.get(to_name.split(",")[0], ("", ""))
     return Control(
         name=name, tag=tag, to_name=to_name, labels=labels, multiple=multiple, max_rating=max(1, max_rating),
         per_region=tag in PER_REGION_TAGS and element.get("perRegion", "false").lower() == "true",
-        pattern=_repeater_pattern(name, flags), object_tag=objects.get(to_name.split(",")[0], ""),
+        pattern=_repeater_pattern(name, flags), object_tag=object_tag,
+        object_value=object_value,
         problems=tuple(problems), only=(element.get("only") or "").lower() if tag == "datetime" else "",
         notes=notes,
     )
@@ -247,7 +261,8 @@ def parse_label_config(xml: str) -> dict[str, Control]:
         root = ElementTree.fromstring(xml)
     except ElementTree.ParseError as error:
         raise ValueError(f"The labeling config is not well-formed XML: {error}.") from None
-    objects = {element.get("name", ""): element.tag.lower() for element in root.iter()
+    objects = {element.get("name", ""): (element.tag.lower(), _data_key(element.get("value", "")))
+               for element in root.iter()
                if element.get("name") and element.get("value") is not None and element.tag.lower() not in CONTROL_TAGS}
     controls: dict[str, Control] = {}
     for element, flags in _walk(root, []):

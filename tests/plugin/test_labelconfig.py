@@ -84,3 +84,37 @@ def test_every_shipped_template_parses(template_configs):
         tags |= {c.tag for c in controls.values()}
     assert {"polygonlabels", "keypointlabels", "brushlabels", "videorectangle", "timelinelabels",
             "timeserieslabels", "relations", "ranker", "rectangle", "polygon", "ocrlabels"} <= tags
+
+
+def test_object_value_is_the_data_key_of_the_labelled_object():
+    controls = parse_label_config("""<View>
+      <Text name="text" value="$text"/>
+      <Labels name="ner" toName="text"><Label value="PER"/></Labels>
+      <HyperText name="html" value="$page_html"/>
+      <HyperTextLabels name="html_ner" toName="html"><Label value="PER"/></HyperTextLabels>
+      <Audio name="audio" value="$url"/>
+      <Labels name="sound" toName="audio"><Label value="Beat"/></Labels>
+      <Text name="fixed" value="A literal sentence, not task data."/>
+      <Choices name="about_fixed" toName="fixed"><Choice value="a"/></Choices>
+      <Repeater on="$pages" indexFlag="{{idx}}">
+        <Image name="page_{{idx}}" value="$pages[{{idx}}].url"/>
+        <RectangleLabels name="box_{{idx}}" toName="page_{{idx}}"><Label value="x"/></RectangleLabels>
+      </Repeater>
+      <Choices name="nowhere" toName="missing"><Choice value="a"/></Choices>
+    </View>""")
+    assert controls["ner"].object_value == "text" and controls["ner"].object_tag == "text"
+    assert controls["html_ner"].object_value == "page_html"
+    assert controls["sound"].object_value == "url" and controls["sound"].object_tag == "audio"
+    # A literal value, an indexed value and an object the config lacks give no key.
+    assert controls["about_fixed"].object_value == ""
+    assert controls["box_{{idx}}"].object_value == ""
+    assert controls["nowhere"].object_value == "" and controls["nowhere"].object_tag == ""
+
+
+def test_span_corpora_configs_name_their_data_keys():
+    from tests.plugin.conftest import DATA
+    keys = {name: next(iter(parse_label_config((DATA / "spans" / f"{name}_config.xml").read_text()).values()))
+            for name in ("krippendorff2004", "leoka", "lsf_audio", "lsf_hypertext", "lsf_paragraphs", "lsf_timeseries")}
+    assert {name: control.object_value for name, control in keys.items()} == {
+        "krippendorff2004": "text", "leoka": "text", "lsf_audio": "url", "lsf_hypertext": "text",
+        "lsf_paragraphs": "dialogue", "lsf_timeseries": "csv"}
