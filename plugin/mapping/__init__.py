@@ -25,8 +25,10 @@ Chat                                                    (none)       not scored:
 ======================================================= ============ ==========================================
 
 Region families share :mod:`plugin.mapping.regions`; each contributes only
-its geometry. Every result is either in a row or counted in ``skips`` under
-a reason that names the control and its tag.
+its geometry. Span-like controls also keep each labelled stretch as a unit
+for the span measures (:attr:`MappedControl.spans`, :mod:`plugin.mapping.span_units`).
+Every result is either in a row or counted in ``skips`` under a reason that
+names the control and its tag.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ from plugin.mapping.numeric import map_number, map_rating
 from plugin.mapping.ranker import map_ranker
 from plugin.mapping.regions import REGION, Region, RegionItems, match_regions, region_rows
 from plugin.mapping.relations import map_relations
+from plugin.mapping.span_units import is_span_control, span_rows, submitted_pairs
 from plugin.mapping.spans import NO_SPAN
 from plugin.mapping.taxonomy import map_taxonomy
 from plugin.mapping.text import map_textarea
@@ -162,8 +165,11 @@ def map_project(controls: Mapping[str, Control], submissions: Mapping[int, list[
     out: dict[str, MappedControl] = {name: _empty(c) for name, c in controls.items() if name not in usable}
 
     rows: dict[str, list[tuple[object, ...]]] = {name: [] for name in region_controls}
+    spans: dict[str, list[tuple[object, ...]]] = {name: [] for name, c in region_controls.items()
+                                                  if is_span_control(c)}
     groups: dict[int, list[tuple[str, str, list[Region]]]] = {}
     items: RegionItems = {}
+    submitted = submitted_pairs(submissions) if spans else None
     for task, task_submissions in submissions.items():
         regions = task_regions(region_controls, task_submissions, skips, options)
         for name in sorted(regions):
@@ -171,6 +177,8 @@ def map_project(controls: Mapping[str, Control], submissions: Mapping[int, list[
             matched = match_regions(task, regions[name], control, skips, options)
             absent = absent_label(control) if options.absent_span == "label" else None
             rows[name].extend(region_rows(task, matched, task_submissions, absent))
+            if name in spans:
+                spans[name].extend(span_rows(task, control, matched, skips))
             for item, group in matched:
                 groups.setdefault(task, []).append((name, item, group))
                 for region in group:
@@ -179,7 +187,9 @@ def map_project(controls: Mapping[str, Control], submissions: Mapping[int, list[
         absent = absent_label(control) if options.absent_span == "label" else None
         labels = control.labels or ((REGION,) if control.tag in TOOL_TAGS else ())
         categories = (*labels, absent) if labels and absent else (labels or None)
-        out[name] = MappedControl(control, "nominal", tuple(rows[name]), categories=categories)
+        out[name] = MappedControl(control, "nominal", tuple(rows[name]), categories=categories,
+                                  spans=tuple(spans[name]) if name in spans else None,
+                                  submitted=submitted if name in spans else None)
 
     for name, control in usable.items():
         if control.tag in UNIT_MAPPERS:

@@ -56,6 +56,16 @@ class MappedControl:
     ranked_records : tuple of tuple, optional
         Multiple choices only: ``(task, item, annotator, label, rank)`` with
         rank 1 primary and 2 secondary, for the augmented kappa.
+    spans : tuple of tuple, optional
+        Span-like controls only (:func:`plugin.mapping.span_units.is_span_control`):
+        ``(task, scope, annotator, label, start, end)``, one per labelled
+        stretch, for pairwise F1, unitizing alpha and gamma; each
+        ``(task, scope)`` is one continuum (see :mod:`plugin.mapping.span_units`).
+        None for every other control.
+    submitted : tuple of tuple, optional
+        With :attr:`spans`: ``(task, annotator)`` for every annotator who
+        submitted each task mapped, marked or not (present on every continuum
+        of the task). One tuple shared by the project's span controls.
     """
 
     control: Control
@@ -63,6 +73,8 @@ class MappedControl:
     records: tuple[tuple[Any, ...], ...]
     categories: tuple[Any, ...] | None = None
     ranked_records: tuple[tuple[Any, ...], ...] | None = None
+    spans: tuple[tuple[Any, ...], ...] | None = None
+    submitted: tuple[tuple[int, str], ...] | None = None
 
     @cached_property
     def rows(self) -> pd.DataFrame:
