@@ -10,12 +10,15 @@ its own output.
 import json
 from collections import Counter
 
+import pandas as pd
 import pytest
 
+from agreement.units import units_from_frame
 from plugin.annotations import Skips, collect_submissions
 from plugin.labelconfig import parse_label_config
 from plugin.labelstudio import read_export
 from plugin.mapping import map_project
+from plugin.mapping.span_units import SPAN_COLUMNS, continuum_length
 from plugin.settings import MappingOptions
 from tests.plugin.conftest import DATA
 
@@ -164,3 +167,98 @@ def test_exports_are_json_lists_of_tasks_with_annotations():
         tasks = json.loads(path.read_text())
         assert isinstance(tasks, list) and all("annotations" in t and "data" in t for t in tasks), path.name
         assert "email" not in path.read_text(), path.name
+
+
+# Span rows for the span measures (plugin.mapping.span_units): what the files hold, unit by unit.
+
+def _continua(tasks, mapped):
+    """``{(task, scope): length}`` from continuum_length, for every continuum the rows name."""
+    by_id = {task["id"]: task for task in tasks}
+    out = {}
+    for task, scope, *_ in mapped.spans:
+        data = by_id[task]
+        results = [r for a in data["annotations"] for r in a["result"]]
+        out[(task, scope)] = continuum_length(mapped.control, data["data"], results, scope=scope)
+    return out
+
+
+def _units(mapped, lengths):
+    frame = pd.DataFrame(list(mapped.spans), columns=list(SPAN_COLUMNS))
+    frame["doc"] = list(zip(frame["task"], frame["scope"], strict=True))
+    present = pd.DataFrame([(key, annotator) for task, annotator in mapped.submitted
+                            for key in lengths if key[0] == task], columns=["doc", "annotator"])
+    return units_from_frame(frame, present=present, lengths=lengths, labels=mapped.control.labels)
+
+
+def test_krippendorff_2004_example_gives_its_nine_units_on_a_continuum_of_300():
+    tasks, _, mapped, skips = _load("krippendorff2004", "krippendorff2004_config.xml")
+    label = mapped["label"]
+    # Krippendorff (2004, p. 254) as DKPro Agreement's Krippendorff2004Test transcribes it (begin, length), on the
+    # book's continuum [150, 450): observer i (annotator 1) c 225+70, c 370+30, k 180+60, k 300+50; observer j
+    # (annotator 2) c 220+80, c 355+20, c 400+20, k 180+60, k 300+50. The task's text is the continuum less 150.
+    book = {("1", "c", 225, 70), ("1", "c", 370, 30), ("1", "k", 180, 60), ("1", "k", 300, 50),
+            ("2", "c", 220, 80), ("2", "c", 355, 20), ("2", "c", 400, 20), ("2", "k", 180, 60), ("2", "k", 300, 50)}
+    assert len(label.spans) == 9
+    assert {(a, lab, start + 150, end - start) for _, _, a, lab, start, end in label.spans} == book
+    assert all(task == 1 and scope == () for task, scope, *_ in label.spans)
+    assert label.submitted == ((1, "1"), (1, "2"))
+    assert _continua(tasks, label) == {(1, ()): 300.0}
+    units = _units(label, _continua(tasks, label))
+    assert units.n_units == 9 and units.lengths.tolist() == [300.0] and units.labels == ("c", "k")
+    assert units.present.tolist() == [[True, True]]
+    assert not skips.as_dict()
+
+
+def test_leoka_gives_its_3260_spans_as_the_file_holds_them():
+    tasks, _, mapped, _ = _load("leoka_team_2", "leoka_config.xml")
+    label = mapped["label"]
+    in_file = Counter((task, str(who), r["value"]["labels"][0], float(r["value"]["start"]), float(r["value"]["end"]))
+                      for task, who, r in _span_results(tasks, "label"))
+    rows = Counter((task, annotator, lab, start, end) for task, scope, annotator, lab, start, end in label.spans)
+    assert len(label.spans) == 3260 and rows == in_file
+    assert {scope for _, scope, *_ in label.spans} == {()}
+    # The first task's first span and the last span, with the text they cover.
+    by_id = {task["id"]: task["data"]["text"] for task in tasks}
+    first, last = label.spans[0], label.spans[-1]
+    assert first == (97056480, (), "19149", "Experience", 1083.0, 1120.0)
+    assert by_id[first[0]][1083:1120] == "4 years of law enforcement experience"
+    assert last == (97056609, (), "19164", "Date", 64.0, 75.0) and by_id[last[0]][64:75] == "September 1"
+    # Present: the 388 submitted annotations, one per (task, annotator); every task is a continuum of its text.
+    assert len(label.submitted) == len(set(label.submitted)) == 388
+    lengths = _continua(tasks, label)
+    assert len(lengths) == 130 and all(lengths[(task, ())] == len(by_id[task]) for task, _ in lengths)
+    units = _units(label, lengths)
+    assert units.n_units == 3260 and units.present.sum() == 388
+
+
+def test_label_studio_span_examples_as_units():
+    tasks, _, mapped, skips = _load("lsf_audio", "lsf_audio_config.xml")
+    # Seconds as stored; the example's results carry no original_length, so the length is the caller's (None).
+    assert sorted(mapped["label"].spans) == [
+        (1, (), "1", "Beat", 12.778410892095105, 28.50568583621215),
+        (1, (), "1", "Other", 55.747572792986325, 59.39854733358493),
+        (1, (), "2", "Beat", 13.278410892095105, 29.00568583621215),
+        (1, (), "2", "Voice", 55.747572792986325, 59.39854733358493)]
+    assert _continua(tasks, mapped["label"]) == {(1, ()): None} and not skips.as_dict()
+
+    tasks, _, mapped, skips = _load("lsf_paragraphs", "lsf_paragraphs_config.xml")
+    # Phrases 2 to 4 (both annotators) cross paragraphs and are left out; phrase 1 "Hate what?" is [0, 10).
+    assert mapped["ner"].spans == ((1, ("paragraph=1",), "2", "Random talk", 0.0, 10.0),)
+    assert _continua(tasks, mapped["ner"]) == {(1, ("paragraph=1",)): 10.0}
+    assert skips.as_dict() == {"span across paragraphs (each paragraph is a continuum of its own; left out of F1, "
+                               "unitizing alpha and gamma): ParagraphLabels 'ner'": 2}
+
+    tasks, _, mapped, skips = _load("lsf_hypertext", "lsf_hypertext_config.xml")
+    spans = mapped["ner"].spans
+    assert sorted((a, lab, s, e) for _, _, a, lab, s, e in spans) == [
+        ("1", "Date", 69.0, 104.0), ("1", "Date", 81.0, 105.0), ("1", "Person", 0.0, 5.0), ("1", "Person", 180.0, 188.0),
+        ("2", "Date", 69.0, 104.0), ("2", "Person", 0.0, 5.0), ("2", "Person", 81.0, 105.0), ("2", "Person", 184.0, 188.0)]
+    # The globalOffsets count the HTML's text content: 389 characters, "The Wolf" at [180, 188).
+    assert _continua(tasks, mapped["ner"]) == {(1, ()): 389.0} and not skips.as_dict()
+
+    tasks, _, mapped, skips = _load("lsf_timeseries", "lsf_timeseries_config.xml")
+    assert sorted(mapped["label"].spans) == [(1, (), "1", "Run", 4.0, 23.0), (1, (), "1", "Walk", 52.0, 69.0),
+                                             (1, (), "2", "Run", 6.0, 25.0), (1, (), "2", "Walk", 52.0, 69.0)]
+    assert _continua(tasks, mapped["label"]) == {(1, ()): None}
+    assert skips.as_dict() == {"instant (start equals end: no extent for span measures; left out of F1, unitizing "
+                               "alpha and gamma): TimeSeriesLabels 'label'": 1}
