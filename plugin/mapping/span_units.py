@@ -27,6 +27,7 @@ skips with the reason (:data:`NOT_A_UNIT`).
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from html.parser import HTMLParser
 from typing import Any
@@ -117,7 +118,9 @@ def span_rows(task: int, control: Control, items: Iterable[tuple[str, Sequence[R
 
     ``items`` are :func:`plugin.mapping.regions.match_regions`'s groups; every
     region in them gives its rows, or is counted in ``skips`` with the reason
-    it cannot be a unit (it stays an item).
+    it cannot be a unit (it stays an item). Annotators and labels are
+    interned, so a row holds its tuple and two floats of its own (about
+    150 bytes; 3,260 spans of the LEOKA project take 0.5 MB).
     """
     rows: list[SpanRow] = []
     for _, group in items:
@@ -129,13 +132,14 @@ def span_rows(task: int, control: Control, items: Iterable[tuple[str, Sequence[R
             scope, parts = found
             if region.instance:
                 scope = (*scope, region.instance)
-            rows.extend((task, scope, region.annotator, region.label, start, end) for start, end in parts)
+            annotator, label = sys.intern(region.annotator), sys.intern(region.label)
+            rows.extend((task, scope, annotator, label, start, end) for start, end in parts)
     return rows
 
 
 def submitted_pairs(submissions: Mapping[int, Sequence[Submission]]) -> tuple[tuple[int, str], ...]:
     """``(task, annotator)`` for every annotator who submitted each task: who was present on its continua."""
-    return tuple((task, submission.annotator) for task, subs in submissions.items() for submission in subs)
+    return tuple((task, sys.intern(submission.annotator)) for task, subs in submissions.items() for submission in subs)
 
 
 class _TextContent(HTMLParser):
