@@ -21,7 +21,10 @@ the continuum ``[0, n)``. A timeline region of several ranges gives one row
 per merged range.
 
 Regions that cannot be units still count as items; they are counted in the
-skips with the reason (:data:`NOT_A_UNIT`).
+skips with the reason (:data:`NOT_A_UNIT`). :func:`continuum_length` gives a
+continuum's length from the task's data or its results, and
+:func:`span_units` turns the rows into the :class:`agreement.units.Units`
+every span measure reads.
 """
 
 from __future__ import annotations
@@ -32,9 +35,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from html.parser import HTMLParser
 from typing import Any
 
+import numpy as np
+
+from agreement.units import Units
 from plugin.annotations import Skips, Submission
 from plugin.labelconfig import Control
-from plugin.mapping.base import reason
+from plugin.mapping.base import MappedControl, reason
 from plugin.mapping.families import geometry_of
 from plugin.mapping.regions import Geometry, Region
 from plugin.mapping.spans import SPAN
@@ -42,7 +48,7 @@ from plugin.mapping.timeseries import INTERVAL
 from plugin.settings import MappingOptions
 
 __all__ = ["NOT_A_UNIT", "SPAN_COLUMNS", "SpanRow", "continuum_length", "is_span_control", "span_rows",
-           "submitted_pairs"]
+           "span_units", "submitted_pairs"]
 
 SPAN_COLUMNS = ("task", "scope", "annotator", "label", "start", "end")
 SpanRow = tuple[int, tuple[Any, ...], str, str, float, float]
@@ -279,3 +285,79 @@ def continuum_length(control: Control, task_data: Mapping[str, Any], results: It
     if length is None:
         return None
     return max(length, _last_end(control, results, scope))
+
+
+Continuum = tuple[int, tuple[Any, ...]]
+
+
+def span_units(mapped: MappedControl, *, lengths: Mapping[Continuum, float | None] | None = None) -> Units:
+    """The :class:`agreement.units.Units` of a span-like control's rows, one continuum per ``(task, scope)``.
+
+    Parameters
+    ----------
+    mapped : MappedControl
+        A span-like control as :func:`plugin.mapping.map_project` maps it
+        (with :attr:`~plugin.mapping.base.MappedControl.spans`).
+    lengths : mapping, keyword-only
+        A continuum's length by ``(task, scope)``, as :func:`continuum_length`
+        gives it; missing or None where unknown.
+
+    Returns
+    -------
+    Units
+        ``docs`` are the ``(task, scope)`` pairs, in the order of the rows;
+        a task that annotators submitted with no unit marked by anyone is the
+        continuum ``(task, ())``. Every annotator who submitted a task is
+        present on each of its continua. A continuum of known length is
+        ``[0, length)`` (never shorter than its last unit); one of unknown
+        length is the extent of its units, from the first start to the last
+        end, moved to begin at 0 (a time series' time column need not begin
+        at 0, nor a text span's unit at the text's start), and is empty when
+        it has no unit.
+
+    Raises
+    ------
+    ValueError
+        If ``mapped`` is not a span-like control.
+    """
+    if mapped.spans is None:
+        raise ValueError(f"{mapped.control.describe()} is not a span-like control: it has no span rows to build "
+                         f"units from.")
+    rows = mapped.spans
+    keys: dict[Continuum, int] = {}
+    for task, scope, *_ in rows:
+        keys.setdefault((task, scope), len(keys))
+    submitted = mapped.submitted or ()
+    marked = {task for task, _ in keys}
+    for task, _ in submitted:
+        if task not in marked:
+            marked.add(task)
+            keys.setdefault((task, ()), len(keys))
+    annotators = tuple(sorted({name for _, name in submitted} | {row[2] for row in rows}))
+    who = {annotator: i for i, annotator in enumerate(annotators)}
+    labels = tuple(dict.fromkeys([*mapped.control.labels, *sorted({row[3] for row in rows})]))
+    code = {label: i for i, label in enumerate(labels)}
+    n = len(rows)
+    doc = np.fromiter((keys[(row[0], row[1])] for row in rows), dtype=np.intp, count=n)
+    annotator = np.fromiter((who[row[2]] for row in rows), dtype=np.intp, count=n)
+    start = np.fromiter((row[4] for row in rows), dtype=float, count=n)
+    end = np.fromiter((row[5] for row in rows), dtype=float, count=n)
+    first = np.full(len(keys), np.inf)
+    last = np.zeros(len(keys))
+    np.minimum.at(first, doc, start)
+    np.maximum.at(last, doc, end)
+    known = lengths or {}
+    given = np.array([np.nan if known.get(key) is None else float(known[key]) for key in keys], dtype=float)
+    unknown = np.isnan(given)
+    offset = np.where(unknown & np.isfinite(first), first, 0.0)
+    extent = np.where(unknown, last - offset, np.fmax(given, last))
+    continua: dict[int, list[int]] = {}
+    for (task, _), index in keys.items():
+        continua.setdefault(task, []).append(index)
+    present = np.zeros((len(keys), len(annotators)), dtype=bool)
+    for task, name in submitted:
+        present[continua.get(task, []), who[name]] = True
+    present[doc, annotator] = True
+    return Units(doc, annotator, np.fromiter((code[row[3]] for row in rows), dtype=np.intp, count=n),
+                 start - offset[doc], end - offset[doc], tuple(keys), annotators, labels, present,
+                 np.maximum(extent, 0.0))

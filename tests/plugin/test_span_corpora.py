@@ -11,15 +11,13 @@ import json
 import sys
 from collections import Counter
 
-import pandas as pd
 import pytest
 
-from agreement.units import units_from_frame
 from plugin.annotations import Skips, collect_submissions
 from plugin.labelconfig import parse_label_config
 from plugin.labelstudio import read_export
 from plugin.mapping import map_project
-from plugin.mapping.span_units import SPAN_COLUMNS, continuum_length
+from plugin.mapping.span_units import continuum_length, span_units
 from plugin.settings import MappingOptions
 from tests.plugin.conftest import DATA
 
@@ -183,14 +181,6 @@ def _continua(tasks, mapped):
     return out
 
 
-def _units(mapped, lengths):
-    frame = pd.DataFrame(list(mapped.spans), columns=list(SPAN_COLUMNS))
-    frame["doc"] = list(zip(frame["task"], frame["scope"], strict=True))
-    present = pd.DataFrame([(key, annotator) for task, annotator in mapped.submitted
-                            for key in lengths if key[0] == task], columns=["doc", "annotator"])
-    return units_from_frame(frame, present=present, lengths=lengths, labels=mapped.control.labels)
-
-
 def test_krippendorff_2004_example_gives_its_nine_units_on_a_continuum_of_300():
     tasks, _, mapped, skips = _load("krippendorff2004", "krippendorff2004_config.xml")
     label = mapped["label"]
@@ -204,8 +194,9 @@ def test_krippendorff_2004_example_gives_its_nine_units_on_a_continuum_of_300():
     assert all(task == 1 and scope == () for task, scope, *_ in label.spans)
     assert label.submitted == ((1, "1"), (1, "2"))
     assert _continua(tasks, label) == {(1, ()): 300.0}
-    units = _units(label, _continua(tasks, label))
+    units = span_units(label, lengths=_continua(tasks, label))
     assert units.n_units == 9 and units.lengths.tolist() == [300.0] and units.labels == ("c", "k")
+    assert sorted(zip(units.start.tolist(), units.end.tolist(), strict=True))[:2] == [(30.0, 90.0), (30.0, 90.0)]
     assert units.present.tolist() == [[True, True]]
     assert not skips.as_dict()
 
@@ -228,7 +219,7 @@ def test_leoka_gives_its_3260_spans_as_the_file_holds_them():
     assert len(label.submitted) == len(set(label.submitted)) == 388
     lengths = _continua(tasks, label)
     assert len(lengths) == 130 and all(lengths[(task, ())] == len(by_id[task]) for task, _ in lengths)
-    units = _units(label, lengths)
+    units = span_units(label, lengths=lengths)
     assert units.n_units == 3260 and units.present.sum() == 388
 
 
@@ -261,6 +252,9 @@ def test_label_studio_span_examples_as_units():
     assert sorted(mapped["label"].spans) == [(1, (), "1", "Run", 4.0, 23.0), (1, (), "1", "Walk", 52.0, 69.0),
                                              (1, (), "2", "Run", 6.0, 25.0), (1, (), "2", "Walk", 52.0, 69.0)]
     assert _continua(tasks, mapped["label"]) == {(1, ()): None}
+    # Its length unknown, the series is the units' extent, 4 to 69, moved to begin at 0.
+    units = span_units(mapped["label"])
+    assert units.lengths.tolist() == [65.0] and units.start.min() == 0.0
     assert skips.as_dict() == {"instant (start equals end: no extent for span measures; left out of F1, unitizing "
                                "alpha and gamma): TimeSeriesLabels 'label'": 1}
 

@@ -5,7 +5,7 @@ import pytest
 from plugin.annotations import Skips, Submission
 from plugin.labelconfig import parse_label_config
 from plugin.mapping import map_project
-from plugin.mapping.span_units import SPAN_COLUMNS, continuum_length, is_span_control
+from plugin.mapping.span_units import SPAN_COLUMNS, continuum_length, is_span_control, span_units
 from plugin.settings import MappingOptions
 from tests.plugin.mapping.helpers import run
 
@@ -216,3 +216,38 @@ def test_span_rows_do_not_depend_on_the_alignment_or_result_order(alignment):
     backward = map_project(controls, subs(("a", results[::-1]), ("b", results[:1])), skips,
                            MappingOptions())["ner"]
     assert forward.spans == backward.spans and len(forward.spans) == 4
+
+
+def test_span_units_lay_one_continuum_per_task_and_scope():
+    both = {**subs(("a", [text_span(2, 5, "PER")]), ("b", [text_span(2, 6, "PER")]), ("c", []), task=1),
+            **subs(("a", []), ("b", []), task=2)}
+    ner = run(TEXT, both)[0]["ner"]
+    units = span_units(ner, lengths={(1, ()): 20.0})
+    assert units.docs == ((1, ()), (2, ())) and units.annotators == ("a", "b", "c")
+    assert units.labels == ("PER", "LOC")
+    assert units.start.tolist() == [2.0, 2.0] and units.end.tolist() == [5.0, 6.0]
+    # c submitted task 1 and marked nothing: present. Task 2, where nobody marked anything, is a continuum too
+    # (empty: its length is not known here).
+    assert units.present.tolist() == [[True, True, True], [True, True, False]]
+    assert units.lengths.tolist() == [20.0, 0.0]
+    # Unknown length: the units' extent, moved to begin at 0.
+    moved = span_units(ner)
+    assert moved.start.tolist() == [0.0, 0.0] and moved.end.tolist() == [3.0, 4.0]
+    assert moved.lengths.tolist() == [4.0, 0.0]
+    with pytest.raises(ValueError, match="not a span-like control"):
+        span_units(run(TEXT, both)[0]["sentiment"])
+
+
+def test_span_units_of_time_series_begin_at_their_first_unit():
+    series = """<View><TimeSeries name="ts" value="$csv"><Channel column="v"/></TimeSeries>
+      <TimeSeriesLabels name="tsl" toName="ts"><Label value="Run"/></TimeSeriesLabels></View>"""
+
+    def region(start, end):
+        return {"from_name": "tsl", "to_name": "ts", "type": "timeserieslabels",
+                "value": {"start": start, "end": end, "timeserieslabels": ["Run"]}}
+    # Dates are seconds since 1970: the continuum is the units' extent, not [0, 1.7e9).
+    mapped = run(series, subs(("a", [region("2024-01-01T00:00:00", "2024-01-01T00:01:00")]),
+                              ("b", [region("2024-01-01T00:00:30", "2024-01-01T00:02:00")])))[0]["tsl"]
+    units = span_units(mapped)
+    assert units.start.tolist() == [0.0, 30.0] and units.end.tolist() == [60.0, 120.0]
+    assert units.lengths.tolist() == [120.0]
