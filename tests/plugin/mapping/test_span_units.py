@@ -1,6 +1,8 @@
 """Span-like controls as unit rows for the span measures, and each continuum's length (plugin.mapping.span_units)."""
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from plugin.annotations import Skips, Submission
 from plugin.labelconfig import parse_label_config
@@ -251,3 +253,25 @@ def test_span_units_of_time_series_begin_at_their_first_unit():
     units = span_units(mapped)
     assert units.start.tolist() == [0.0, 30.0] and units.end.tolist() == [60.0, 120.0]
     assert units.lengths.tolist() == [120.0]
+
+
+spans_of_one = st.lists(st.tuples(st.integers(0, 40), st.integers(1, 10), st.sampled_from(["PER", "LOC"])),
+                        max_size=6, unique_by=lambda s: (s[0], s[1]))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(spans_of_one, min_size=1, max_size=4), st.randoms(use_true_random=False))
+def test_span_rows_are_the_marked_spans_whatever_the_order(marked, random):
+    per_annotator = [(chr(ord("a") + i), [text_span(start, start + width, label, f"{i}-{j}")
+                                          for j, (start, width, label) in enumerate(spans)])
+                     for i, spans in enumerate(marked)]
+    expected = sorted((name, label, float(start), float(start + width))
+                      for name, spans in zip("abcd", marked, strict=False) for start, width, label in spans)
+    shuffled = [(name, random.sample(results, len(results))) for name, results in per_annotator]
+    random.shuffle(shuffled)
+    for alignment in ("exact", "overlap"):
+        options = MappingOptions(span_alignment=alignment)
+        ner = run(TEXT, subs(*shuffled), options)[0]["ner"]
+        assert sorted((a, lab, s, e) for _, _, a, lab, s, e in ner.spans) == expected
+        assert ner.spans == run(TEXT, subs(*per_annotator), options)[0]["ner"].spans
+        assert sorted(ner.submitted) == [(1, name) for name, _ in per_annotator]
