@@ -9,8 +9,8 @@ one row per labelled stretch, made from the regions it has already read::
 
 ``scope`` is where the region lives within the task (``"item_index=0"``,
 ``"pageIndex=1"``, ``"paragraph=3"``, a time series or audio channel, a
-repeated ``from_name``; ``()`` when none): each ``(task, scope)`` is one continuum. ``start < end``
-are floats, as stored: characters for text (Label Studio 1.23 counts Unicode
+repeated ``from_name``; ``()`` when none): each ``(task, scope)`` is one
+continuum. ``start < end`` are floats, as stored: characters for text (Label Studio 1.23 counts Unicode
 code points, see :func:`continuum_length`), characters within one paragraph
 for ParagraphLabels (a span across paragraphs is left out: without the task's
 data its paragraphs' lengths are unknown here), seconds for audio and video,
