@@ -270,3 +270,19 @@ def test_span_rows_cost_about_150_bytes_a_span():
     own = sys.getsizeof(spans) + sum(sys.getsizeof(row) + sys.getsizeof(row[4]) + sys.getsizeof(row[5])
                                      for row in spans)
     assert own / len(spans) < 150
+
+
+def test_krippendorff_2004_export_scored_through_the_mapping():
+    # The export read as sync reads it, its units built by the mapping, scored by agreement.unitizing: the values
+    # tests/agreement/test_unitizing.py checks on the units typed in from the book (Krippendorff 2004, p. 254:
+    # c 0.7286 with D_o 0.0144 and D_e 0.0532, k 1.0; overall 0.858665 from the data, 0.8591 printed from rounded
+    # values), and the 2016 u-alpha 0.5909 that krippendorff-unitized-alpha and quallmer give.
+    from agreement.unitizing import u_alpha, unitizing_alpha
+    tasks, _, mapped, _ = _load("krippendorff2004", "krippendorff2004_config.xml")
+    units = span_units(mapped["label"], lengths=_continua(tasks, mapped["label"]))
+    result = unitizing_alpha(units)
+    c, k = result.per_label.loc["c"], result.per_label.loc["k"]
+    assert (round(c["value"], 4), round(c["observed"], 4), round(c["expected"], 4)) == (0.7286, 0.0144, 0.0532)
+    assert k["value"] == 1.0
+    assert result.value == pytest.approx(0.858665, abs=1e-6)
+    assert round(u_alpha(units).value, 4) == 0.5909
