@@ -101,7 +101,8 @@ class GammaResult:
     observed, expected : float
         ``D_o`` and ``D_e``.
     low, high : float
-        Gamma at the ends of the expected disorder's sampling interval.
+        Gamma at the ends of the expected disorder's sampling interval (``low`` is ``-inf`` when that interval
+        reaches 0: too few samples to bound gamma from below).
     seed, n_samples : int
         How ``D_e`` was sampled.
     precision : float
@@ -329,7 +330,7 @@ def expected_disorder(units: Units, *, n_samples: int = 30, seed: int = 0, max_d
     if n_samples < 1:
         raise ValueError(f"The expected disorder needs at least one sample, not {n_samples}.")
     counts = units.present.sum(axis=1)
-    eligible = counts[counts >= 2]
+    eligible = np.sort(counts[counts >= 2])  # only how many annotators each has matters: sorted, order is moot
     if units.n_units == 0 or len(eligible) == 0:
         value = warn_undefined("Gamma's expected disorder", "no continuum has units from at least two annotators")
         return ExpectedDisorder(value, value, value, value, np.full(n_samples, np.nan), seed)
@@ -348,9 +349,15 @@ def expected_disorder(units: Units, *, n_samples: int = 30, seed: int = 0, max_d
 
 
 def _gamma(observed: float, expected: float) -> float:
-    """``1 - D_o / D_e``, NaN with a warning where it is not defined."""
+    """``1 - D_o / D_e``, NaN with a warning where it is not defined.
+
+    No disorder is perfect agreement: gamma is 1 when ``D_o = 0`` whatever ``D_e`` (as pygamma-agreement does;
+    otherwise identical annotators with one label and equal units would have ``D_e = 0`` and no gamma).
+    """
     if np.isnan(observed):
         return warn_undefined("Gamma", "no continuum has units from at least two annotators")
+    if observed == 0:
+        return 1.0
     if not expected > 0:
         return warn_undefined("Gamma", f"the expected disorder is {expected}, not positive")
     return float(1.0 - observed / expected)
@@ -393,8 +400,17 @@ def gamma(units: Units, *, n_samples: int = 30, seed: int = 0, max_docs: int = 1
     if np.isnan(observed) or np.isnan(expected.value):
         value = warn_undefined("Gamma", "no continuum has units from at least two annotators")
         return GammaResult(value, observed, expected.value, value, value, seed, n_samples, expected.precision)
-    return GammaResult(_gamma(observed, expected.value), observed, expected.value, _gamma(observed, expected.low),
-                       _gamma(observed, expected.high), seed, n_samples, expected.precision)
+    value = _gamma(observed, expected.value)
+    low, high = (_bound(observed, expected.low), _bound(observed, expected.high)) if not np.isnan(value) else (value,
+                                                                                                            value)
+    return GammaResult(value, observed, expected.value, low, high, seed, n_samples, expected.precision)
+
+
+def _bound(observed: float, expected: float) -> float:
+    """Gamma at one end of D_e's interval; -inf where the interval reaches 0 (too few samples to bound gamma)."""
+    if observed == 0:
+        return 1.0
+    return float(1.0 - observed / expected) if expected > 0 else float("-inf")
 
 
 def task_gammas(units: Units, expected_disorder: float, *, alpha: float = 1.0, beta: float = 1.0,
