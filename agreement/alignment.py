@@ -22,7 +22,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import sparse
-from scipy.optimize import Bounds, LinearConstraint, linear_sum_assignment, milp
+from scipy.optimize import Bounds, LinearConstraint, linear_sum_assignment, linprog, milp
+from scipy.sparse.csgraph import connected_components
 
 __all__ = ["Alignment", "best_alignment", "best_alignments", "jaccard_matrix", "match_overlapping",
            "solve_set_partition", "unitary_candidates"]
@@ -81,11 +82,33 @@ def solve_set_partition(incidence: ArrayLike | sparse.spmatrix | sparse.sparray,
         if matrix.shape[0]:
             raise ValueError("No group covers the elements: a set partition needs at least one group per element.")
         return np.zeros(0, dtype=bool)
-    result = milp(c, constraints=LinearConstraint(matrix, 1.0, 1.0), integrality=np.ones(len(c)),
-                  bounds=Bounds(0.0, 1.0), options={"mip_rel_gap": 0.0})
-    if result.x is None:
-        raise ValueError(f"The set partition has no solution ({result.message}): some element is in no group.")
-    return np.asarray(result.x > 0.5)
+    if np.any(np.diff(matrix.indptr) == 0):
+        raise ValueError("Every group must hold at least one element.")
+    if np.any(np.diff(matrix.tocsr().indptr) == 0):
+        raise ValueError("The set partition has no solution: some element is in no group.")
+    # The relaxation splits into the connected components of elements sharing groups. Where its optimum is
+    # integral on a component, that is the component's integer optimum; only the other components go to branch
+    # and bound (the relaxation of alignments is integral almost everywhere, branch and bound on all is 4x slower).
+    relaxed = linprog(c, A_eq=matrix, b_eq=np.ones(matrix.shape[0]), bounds=(0.0, 1.0), method="highs")
+    if relaxed.x is None:
+        raise ValueError(f"The set partition has no solution ({relaxed.message}).")
+    x = relaxed.x
+    chosen = x > 0.5
+    fractional = np.abs(x - np.round(x)) > 1e-7
+    if fractional.any():
+        link = (matrix @ matrix.T).tocsr()
+        _, component = connected_components(link, directed=False)
+        first_element = matrix.indices[matrix.indptr[:-1]]
+        group_component = component[first_element]
+        bad = np.isin(group_component, np.unique(group_component[fractional]))
+        rows = np.isin(component, np.unique(group_component[fractional]))
+        sub = matrix[rows][:, bad]
+        result = milp(c[bad], constraints=LinearConstraint(sub, 1.0, 1.0), integrality=np.ones(int(bad.sum())),
+                      bounds=Bounds(0.0, 1.0), options={"mip_rel_gap": 0.0})
+        if result.x is None:
+            raise ValueError(f"The set partition has no solution ({result.message}).")
+        chosen[bad] = result.x > 0.5
+    return chosen
 
 
 def unitary_candidates(annotator: ArrayLike, pair_cost: ArrayLike, *, n_annotators: int, empty_cost: float,
@@ -98,6 +121,8 @@ def unitary_candidates(annotator: ArrayLike, pair_cost: ArrayLike, *, n_annotato
     ``budget`` (Δ∅ for gamma), a group of ``k`` units whose mean pair cost exceeds ``k·budget``, what leaving its
     units alone costs, is dropped: it can never be in a best partition (Mathet et al. 2015, §4; pygamma-agreement
     prunes with the weaker bound ``n·budget``). Partial groups are dropped as soon as no completion can meet it.
+    So is a group with a unit whose summed pair costs to the others exceed ``(k - 1 + C(n, 2))·budget``: taking
+    that unit out to stand alone would lower the total.
 
     Parameters
     ----------
@@ -124,6 +149,7 @@ def unitary_candidates(annotator: ArrayLike, pair_cost: ArrayLike, *, n_annotato
     who = np.asarray(annotator, dtype=np.intp)
     cost_matrix = np.asarray(pair_cost, dtype=float)
     ok_matrix = np.ones(cost_matrix.shape, dtype=bool) if compatible is None else np.asarray(compatible, dtype=bool)
+    neighbours = sparse.csr_array(ok_matrix)
     pairs = n_annotators * (n_annotators - 1) // 2
     members = np.empty((1, 0), dtype=np.intp)
     total = np.zeros(1)
@@ -134,18 +160,30 @@ def unitary_candidates(annotator: ArrayLike, pair_cost: ArrayLike, *, n_annotato
         grown_total = [total + empty_cost * a]
         grown_real = [real]
         if len(own):
-            ok = np.ones((len(members), len(own)), dtype=bool)
-            add = np.zeros((len(members), len(own)))
+            # partial groups of empty units only take any unit; the others only units compatible with their first
+            alone = np.flatnonzero(real == 0)
+            rows = [np.repeat(alone, len(own))]
+            cols = [np.tile(np.arange(len(own)), len(alone))]
+            some = np.flatnonzero(real > 0)
+            if len(some):
+                first = members[some, np.argmax(members[some] >= 0, axis=1)]
+                near = sparse.coo_array(neighbours[first][:, own])
+                rows.append(some[near.row])
+                cols.append(near.col.astype(np.intp))
+            row, col = np.concatenate(rows), np.concatenate(cols)
+            unit = own[col]
+            ok = np.ones(len(row), dtype=bool)
+            add = np.zeros(len(row))
             for b in range(a):
-                column = members[:, b]
-                filled = column >= 0
-                ok[filled] &= ok_matrix[np.ix_(column[filled], own)]
-                add[filled] += cost_matrix[np.ix_(column[filled], own)]
+                other = members[row, b]
+                filled = other >= 0
+                ok[filled] &= ok_matrix[other[filled], unit[filled]]
+                add[filled] += cost_matrix[other[filled], unit[filled]]
                 add[~filled] += empty_cost
-            rows, cols = np.nonzero(ok)
-            grown_members.append(np.hstack([members[rows], own[cols, None]]))
-            grown_total.append(total[rows] + add[rows, cols])
-            grown_real.append(real[rows] + 1)
+            row, unit, add = row[ok], unit[ok], add[ok]
+            grown_members.append(np.hstack([members[row], unit[:, None]]))
+            grown_total.append(total[row] + add)
+            grown_real.append(real[row] + 1)
         members, total, real = np.vstack(grown_members), np.concatenate(grown_total), np.concatenate(grown_real)
         if budget is not None:
             left = n_annotators - a - 1
@@ -154,6 +192,14 @@ def unitary_candidates(annotator: ArrayLike, pair_cost: ArrayLike, *, n_annotato
     keep = real > 0
     if budget is not None:
         keep &= total <= pairs * real * budget * (1 + 1e-12)
+        # a unit whose dissimilarities to the others exceed (k - 1 + C(n, 2)) budget is better off alone
+        filled = members >= 0
+        for i in range(n_annotators):
+            own_sum = np.zeros(len(members))
+            for j in range(n_annotators):
+                both = filled[:, i] & filled[:, j] & (i != j)
+                own_sum[both] += cost_matrix[members[both, i], members[both, j]]
+            keep &= own_sum <= (real - 1 + pairs) * budget * (1 + 1e-12)
     return members[keep], total[keep]
 
 
@@ -215,9 +261,11 @@ def best_alignments(continua: Sequence[tuple[ArrayLike, ArrayLike, int]], *, del
         if n_annotators == 2 and method == "auto":
             out[index] = _assignment(who, matrix, delta_empty)
             continue
-        members, cost = unitary_candidates(who, matrix, n_annotators=n_annotators, empty_cost=delta_empty,
-                                           budget=delta_empty)
         pairs = n_annotators * (n_annotators - 1) // 2
+        # two units further apart than (n - 1 + C(n, 2)) Δ∅ are never in one unitary alignment of a best one
+        near = matrix <= (n_annotators - 1 + pairs) * delta_empty * (1 + 1e-12)
+        members, cost = unitary_candidates(who, matrix, n_annotators=n_annotators, empty_cost=delta_empty,
+                                           compatible=near, budget=delta_empty)
         blocks.append((index, len(who), members, cost / pairs))
     if blocks:
         rows, cols, costs = [], [], []

@@ -336,15 +336,22 @@ def expected_disorder(units: Units, *, n_samples: int = 30, seed: int = 0, max_d
         return ExpectedDisorder(value, value, value, value, np.full(n_samples, np.nan), seed)
     statistics = _statistics(units)
     rng = np.random.default_rng(seed)
-    samples = np.empty(n_samples)
+    # every sampled continuum of every sampled corpus is aligned at once: one mixed-integer program for all
+    who, start, end, label, sizes, corpus = [], [], [], [], [], []
     for i in range(n_samples):
         chosen = eligible if len(eligible) <= max_docs else rng.choice(eligible, size=max_docs, replace=False)
-        who, start, end, label = _sample(statistics, chosen, rng)
-        samples[i] = _disorders(who, start, end, label, chosen, alpha=alpha, beta=beta, delta_empty=delta_empty,
-                                label_distance=label_distance).value
+        for part, values in zip((who, start, end, label), _sample(statistics, chosen, rng)):
+            part.extend(values)
+        sizes.append(chosen)
+        corpus.append(np.full(len(chosen), i))
+    disorders = _disorders(who, start, end, label, np.concatenate(sizes), alpha=alpha, beta=beta,
+                           delta_empty=delta_empty, label_distance=label_distance)
+    within = np.concatenate(corpus)
+    samples = (np.bincount(within, weights=disorders.total, minlength=n_samples)
+               / np.bincount(within, weights=disorders.units_per_annotator, minlength=n_samples))
     value = float(samples.mean())
     half = _Z95 * float(samples.std(ddof=1)) / np.sqrt(n_samples) if n_samples > 1 else float("nan")
-    return ExpectedDisorder(value, value - half, value + half, half / value if value > 0 else float("nan"),
+    return ExpectedDisorder(value, value - half, value + half, float(half / value) if value > 0 else float("nan"),
                             samples, seed)
 
 

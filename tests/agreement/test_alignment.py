@@ -64,9 +64,20 @@ def test_set_partition_chooses_the_cheaper_cover():
     assert solve_set_partition([[1, 0, 1], [0, 1, 1]], [1.0, 1.0, 2.5]).tolist() == [True, True, False]
 
 
+def test_set_partition_branches_where_the_relaxation_is_fractional():
+    # three elements, the three pairs at 1 and the singletons at 0.8: the relaxation takes every pair at 1/2 (1.5),
+    # the integer optimum one pair and one singleton (1.8); a fourth element apart stays integral (its singleton)
+    incidence = np.array([[1, 0, 1, 1, 0, 0, 0], [1, 1, 0, 0, 1, 0, 0], [0, 1, 1, 0, 0, 1, 0], [0, 0, 0, 0, 0, 0, 1]])
+    chosen = solve_set_partition(incidence, [1.0, 1.0, 1.0, 0.8, 0.8, 0.8, 0.3])
+    assert (incidence @ chosen).tolist() == [1, 1, 1, 1]
+    assert float(np.dot([1.0, 1.0, 1.0, 0.8, 0.8, 0.8, 0.3], chosen)) == pytest.approx(2.1)
+
+
 def test_set_partition_refuses_an_element_in_no_group():
-    with pytest.raises(ValueError, match="no solution"):
-        solve_set_partition([[1, 0], [0, 0]], [1.0, 1.0])
+    with pytest.raises(ValueError, match="in no group"):
+        solve_set_partition([[1], [0]], [1.0])
+    with pytest.raises(ValueError, match="at least one element"):
+        solve_set_partition([[1, 0], [1, 0]], [1.0, 1.0])
 
 
 def test_candidates_drop_groups_worse_than_their_units_alone():
