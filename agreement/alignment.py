@@ -149,7 +149,6 @@ def unitary_candidates(annotator: ArrayLike, pair_cost: ArrayLike, *, n_annotato
     who = np.asarray(annotator, dtype=np.intp)
     cost_matrix = np.asarray(pair_cost, dtype=float)
     ok_matrix = np.ones(cost_matrix.shape, dtype=bool) if compatible is None else np.asarray(compatible, dtype=bool)
-    neighbours = sparse.csr_array(ok_matrix)
     pairs = n_annotators * (n_annotators - 1) // 2
     members = np.empty((1, 0), dtype=np.intp)
     total = np.zeros(1)
@@ -167,9 +166,9 @@ def unitary_candidates(annotator: ArrayLike, pair_cost: ArrayLike, *, n_annotato
             some = np.flatnonzero(real > 0)
             if len(some):
                 first = members[some, np.argmax(members[some] >= 0, axis=1)]
-                near = sparse.coo_array(neighbours[first][:, own])
-                rows.append(some[near.row])
-                cols.append(near.col.astype(np.intp))
+                near_row, near_col = np.nonzero(ok_matrix[np.ix_(first, own)])
+                rows.append(some[near_row])
+                cols.append(near_col)
             row, col = np.concatenate(rows), np.concatenate(cols)
             unit = own[col]
             ok = np.ones(len(row), dtype=bool)
