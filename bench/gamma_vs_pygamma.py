@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import json
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -26,10 +25,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from agreement.gamma import expected_disorder, gamma, observed_disorder, task_gamma  # noqa: E402
-from agreement.units import units_from_frame  # noqa: E402
+from agreement.gamma import expected_disorder, gamma, observed_disorder, task_gamma
+from agreement.units import units_from_frame
 
 ROOT = Path(__file__).resolve().parents[1]
 N_SAMPLES = 30
