@@ -277,9 +277,9 @@ def _sample(statistics: _Statistics, n_annotators: NDArray[np.intp], rng: np.ran
     slot_annotator = np.arange(len(slot_doc)) - np.repeat(np.cumsum(n_annotators) - n_annotators, n_annotators)
     count = np.abs(np.trunc(rng.normal(*statistics.count, size=len(slot_doc)))).astype(np.intp)
     # pygamma gives an annotator at least one unit while the continuum is still empty, so none is empty
-    before = np.cumsum(count) - count - np.repeat(np.cumsum(np.bincount(slot_doc, weights=count, minlength=len(
-        n_annotators))) - np.bincount(slot_doc, weights=count, minlength=len(n_annotators)), n_annotators)
-    count = np.where(before == 0, np.maximum(count, 1), count)
+    per_doc = np.bincount(slot_doc, weights=count, minlength=len(n_annotators))
+    earlier_in_doc = (np.cumsum(count) - count) - np.repeat(np.cumsum(per_doc) - per_doc, n_annotators)
+    count = np.where(earlier_in_doc == 0, np.maximum(count, 1), count)
     n = int(count.sum())
     gap = rng.normal(*statistics.gap, size=n)
     length = np.abs(rng.normal(*statistics.length, size=n))

@@ -10,7 +10,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agreement.gamma import dissimilarity, expected_disorder, gamma, observed_disorder, task_gamma, task_gammas
+from agreement.gamma import (
+    _sample,
+    _statistics,
+    dissimilarity,
+    expected_disorder,
+    gamma,
+    observed_disorder,
+    task_gamma,
+    task_gammas,
+)
 from agreement.undefined import UndefinedMeasureWarning
 from agreement.units import units_from_frame
 
@@ -84,6 +93,36 @@ def test_interval_holds_the_value_and_the_seed_repeats():
     # the interval is 1.96 standard errors of the mean on each side
     half = 1.959963984540054 * expected.samples.std(ddof=1) / np.sqrt(30)
     assert expected.precision == pytest.approx(half / expected.value)
+
+
+def test_sampler_statistics_are_pygammas():
+    # fixture_02: Ann1 [1, 5) [6, 10) [20, 24) [30, 34), Ann2 [2, 6) [31, 35). pygamma's StatisticalContinuumSampler
+    # takes 4 and 2 units per annotator (mean 3, SD 1); gaps 0 (always), the first starts 1 and 2, then 6 - 5,
+    # 20 - 10, 30 - 24 and 31 - 6; lengths all 4; labels a and b half each.
+    statistics = _statistics(units_of(REFERENCE["fixture_02"]["units"]))
+    gaps = np.array([0, 1, 2, 1, 10, 6, 25], dtype=float)
+    assert statistics.count == (3.0, 1.0)
+    assert statistics.gap == pytest.approx((gaps.mean(), gaps.std()))
+    assert statistics.length == (4.0, 0.0)
+    assert statistics.weights.tolist() == [0.5, 0.5]
+
+
+def test_sampled_continua_keep_the_annotators_and_never_come_out_empty():
+    statistics = _statistics(units_of(REFERENCE["fixture_04"]["units"]))
+    who, start, end, label = _sample(statistics, np.array([3, 2, 4]), np.random.default_rng(0))
+    assert set(np.concatenate(label).tolist()) <= set(statistics.labels.tolist())
+    assert [int(w.max()) + 1 <= n for w, n in zip(who, (3, 2, 4))] == [True] * 3
+    assert all(len(w) > 0 for w in who)
+    assert all((e > s).all() for s, e in zip(start, end))
+
+
+def test_max_docs_bounds_a_sampled_corpus():
+    rows = [(doc, a, "x", 10 * i + (a == "B"), 10 * i + 5) for doc in range(12) for a in "AB" for i in range(3)]
+    frame = pd.DataFrame(rows, columns=["doc", "annotator", "label", "start", "end"])
+    units = units_from_frame(frame)
+    capped, full = expected_disorder(units, max_docs=4, n_samples=8), expected_disorder(units, n_samples=8)
+    assert capped.samples.shape == full.samples.shape == (8,)
+    assert capped.samples.std() > full.samples.std()  # fewer continua per sampled corpus: more spread
 
 
 def test_one_annotator_is_undefined():
