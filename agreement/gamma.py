@@ -276,17 +276,19 @@ def _sample(statistics: _Statistics, n_annotators: NDArray[np.intp], rng: np.ran
     slot_doc = np.repeat(np.arange(len(n_annotators)), n_annotators)
     slot_annotator = np.arange(len(slot_doc)) - np.repeat(np.cumsum(n_annotators) - n_annotators, n_annotators)
     count = np.abs(np.trunc(rng.normal(*statistics.count, size=len(slot_doc)))).astype(np.intp)
-    # pygamma gives an annotator at least one unit while the continuum is still empty, so none is empty
-    per_doc = np.bincount(slot_doc, weights=count, minlength=len(n_annotators))
-    earlier_in_doc = (np.cumsum(count) - count) - np.repeat(np.cumsum(per_doc) - per_doc, n_annotators)
-    count = np.where(earlier_in_doc == 0, np.maximum(count, 1), count)
+    # pygamma gives an annotator at least one unit while the continuum is still empty: its first annotator
+    first_slot = np.cumsum(n_annotators) - n_annotators
+    count[first_slot] = np.maximum(count[first_slot], 1)
     n = int(count.sum())
     gap = rng.normal(*statistics.gap, size=n)
     length = np.abs(rng.normal(*statistics.length, size=n))
     short = length < _MIN_LENGTH
-    while short.any():
+    for _ in range(100):  # redrawn as pygamma does; lengths that stay too short (a tiny mean) are clipped
+        if not short.any():
+            break
         length[short] = np.abs(rng.normal(*statistics.length, size=int(short.sum())))
         short = length < _MIN_LENGTH
+    length = np.maximum(length, _MIN_LENGTH)
     label = statistics.labels[rng.choice(len(statistics.labels), size=n, p=statistics.weights)]
     slot = np.repeat(np.arange(len(slot_doc)), count)
     reach = np.cumsum(gap + length)

@@ -113,6 +113,11 @@ def test_sampled_continua_keep_the_annotators_and_never_come_out_empty():
     assert set(np.concatenate(label).tolist()) <= set(statistics.labels.tolist())
     assert [int(w.max()) + 1 <= n for w, n in zip(who, (3, 2, 4))] == [True] * 3
     assert all(len(w) > 0 for w in who)
+    # one unit per annotator on average, SD 0: a first annotator who drew none gets one, the others keep theirs
+    few = _statistics(units_of([("A", 0, 2, "x"), ("B", 1, 3, "x")]))
+    few = type(few)((0.2, 0.0), few.gap, few.length, few.labels, few.weights)
+    who, *_ = _sample(few, np.array([3, 3]), np.random.default_rng(0))
+    assert [w.tolist() for w in who] == [[0], [0]]
     assert all((e > s).all() for s, e in zip(start, end))
 
 
