@@ -202,29 +202,51 @@ def unitary_candidates(annotator: ArrayLike, pair_cost: ArrayLike, *, n_annotato
     return members[keep], total[keep]
 
 
-def _assignment(annotator: NDArray[np.intp], dissimilarity: NDArray[np.float64], delta_empty: float) -> Alignment:
-    """Best alignment of two annotators' units as an assignment problem padded with empty units."""
-    first, second = np.flatnonzero(annotator == 0), np.flatnonzero(annotator == 1)
-    p, q = len(first), len(second)
+def _padded_assignment(cross: NDArray[np.float64], delta_empty: float) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+    """Optimal pairs of a (p, q) cost matrix where leaving a unit alone costs Δ∅: the assignment padded with ∅."""
+    p, q = cross.shape
     padded = np.full((p + q, q + p), np.inf)
-    padded[:p, :q] = dissimilarity[np.ix_(first, second)]
+    padded[:p, :q] = cross
     padded[:p, q:][np.diag_indices(p)] = delta_empty  # a unit of the first annotator with the empty unit
     padded[p:, :q][np.diag_indices(q)] = delta_empty  # a unit of the second annotator with the empty unit
     padded[p:, q:] = 0.0
     rows, cols = linear_sum_assignment(padded)
+    real = (rows < p) & (cols < q)
+    return rows[real], cols[real]
+
+
+def _assignment(annotator: NDArray[np.intp], dissimilarity: NDArray[np.float64], delta_empty: float) -> Alignment:
+    """Best alignment of two annotators' units: an assignment problem padded with empty units.
+
+    A pair costing 2Δ∅ or more is no better than its two units alone, so the problem splits into the connected
+    components of the pairs that cost less; a component of one unit stands alone, one of two units is a pair, and
+    the others are solved by :func:`scipy.optimize.linear_sum_assignment` each.
+    """
+    first, second = np.flatnonzero(annotator == 0), np.flatnonzero(annotator == 1)
+    p, q = len(first), len(second)
+    cross = dissimilarity[np.ix_(first, second)]
+    near_first, near_second = np.nonzero(cross < 2 * delta_empty)
+    graph = sparse.coo_array((np.ones(len(near_first)), (near_first, p + near_second)), shape=(p + q, p + q))
+    _, component = connected_components(graph, directed=False)
+    size = np.bincount(component)
+    pairs_first = [near_first[size[component[near_first]] == 2]]
+    pairs_second = [near_second[size[component[near_first]] == 2]]
+    order = np.argsort(component, kind="stable")
+    bounds = np.searchsorted(component[order], np.arange(len(size) + 1))
+    for c in np.flatnonzero(size > 2):
+        members = order[bounds[c]:bounds[c + 1]]
+        rows, cols = members[members < p], members[members >= p] - p
+        r, k = _padded_assignment(cross[np.ix_(rows, cols)], delta_empty)
+        pairs_first.append(rows[r])
+        pairs_second.append(cols[k])
+    pair_first, pair_second = np.concatenate(pairs_first), np.concatenate(pairs_second)
     group = np.full(p + q, -1, dtype=np.intp)
-    disorder = []
-    for r, c in zip(rows, cols):
-        if r < p and c < q:
-            group[first[r]] = group[second[c]] = len(disorder)
-        elif r < p:
-            group[first[r]] = len(disorder)
-        elif c < q:
-            group[second[c]] = len(disorder)
-        else:
-            continue
-        disorder.append(padded[r, c])
-    return Alignment(group, np.asarray(disorder, dtype=float))
+    n_pairs = len(pair_first)
+    group[first[pair_first]] = group[second[pair_second]] = np.arange(n_pairs)
+    alone = np.flatnonzero(group < 0)
+    group[alone] = n_pairs + np.arange(len(alone))
+    disorder = np.concatenate([cross[pair_first, pair_second], np.full(len(alone), float(delta_empty))])
+    return Alignment(group, disorder)
 
 
 def best_alignments(continua: Sequence[tuple[ArrayLike, ArrayLike, int]], *, delta_empty: float = 1.0,
