@@ -1,0 +1,486 @@
+"""Mathet's gamma: agreement on units that annotators both place and label.
+
+Mathet, Widlöcher & Métivier (2015), "The Unified and Holistic Method Gamma (γ) for Inter-Annotator Agreement
+Measure and Alignment", *Computational Linguistics* 41(3):
+
+.. math:: \\gamma = 1 - \\frac{D_o}{D_e}
+
+``D_o`` is the disorder of the best alignment of the annotators' units (:mod:`agreement.alignment`): its total
+disorder over the average number of units per annotator. ``D_e`` is the expected disorder, the mean disorder of
+continua sampled at random with the corpus's statistics (§5.2, "statistical" sampling, as pygamma-agreement's default
+``StatisticalContinuumSampler`` does): for every annotator of a sampled continuum, a number of units drawn from a
+normal law fitted to the numbers of units per annotator, gaps between consecutive units and unit lengths drawn from
+normal laws fitted to the corpus's, labels drawn with the corpus's label frequencies.
+
+A task's gamma is the task's own disorder against the project's expected disorder, as a task's alpha uses the
+project's expected disagreement: ``1 - D_o(task) / D_e(project)``, computed live from the task's units alone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from agreement.alignment import best_alignments
+from agreement.undefined import warn_undefined
+from agreement.units import Units
+
+__all__ = ["ExpectedDisorder", "GammaResult", "ObservedDisorder", "dissimilarity", "expected_disorder", "gamma",
+           "observed_disorder", "task_gamma", "task_gammas"]
+
+_Z95 = 1.959963984540054  # the 97.5% quantile of the standard normal law
+_MIN_LENGTH = 1e-6  # pyannote.core's segment precision: pygamma redraws sampled units shorter than this
+
+
+@dataclass(frozen=True)
+class ObservedDisorder:
+    """Each continuum's best-alignment disorder.
+
+    Attributes
+    ----------
+    total : ndarray of float, with shape (n_docs,)
+        The best alignment's total disorder on each continuum (0 where it is not defined).
+    units_per_annotator : ndarray of float, with shape (n_docs,)
+        The average number of units per annotator on each continuum; 0 where fewer than two annotators annotated
+        it or nobody marked a unit, and its disorder is not defined.
+    """
+
+    total: NDArray[np.float64]
+    units_per_annotator: NDArray[np.float64]
+
+    @property
+    def per_task(self) -> NDArray[np.float64]:
+        """Each continuum's disorder, total over units per annotator (NaN where not defined)."""
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(self.units_per_annotator > 0, self.total / self.units_per_annotator, np.nan)
+
+    @property
+    def value(self) -> float:
+        """The corpus's disorder: the summed total disorders over the summed units per annotator (NaN if none)."""
+        weight = float(self.units_per_annotator.sum())
+        return float(self.total.sum()) / weight if weight > 0 else float("nan")
+
+
+@dataclass(frozen=True)
+class ExpectedDisorder:
+    """The expected disorder estimated from sampled continua.
+
+    Attributes
+    ----------
+    value : float
+        The mean disorder of the sampled corpora.
+    low, high : float
+        Its 95% sampling interval, ``value ∓ 1.96 s / sqrt(n_samples)``.
+    precision : float
+        The interval's half-width relative to the value (Mathet et al. 2015, §5.3: the error ``e`` of
+        ``n = (1.96 cv / e)^2`` samples).
+    samples : ndarray of float, with shape (n_samples,)
+        Each sampled corpus's disorder.
+    seed : int
+        The seed of the sampling.
+    """
+
+    value: float
+    low: float
+    high: float
+    precision: float
+    samples: NDArray[np.float64]
+    seed: int
+
+
+@dataclass(frozen=True)
+class GammaResult:
+    """A corpus's gamma with its parts.
+
+    Attributes
+    ----------
+    value : float
+        ``1 - observed / expected``.
+    observed, expected : float
+        ``D_o`` and ``D_e``.
+    low, high : float
+        Gamma at the ends of the expected disorder's sampling interval (``low`` is ``-inf`` when that interval
+        reaches 0: too few samples to bound gamma from below).
+    seed, n_samples : int
+        How ``D_e`` was sampled.
+    precision : float
+        The relative half-width of ``D_e``'s sampling interval.
+    """
+
+    value: float
+    observed: float
+    expected: float
+    low: float
+    high: float
+    seed: int
+    n_samples: int
+    precision: float
+
+
+def dissimilarity(start: ArrayLike, end: ArrayLike, label: ArrayLike, *, alpha: float = 1.0, beta: float = 1.0,
+                  delta_empty: float = 1.0, label_distance: ArrayLike | None = None) -> NDArray[np.float64]:
+    """The combined dissimilarity between every two units (Mathet et al. 2015, §3).
+
+    .. math::
+
+        d_{pos}(u, v) = \\left(\\frac{|s_u - s_v| + |e_u - e_v|}{(e_u - s_u) + (e_v - s_v)}\\right)^2 \\Delta_\\varnothing,
+        \\qquad d_{cat}(u, v) = \\mathrm{dist}(l_u, l_v)\\, \\Delta_\\varnothing,
+
+    .. math:: d(u, v) = \\alpha\\, d_{pos}(u, v) + \\beta\\, d_{cat}(u, v)
+
+    ``d_pos`` is the "sporadic" positional dissimilarity of the paper and of pygamma-agreement; ``dist`` is 1 for
+    different labels and 0 for equal ones unless ``label_distance`` gives it.
+
+    Parameters
+    ----------
+    start, end : array_like, with shape (n_units,)
+    label : array_like of int, with shape (n_units,)
+        Label codes.
+    alpha, beta : float
+        The weights of the positional and the categorical dissimilarity.
+    delta_empty : float
+        Δ∅, the dissimilarity of a unit with the empty unit, the scale of both.
+    label_distance : array_like, with shape (n_labels, n_labels), optional
+        The distance between labels, in [0, 1], indexed by label code.
+
+    Returns
+    -------
+    ndarray of float, with shape (n_units, n_units)
+
+    Examples
+    --------
+    Units [1, 5) and [2, 6) with the same label (DKPro's pygamma fixture 1): ((1 + 1) / (4 + 4))² = 0.0625.
+
+    >>> float(dissimilarity([1, 2], [5, 6], [0, 0])[0, 1])
+    0.0625
+    """
+    s, e = np.asarray(start, dtype=float), np.asarray(end, dtype=float)
+    codes = np.asarray(label, dtype=np.intp)
+    position = ((np.abs(s[:, None] - s[None, :]) + np.abs(e[:, None] - e[None, :]))
+                / ((e - s)[:, None] + (e - s)[None, :])) ** 2
+    if label_distance is None:
+        category = (codes[:, None] != codes[None, :]).astype(float)
+    else:
+        category = np.asarray(label_distance, dtype=float)[np.ix_(codes, codes)]
+    return delta_empty * (alpha * position + beta * category)
+
+
+def _continua(doc: NDArray[np.intp], n_docs: int) -> list[NDArray[np.intp]]:
+    """The indices of each continuum's units, in their order."""
+    order = np.argsort(doc, kind="stable")
+    bounds = np.searchsorted(doc[order], np.arange(n_docs + 1))
+    return [order[bounds[d]:bounds[d + 1]] for d in range(n_docs)]
+
+
+def _disorders(annotator: list[NDArray[np.intp]], start: list[NDArray[np.float64]], end: list[NDArray[np.float64]],
+               label: list[NDArray[np.intp]], n_annotators: NDArray[np.intp], *, alpha: float, beta: float,
+               delta_empty: float, label_distance: ArrayLike | None) -> ObservedDisorder:
+    """Best-alignment disorders of continua given as per-continuum arrays, annotators coded in range(n)."""
+    total = np.zeros(len(n_annotators))
+    weight = np.zeros(len(n_annotators))
+    problems, where = [], []
+    for d, n in enumerate(n_annotators):
+        if n < 2 or len(annotator[d]) == 0:
+            continue
+        matrix = dissimilarity(start[d], end[d], label[d], alpha=alpha, beta=beta, delta_empty=delta_empty,
+                               label_distance=label_distance)
+        problems.append((annotator[d], matrix, int(n)))
+        where.append(d)
+        weight[d] = len(annotator[d]) / n
+    for d, alignment in zip(where, best_alignments(problems, delta_empty=delta_empty)):
+        total[d] = alignment.total
+    return ObservedDisorder(total, weight)
+
+
+def observed_disorder(units: Units, *, alpha: float = 1.0, beta: float = 1.0, delta_empty: float = 1.0,
+                      label_distance: ArrayLike | None = None) -> ObservedDisorder:
+    """Each continuum's best-alignment disorder, ``D_o`` (Mathet et al. 2015, §4).
+
+    .. math:: D_o = \\frac{\\sum_{\\bar u \\in \\hat a} \\delta(\\bar u)}{\\bar p}
+
+    with ``â`` the best alignment and ``p̄`` the average number of units per annotator; every annotator who
+    annotated the continuum counts, those who marked nothing there included. The corpus's value sums both over
+    its continua.
+
+    Parameters
+    ----------
+    units : Units
+    alpha, beta, delta_empty, label_distance
+        See :func:`dissimilarity`.
+
+    Returns
+    -------
+    ObservedDisorder
+
+    Examples
+    --------
+    DKPro's pygamma fixture 2: pygamma-agreement's best-alignment disorder is 0.70833.
+
+    >>> import pandas as pd
+    >>> from agreement.units import units_from_frame
+    >>> frame = pd.DataFrame({"doc": 1, "annotator": ["A"] * 4 + ["B"] * 2, "label": list("abab") + list("ab"),
+    ...                       "start": [1, 6, 20, 30, 2, 31], "end": [5, 10, 24, 34, 6, 35]})
+    >>> round(observed_disorder(units_from_frame(frame)).value, 5)
+    0.70833
+    """
+    annotator, start, end, label, counts = [], [], [], [], units.present.sum(axis=1)
+    for d, rows in enumerate(_continua(units.doc, len(units.docs))):
+        present = np.flatnonzero(units.present[d])
+        annotator.append(np.searchsorted(present, units.annotator[rows]).astype(np.intp))
+        start.append(units.start[rows])
+        end.append(units.end[rows])
+        label.append(units.label[rows])
+    return _disorders(annotator, start, end, label, counts, alpha=alpha, beta=beta, delta_empty=delta_empty,
+                      label_distance=label_distance)
+
+
+@dataclass(frozen=True)
+class _Statistics:
+    """The corpus statistics the statistical sampler draws from (pygamma's StatisticalContinuumSampler)."""
+
+    count: tuple[float, float]
+    gap: tuple[float, float]
+    length: tuple[float, float]
+    labels: NDArray[np.intp]
+    weights: NDArray[np.float64]
+
+
+def _statistics(units: Units) -> _Statistics:
+    """Mean and population SD of units per annotator, of gaps and of lengths; label frequencies.
+
+    Gaps are, for each annotator on each continuum, the gap before the first unit (when it starts after 0) and
+    between consecutive units (negative where they overlap), with one gap of 0 as pygamma-agreement adds.
+    """
+    counts = np.zeros(units.present.shape)
+    np.add.at(counts, (units.doc, units.annotator), 1)
+    order = np.lexsort((units.end, units.start, units.annotator, units.doc))
+    doc, who, s, e = units.doc[order], units.annotator[order], units.start[order], units.end[order]
+    first = np.ones(len(order), dtype=bool)
+    first[1:] = (doc[1:] != doc[:-1]) | (who[1:] != who[:-1])
+    gaps = np.concatenate([[0.0], s[first][s[first] > 0], s[~first] - e[np.flatnonzero(~first) - 1]])
+    lengths = e - s
+    frequency = np.bincount(units.label, minlength=len(units.labels)).astype(float)
+    labels = np.flatnonzero(frequency)
+    per_annotator = counts[units.present]
+    return _Statistics((float(per_annotator.mean()), float(per_annotator.std())),
+                       (float(gaps.mean()), float(gaps.std())), (float(lengths.mean()), float(lengths.std())),
+                       labels, frequency[labels] / frequency.sum())
+
+
+def _sample(statistics: _Statistics, n_annotators: NDArray[np.intp], rng: np.random.Generator,
+            ) -> tuple[list[NDArray[np.intp]], list[NDArray[np.float64]], list[NDArray[np.float64]],
+                       list[NDArray[np.intp]]]:
+    """One sampled continuum for each entry of ``n_annotators``, as per-continuum arrays."""
+    slot_doc = np.repeat(np.arange(len(n_annotators)), n_annotators)
+    slot_annotator = np.arange(len(slot_doc)) - np.repeat(np.cumsum(n_annotators) - n_annotators, n_annotators)
+    count = np.abs(np.trunc(rng.normal(*statistics.count, size=len(slot_doc)))).astype(np.intp)
+    # pygamma gives an annotator at least one unit while the continuum is still empty: its first annotator
+    first_slot = np.cumsum(n_annotators) - n_annotators
+    count[first_slot] = np.maximum(count[first_slot], 1)
+    n = int(count.sum())
+    gap = rng.normal(*statistics.gap, size=n)
+    length = np.abs(rng.normal(*statistics.length, size=n))
+    short = length < _MIN_LENGTH
+    for _ in range(100):  # redrawn as pygamma does; lengths that stay too short (a tiny mean) are clipped
+        if not short.any():
+            break
+        length[short] = np.abs(rng.normal(*statistics.length, size=int(short.sum())))
+        short = length < _MIN_LENGTH
+    length = np.maximum(length, _MIN_LENGTH)
+    label = statistics.labels[rng.choice(len(statistics.labels), size=n, p=statistics.weights)]
+    slot = np.repeat(np.arange(len(slot_doc)), count)
+    reach = np.cumsum(gap + length)
+    offset = np.concatenate([[0.0], reach])[np.cumsum(count) - count][slot]
+    end = reach - offset
+    start = end - length
+    rows = _continua(slot_doc[slot], len(n_annotators))
+    who = slot_annotator[slot]
+    return [who[r] for r in rows], [start[r] for r in rows], [end[r] for r in rows], [label[r] for r in rows]
+
+
+def expected_disorder(units: Units, *, n_samples: int = 30, seed: int = 0, max_docs: int = 100, alpha: float = 1.0,
+                      beta: float = 1.0, delta_empty: float = 1.0,
+                      label_distance: ArrayLike | None = None) -> ExpectedDisorder:
+    """The expected disorder ``D_e``: the mean disorder of continua sampled with the corpus's statistics.
+
+    Mathet et al. (2015), §5.2, statistical sampling as pygamma-agreement's default sampler does it: every
+    annotator of a sampled continuum gets ``|N(μ_n, σ_n)|`` units (at least one for the continuum's first), laid
+    one after the other with gaps ``N(μ_g, σ_g)`` and lengths ``|N(μ_l, σ_l)|``, with labels drawn with the corpus's
+    frequencies; the means and SDs are the corpus's. A sampled corpus has one sampled continuum for each
+    continuum annotated by at least two annotators, with as many annotators (at most ``max_docs`` continua drawn at
+    random among them, so that a sample's cost does not grow with the project); its disorder is
+    :attr:`ObservedDisorder.value`. ``D_e`` is the mean over ``n_samples`` sampled corpora.
+
+    Parameters
+    ----------
+    units : Units
+    n_samples : int
+        How many sampled corpora (pygamma's default is 30).
+    seed : int
+        The seed of the sampling; the same seed gives the same ``D_e``.
+    max_docs : int
+        The most continua in one sampled corpus.
+    alpha, beta, delta_empty, label_distance
+        See :func:`dissimilarity`.
+
+    Returns
+    -------
+    ExpectedDisorder
+    """
+    if n_samples < 1:
+        raise ValueError(f"The expected disorder needs at least one sample, not {n_samples}.")
+    counts = units.present.sum(axis=1)
+    eligible = np.sort(counts[counts >= 2])  # only how many annotators each has matters: sorted, order is moot
+    if units.n_units == 0 or len(eligible) == 0:
+        value = warn_undefined("Gamma's expected disorder", "no continuum has units from at least two annotators")
+        return ExpectedDisorder(value, value, value, value, np.full(n_samples, np.nan), seed)
+    statistics = _statistics(units)
+    rng = np.random.default_rng(seed)
+    # every sampled continuum of every sampled corpus is aligned at once: one mixed-integer program for all
+    who, start, end, label, sizes, corpus = [], [], [], [], [], []
+    for i in range(n_samples):
+        chosen = eligible if len(eligible) <= max_docs else rng.choice(eligible, size=max_docs, replace=False)
+        for part, values in zip((who, start, end, label), _sample(statistics, chosen, rng)):
+            part.extend(values)
+        sizes.append(chosen)
+        corpus.append(np.full(len(chosen), i))
+    disorders = _disorders(who, start, end, label, np.concatenate(sizes), alpha=alpha, beta=beta,
+                           delta_empty=delta_empty, label_distance=label_distance)
+    within = np.concatenate(corpus)
+    samples = (np.bincount(within, weights=disorders.total, minlength=n_samples)
+               / np.bincount(within, weights=disorders.units_per_annotator, minlength=n_samples))
+    value = float(samples.mean())
+    half = _Z95 * float(samples.std(ddof=1)) / np.sqrt(n_samples) if n_samples > 1 else float("nan")
+    return ExpectedDisorder(value, value - half, value + half, float(half / value) if value > 0 else float("nan"),
+                            samples, seed)
+
+
+def _gamma(observed: float, expected: float) -> float:
+    """``1 - D_o / D_e``, NaN with a warning where it is not defined.
+
+    No disorder is perfect agreement: gamma is 1 when ``D_o = 0`` whatever ``D_e`` (as pygamma-agreement does;
+    otherwise identical annotators with one label and equal units would have ``D_e = 0`` and no gamma).
+    """
+    if np.isnan(observed):
+        return warn_undefined("Gamma", "no continuum has units from at least two annotators")
+    if observed == 0:
+        return 1.0
+    if not expected > 0:
+        return warn_undefined("Gamma", f"the expected disorder is {expected}, not positive")
+    return float(1.0 - observed / expected)
+
+
+def gamma(units: Units, *, n_samples: int = 30, seed: int = 0, max_docs: int = 100, alpha: float = 1.0,
+          beta: float = 1.0, delta_empty: float = 1.0, label_distance: ArrayLike | None = None) -> GammaResult:
+    """Mathet's gamma of a corpus, with the sampling interval of its expected disorder.
+
+    .. math:: \\gamma = 1 - \\frac{D_o}{D_e}
+
+    (Mathet, Widlöcher & Métivier 2015), with ``D_o`` from :func:`observed_disorder` and ``D_e`` from
+    :func:`expected_disorder`; ``low`` and ``high`` are gamma at the ends of ``D_e``'s 95% sampling interval.
+
+    Parameters
+    ----------
+    units : Units
+    n_samples, seed, max_docs
+        See :func:`expected_disorder`.
+    alpha, beta, delta_empty, label_distance
+        See :func:`dissimilarity`.
+
+    Returns
+    -------
+    GammaResult
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from agreement.units import units_from_frame
+    >>> frame = pd.DataFrame({"doc": 1, "annotator": list("AAABBB"), "label": list("abaaba"),
+    ...                       "start": [1, 6, 11, 2, 7, 12], "end": [5, 10, 15, 6, 11, 16]})
+    >>> result = gamma(units_from_frame(frame), seed=1)
+    >>> result.observed, result.low < result.value < result.high
+    (0.0625, True)
+    """
+    options = {"alpha": alpha, "beta": beta, "delta_empty": delta_empty, "label_distance": label_distance}
+    observed = observed_disorder(units, **options).value
+    expected = expected_disorder(units, n_samples=n_samples, seed=seed, max_docs=max_docs, **options)
+    if np.isnan(observed) or np.isnan(expected.value):
+        value = warn_undefined("Gamma", "no continuum has units from at least two annotators")
+        return GammaResult(value, observed, expected.value, value, value, seed, n_samples, expected.precision)
+    value = _gamma(observed, expected.value)
+    low, high = (_bound(observed, expected.low), _bound(observed, expected.high)) if not np.isnan(value) else (value,
+                                                                                                            value)
+    return GammaResult(value, observed, expected.value, low, high, seed, n_samples, expected.precision)
+
+
+def _bound(observed: float, expected: float) -> float:
+    """Gamma at one end of D_e's interval; -inf where the interval reaches 0 (too few samples to bound gamma)."""
+    if observed == 0:
+        return 1.0
+    return float(1.0 - observed / expected) if expected > 0 else float("-inf")
+
+
+def task_gammas(units: Units, expected_disorder: float, *, alpha: float = 1.0, beta: float = 1.0,
+                delta_empty: float = 1.0, label_distance: ArrayLike | None = None) -> NDArray[np.float64]:
+    """Every task's gamma: its own best-alignment disorder against the project's expected disorder.
+
+    .. math:: \\gamma_t = 1 - \\frac{D_o(t)}{D_e}
+
+    NaN for a task that fewer than two annotators annotated or where nobody marked a unit.
+
+    Parameters
+    ----------
+    units : Units
+    expected_disorder : float
+        The project's ``D_e`` (:func:`expected_disorder`).
+    alpha, beta, delta_empty, label_distance
+        See :func:`dissimilarity`.
+
+    Returns
+    -------
+    ndarray of float, with shape (n_docs,)
+    """
+    if not expected_disorder > 0:
+        raise ValueError(f"A task's gamma needs a positive expected disorder, not {expected_disorder}.")
+    per_task = observed_disorder(units, alpha=alpha, beta=beta, delta_empty=delta_empty,
+                                 label_distance=label_distance).per_task
+    return 1.0 - per_task / expected_disorder
+
+
+def task_gamma(units_of_one_task: Units, expected_disorder: float, *, alpha: float = 1.0, beta: float = 1.0,
+               delta_empty: float = 1.0, label_distance: ArrayLike | None = None) -> float:
+    """One task's gamma, live: its best-alignment disorder against the project's expected disorder.
+
+    Parameters
+    ----------
+    units_of_one_task : Units
+        The units of one continuum (``units.docs`` has one entry).
+    expected_disorder : float
+        The project's ``D_e``.
+    alpha, beta, delta_empty, label_distance
+        See :func:`dissimilarity`.
+
+    Returns
+    -------
+    float
+        ``1 - D_o(task) / D_e``; NaN with a warning when fewer than two annotators annotated the task or nobody
+        marked a unit.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from agreement.units import units_from_frame
+    >>> frame = pd.DataFrame({"doc": 7, "annotator": ["A", "B"], "label": "PER", "start": [1, 2], "end": [5, 6]})
+    >>> task_gamma(units_from_frame(frame), 0.5)
+    0.875
+    """
+    if len(units_of_one_task.docs) != 1:
+        raise ValueError(f"task_gamma scores one task; these units hold {len(units_of_one_task.docs)} continua "
+                         "(use task_gammas for several).")
+    value = float(task_gammas(units_of_one_task, expected_disorder, alpha=alpha, beta=beta, delta_empty=delta_empty,
+                              label_distance=label_distance)[0])
+    if np.isnan(value):
+        return warn_undefined("Gamma of a task", "fewer than two annotators annotated it or nobody marked a unit")
+    return value

@@ -1,0 +1,184 @@
+"""The best alignment (Mathet et al. 2015, §4) and the optimal grouping of overlapping spans, against brute force."""
+
+from itertools import combinations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.optimize import linear_sum_assignment
+
+from agreement.alignment import (
+    best_alignment,
+    jaccard_matrix,
+    match_overlapping,
+    solve_set_partition,
+    unitary_candidates,
+)
+
+
+def set_partitions(items: list[int]):
+    """Every partition of ``items`` into blocks (Bell-number many)."""
+    if not items:
+        yield []
+        return
+    head, rest = items[0], items[1:]
+    for partition in set_partitions(rest):
+        yield [[head], *partition]
+        for i in range(len(partition)):
+            yield [*partition[:i], [head, *partition[i]], *partition[i + 1:]]
+
+
+def brute_force_disorder(annotator, matrix, n_annotators, delta_empty):
+    """The least total disorder over every partition of the units into unitary alignments."""
+    pairs = n_annotators * (n_annotators - 1) // 2
+    best = np.inf
+    for partition in set_partitions(list(range(len(annotator)))):
+        if any(len({annotator[u] for u in block}) < len(block) for block in partition):
+            continue
+        total = 0.0
+        for block in partition:
+            inside = sum(matrix[u, v] for u, v in combinations(block, 2))
+            empty = (pairs - len(block) * (len(block) - 1) // 2) * delta_empty
+            total += (inside + empty) / pairs
+        best = min(best, total)
+    return best
+
+
+@st.composite
+def continua(draw, *, min_annotators=2, max_annotators=4, max_units=7):
+    """A continuum's annotator codes and a symmetric non-negative dissimilarity between its units."""
+    n_annotators = draw(st.integers(min_annotators, max_annotators))
+    n_units = draw(st.integers(0, max_units))
+    annotator = np.array(draw(st.lists(st.integers(0, n_annotators - 1), min_size=n_units, max_size=n_units)))
+    values = draw(st.lists(st.floats(0, 3, allow_nan=False), min_size=n_units * n_units, max_size=n_units * n_units))
+    matrix = np.array(values, dtype=float).reshape(n_units, n_units)
+    matrix = (matrix + matrix.T) / 2
+    np.fill_diagonal(matrix, 0.0)
+    return annotator.astype(np.intp), matrix, n_annotators
+
+
+def test_set_partition_chooses_the_cheaper_cover():
+    # two elements: apart they cost 1 + 1, together 1.5
+    assert solve_set_partition([[1, 0, 1], [0, 1, 1]], [1.0, 1.0, 1.5]).tolist() == [False, False, True]
+    assert solve_set_partition([[1, 0, 1], [0, 1, 1]], [1.0, 1.0, 2.5]).tolist() == [True, True, False]
+
+
+def test_set_partition_branches_where_the_relaxation_is_fractional():
+    # three elements, the three pairs at 1 and the singletons at 0.8: the relaxation takes every pair at 1/2 (1.5),
+    # the integer optimum one pair and one singleton (1.8); a fourth element apart stays integral (its singleton)
+    incidence = np.array([[1, 0, 1, 1, 0, 0, 0], [1, 1, 0, 0, 1, 0, 0], [0, 1, 1, 0, 0, 1, 0], [0, 0, 0, 0, 0, 0, 1]])
+    chosen = solve_set_partition(incidence, [1.0, 1.0, 1.0, 0.8, 0.8, 0.8, 0.3])
+    assert (incidence @ chosen).tolist() == [1, 1, 1, 1]
+    assert float(np.dot([1.0, 1.0, 1.0, 0.8, 0.8, 0.8, 0.3], chosen)) == pytest.approx(2.1)
+
+
+def test_set_partition_refuses_an_element_in_no_group():
+    with pytest.raises(ValueError, match="in no group"):
+        solve_set_partition([[1], [0]], [1.0])
+    with pytest.raises(ValueError, match="at least one element"):
+        solve_set_partition([[1, 0], [1, 0]], [1.0, 1.0])
+
+
+def test_candidates_drop_groups_worse_than_their_units_alone():
+    # two annotators, one unit each, dissimilarity 2.5 > 2 Δ∅: only the two singletons remain
+    members, cost = unitary_candidates([0, 1], [[0, 2.5], [2.5, 0]], n_annotators=2, empty_cost=1.0, budget=1.0)
+    assert sorted(map(tuple, members.tolist())) == [(-1, 1), (0, -1)]
+    assert cost.tolist() == [1.0, 1.0]
+
+
+def test_an_annotator_without_units_adds_empty_units():
+    # three annotators, the third marked nothing: the pair costs (0.25 + 1 + 1) / 3
+    alignment = best_alignment([0, 1], [[0, 0.25], [0.25, 0]], n_annotators=3)
+    assert alignment.group.tolist() == [0, 0]
+    assert alignment.total == pytest.approx(2.25 / 3)
+
+
+@settings(max_examples=60, deadline=None)
+@given(continua(min_annotators=2, max_annotators=2, max_units=8))
+def test_two_annotators_assignment_equals_the_mixed_integer_program(continuum):
+    annotator, matrix, n = continuum
+    assignment = best_alignment(annotator, matrix, n_annotators=n)
+    program = best_alignment(annotator, matrix, n_annotators=n, method="milp")
+    assert assignment.total == pytest.approx(program.total, abs=1e-9)
+
+
+@settings(max_examples=60, deadline=None)
+@given(continua(), st.sampled_from([0.5, 1.0, 2.0]))
+def test_best_alignment_equals_brute_force(continuum, delta_empty):
+    annotator, matrix, n = continuum
+    alignment = best_alignment(annotator, matrix, n_annotators=n, delta_empty=delta_empty)
+    assert alignment.total == pytest.approx(brute_force_disorder(annotator, matrix, n, delta_empty), abs=1e-9)
+    # a partition: every unit in one unitary alignment, at most one unit per annotator in each
+    assert (alignment.group >= 0).all()
+    for g in np.unique(alignment.group):
+        assert len(set(annotator[alignment.group == g])) == int((alignment.group == g).sum())
+
+
+@st.composite
+def span_sets(draw, *, min_annotators=2, max_annotators=4, max_units=7):
+    n_annotators = draw(st.integers(min_annotators, max_annotators))
+    n_units = draw(st.integers(1, max_units))
+    annotator = draw(st.lists(st.integers(0, n_annotators - 1), min_size=n_units, max_size=n_units))
+    start = draw(st.lists(st.integers(0, 20), min_size=n_units, max_size=n_units))
+    length = draw(st.lists(st.integers(1, 10), min_size=n_units, max_size=n_units))
+    return np.array(annotator), np.array(start, dtype=float), np.array(start, dtype=float) + np.array(length)
+
+
+def matched_overlap(group, annotator, overlap, threshold):
+    """Total Jaccard inside groups, after checking that the groups are valid."""
+    total = 0.0
+    for g in np.unique(group):
+        units = np.flatnonzero(group == g)
+        assert len(set(annotator[units])) == len(units)
+        for u, v in combinations(units, 2):
+            assert overlap[u, v] >= threshold
+            total += overlap[u, v]
+    return total
+
+
+@settings(max_examples=80, deadline=None)
+@given(span_sets(min_annotators=2, max_annotators=2, max_units=10), st.sampled_from([0.1, 0.5, 0.8]))
+def test_two_annotators_overlap_matching_equals_linear_sum_assignment(spans, threshold):
+    annotator, start, end = spans
+    overlap = jaccard_matrix(start, end)
+    group = match_overlapping(annotator, start, end, jaccard=threshold)
+    first, second = np.flatnonzero(annotator == 0), np.flatnonzero(annotator == 1)
+    score = overlap[np.ix_(first, second)]
+    score = np.where(score >= threshold, score, 0.0)
+    rows, cols = linear_sum_assignment(score, maximize=True)
+    assert matched_overlap(group, annotator, overlap, threshold) == pytest.approx(score[rows, cols].sum(), abs=1e-9)
+
+
+@settings(max_examples=60, deadline=None)
+@given(span_sets(min_annotators=3, max_annotators=4), st.sampled_from([0.1, 0.5]))
+def test_overlap_matching_equals_brute_force(spans, threshold):
+    annotator, start, end = spans
+    overlap = jaccard_matrix(start, end)
+    best = 0.0
+    for partition in set_partitions(list(range(len(annotator)))):
+        ok = all(len({annotator[u] for u in block}) == len(block)
+                 and all(overlap[u, v] >= threshold for u, v in combinations(block, 2)) for block in partition)
+        if ok:
+            best = max(best, sum(overlap[u, v] for block in partition for u, v in combinations(block, 2)))
+    group = match_overlapping(annotator, start, end, jaccard=threshold)
+    assert matched_overlap(group, annotator, overlap, threshold) == pytest.approx(best, abs=1e-9)
+
+
+def test_overlap_matching_beats_a_greedy_order():
+    # A0 [0, 10), A1 [0, 8); B0 [0, 9), B1 [2, 10); threshold 0.7. Jaccard: A0-B0 0.9, A0-B1 0.8, A1-B0 0.889,
+    # A1-B1 0.6. Greedy, best pair first, takes A0-B0 and leaves A1 and B1 apart (0.9, one pair); the optimal
+    # matching takes A0-B1 and A1-B0 (1.689, two pairs).
+    annotator, start, end = np.array([0, 0, 1, 1]), np.array([0, 0, 0, 2.0]), np.array([10, 8, 9, 10.0])
+    group = match_overlapping(annotator, start, end, jaccard=0.7)
+    assert group[0] == group[3] and group[1] == group[2] and group[0] != group[1]
+
+
+def test_labels_keep_spans_apart():
+    group = match_overlapping([0, 1], [0, 0], [10, 10], label=["PER", "LOC"])
+    assert group.tolist() == [0, 1]
+
+
+def test_matching_refuses_a_threshold_outside_the_unit_interval():
+    with pytest.raises(ValueError, match="Jaccard threshold"):
+        match_overlapping([0, 1], [0, 0], [1, 1], jaccard=0.0)
