@@ -39,10 +39,9 @@ from typing import Any
 
 from plugin.labelconfig import Control, parse_label_config
 from plugin.labelstudio import LabelStudioClient, LabelStudioError
-from plugin.review import DATA_KEY, escalated_overlap, mirrored_data
 from plugin.settings import MappingOptions, ReviewOptions, ScoringOptions
 from plugin.state import ProjectState
-from plugin.writeback import merged_meta
+from plugin.writeback import TaskAsRead, needed_write
 
 __all__ = ["PassReport", "ProjectMonitor", "TaskWriter", "full_pass", "refresh_tasks", "stale_tasks"]
 
@@ -239,17 +238,15 @@ def _write(client: LabelStudioClient, monitor: ProjectMonitor, task: int, block:
             state.set_task(again)
             block = state.blocks([task], updated_at=now_iso())[task]
         read = again
-    meta = merged_meta(read.get("meta"), block)
-    data = mirrored_data(read.get("data"), block) if monitor.review.mirror_to_data else None
-    review = monitor.review
-    overlap = escalated_overlap(read, block, cap=review.max_overlap) if review.escalate else None
-    if meta is None and data is None and overlap is None:
+    write = needed_write(TaskAsRead.of(read), block, review=monitor.review)
+    if write is None:
         return "unchanged"
     if not dry_run:
         current = read.get("meta")
-        client.update_meta(task, meta if meta is not None else dict(current) if isinstance(current, Mapping) else {},
-                           data=data, overlap=overlap)
-        if overlap is not None:
+        client.update_meta(task, write.meta if write.meta is not None else dict(current)
+                           if isinstance(current, Mapping) else {}, data=write.data(read.get("data")),
+                           overlap=write.overlap)
+        if write.overlap is not None:
             with monitor.lock:
                 monitor.counters["escalated"] += 1
         with monitor.lock:  # from the read of the meta to the write's answer: where another client's write is lost
@@ -261,20 +258,8 @@ def stale_tasks(state: ProjectState, *, review: ReviewOptions | None = None) -> 
     """Tasks whose meta (and with ``review``, the mirrored score and the overlap), as last read, differ from what
     they should carry."""
     review = review or ReviewOptions(tab=False)
-    blocks = state.blocks(updated_at=now_iso())
-
-    def stale(task: int, block: Mapping[str, Any]) -> bool:
-        if merged_meta(state.meta(task), block) is not None:
-            return True
-        entry = state.tasks[task]
-        if review.escalate and escalated_overlap({"overlap": entry.overlap}, block, cap=review.max_overlap):
-            return True
-        if not review.mirror_to_data:
-            return False
-        score = entry.data_score
-        return mirrored_data({DATA_KEY: score} if score is not None else {}, block) is not None
-
-    return sorted(task for task, block in blocks.items() if stale(task, block))
+    return sorted(task for task, block in state.blocks(updated_at=now_iso()).items()
+                  if needed_write(state.tasks[task].read, block, review=review) is not None)
 
 
 WATERMARK_MARGIN = timedelta(seconds=60)

@@ -36,7 +36,6 @@ from plugin import __version__
 from plugin.annotations import Skips, Submission, collect_submissions, task_id
 from plugin.labelconfig import Control
 from plugin.mapping import MappedControl, map_control, map_project
-from plugin.review import DATA_KEY
 from plugin.scoring import (
     ControlScore,
     TaskScore,
@@ -48,7 +47,7 @@ from plugin.scoring import (
     task_terms,
 )
 from plugin.settings import MappingOptions, ScoringOptions
-from plugin.writeback import agreement_block
+from plugin.writeback import TaskAsRead, agreement_block
 
 __all__ = ["ControlState", "ProjectScores", "ProjectState", "TaskEntry", "score_tasks"]
 
@@ -63,22 +62,17 @@ class TaskEntry:
         The counted annotations, one per annotator.
     annotations : frozenset of int
         Every annotation id on the task (counted or not).
-    meta : object
-        The task's meta as read (only ever compared with, never written back as is).
+    read : TaskAsRead
+        What the diff reads of the task: its meta, mirrored score and overlap
+        as read (only ever compared with, never written back as is).
     skips : Counter
         What reading and mapping this task left out, by reason.
-    data_score : object
-        ``data["agreement_score"]`` as read (the mirrored score), or None.
-    overlap : object
-        The task's ``overlap`` as read (how many annotators Label Studio asks for).
     """
 
     submissions: tuple[Submission, ...]
     annotations: frozenset[int]
-    meta: Any
+    read: TaskAsRead
     skips: Counter[str]
-    data_score: Any = None
-    overlap: Any = None
 
 
 @dataclass
@@ -416,10 +410,7 @@ class ProjectState:
                 self._task_of_annotation.pop(annotation, None)
         for annotation in ids:
             self._task_of_annotation[annotation] = identifier
-        data = task.get("data")
-        self.tasks[identifier] = TaskEntry(tuple(counted), ids, task.get("meta"), skips.reasons,
-                                           data.get(DATA_KEY) if isinstance(data, Mapping) else None,
-                                           task.get("overlap"))
+        self.tasks[identifier] = TaskEntry(tuple(counted), ids, TaskAsRead.of(task), skips.reasons)
         return identifier
 
     def _map(self, task: int, counted: list[Submission], skips: Skips) -> dict[str, MappedControl]:
@@ -464,7 +455,7 @@ class ProjectState:
     def meta(self, task: int) -> Any:
         """The task's meta as last read."""
         entry = self.tasks.get(task)
-        return None if entry is None else entry.meta
+        return None if entry is None else entry.read.meta
 
     # --- what it implies ---
 
