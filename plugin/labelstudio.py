@@ -23,7 +23,8 @@ from label_studio_sdk.core.api_error import ApiError
 
 from plugin.settings import Connection
 
-__all__ = ["LabelStudioClient", "LabelStudioError", "LabelStudioNotFound", "Reachability", "read_export"]
+__all__ = ["LabelStudioClient", "LabelStudioError", "LabelStudioNotFound", "Reachability", "one_line", "read_export",
+           "squeeze"]
 
 _RETRY_STATUS = {429, 500, 502, 503, 504}
 
@@ -36,20 +37,41 @@ class LabelStudioNotFound(LabelStudioError):
     """The object asked for does not exist (404): a task deleted since it was named."""
 
 
-def _one_line(text: str, limit: int = 160) -> str:
+def squeeze(text: str, limit: int = 160) -> str:
+    """``text`` on one line, its white space collapsed, cut to ``limit`` characters.
+
+    >>> squeeze("a  b\\n c")
+    'a b c'
+    >>> squeeze("abcdef", 4)
+    'abc…'
+    """
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def one_line(error: BaseException) -> str:
+    """An exception as one short line for counters and logs (never a payload, never a token).
+
+    >>> one_line(ValueError("no\\nway"))
+    'ValueError: no way'
+    >>> one_line(LabelStudioError("Label Studio answered 500: boom"))
+    'Label Studio answered 500: boom'
+    """
+    text = squeeze(str(error), 200)
+    if isinstance(error, LabelStudioError):  # already a sentence for the user
+        return text
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
 
 
 def _describe(error: Exception) -> str:
     if isinstance(error, ApiError):
         if error.status_code is not None and 200 <= error.status_code < 300:
-            return f"Label Studio's answer ({error.status_code}) was not JSON: {_one_line(str(error.body), 80)}"
-        body = _one_line(error.body if isinstance(error.body, str) else json.dumps(error.body, default=str))
+            return f"Label Studio's answer ({error.status_code}) was not JSON: {squeeze(str(error.body), 80)}"
+        body = squeeze(error.body if isinstance(error.body, str) else json.dumps(error.body, default=str))
         if error.status_code in (401, 403):
             return f"Label Studio refused the API key ({error.status_code}): {body}"
         return f"Label Studio answered {error.status_code}: {body}"
-    return f"Label Studio could not be reached: {type(error).__name__}: {_one_line(str(error))}"
+    return f"Label Studio could not be reached: {type(error).__name__}: {squeeze(str(error))}"
 
 
 def _retryable(error: Exception) -> bool:

@@ -34,6 +34,7 @@ from agreement.gwet import LEVEL_WEIGHTS
 from agreement.running_augmented import RunningAugmented
 from plugin import __version__
 from plugin.annotations import Skips, Submission, collect_submissions, task_id
+from plugin.clock import now_iso
 from plugin.labelconfig import Control
 from plugin.mapping import MappedControl, map_control, map_project
 from plugin.scoring import (
@@ -46,8 +47,8 @@ from plugin.scoring import (
     summarize_task,
     task_terms,
 )
-from plugin.settings import MappingOptions, ScoringOptions
-from plugin.writeback import TaskAsRead, agreement_block
+from plugin.settings import MappingOptions, ReviewOptions, ScoringOptions
+from plugin.writeback import TaskAsRead, agreement_block, needed_write
 
 __all__ = ["ControlState", "ProjectScores", "ProjectState", "TaskEntry", "score_tasks"]
 
@@ -485,6 +486,13 @@ class ProjectState:
         """The agreement block each of ``tasks`` (default: every known task) should carry in its meta."""
         return {task: agreement_block(score, version=__version__, updated_at=updated_at)
                 for task, score in self.task_scores(tasks).items()}
+
+    def stale_tasks(self, *, review: ReviewOptions | None = None) -> list[int]:
+        """Tasks whose meta (and with ``review``, the mirrored score and the overlap), as last read, differ from
+        what they should carry (:func:`plugin.writeback.needed_write`)."""
+        review = review or ReviewOptions(tab=False)
+        return sorted(task for task, block in self.blocks(updated_at=now_iso()).items()
+                      if needed_write(self.tasks[task].read, block, review=review) is not None)
 
     def config_remarks(self) -> dict[str, dict[str, list[str]]]:
         """Per control whose config has any: its ``problems`` (the control is skipped) and ``notes``."""

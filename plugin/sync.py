@@ -14,10 +14,12 @@ from typing import Any
 
 from plugin.labelconfig import Control
 from plugin.labelstudio import LabelStudioClient, LabelStudioError
-from plugin.reconcile import PassReport, Progress, ProjectMonitor, TaskWriter, full_pass, stale_tasks
+from plugin.monitor import PassReport, ProjectMonitor
+from plugin.reconcile import Progress, full_pass
 from plugin.review import ensure_review_tab
 from plugin.settings import MappingOptions, ReviewOptions, ScoringOptions
 from plugin.state import ProjectScores, ProjectState
+from plugin.writer import TaskWriter
 
 __all__ = ["SyncReport", "read_project", "score_export", "sync_project"]
 
@@ -63,7 +65,7 @@ def score_export(tasks: Iterable[Mapping[str, Any]], controls: Mapping[str, Cont
     """Score tasks read offline; return the scores and how many tasks' meta differs from their block."""
     state = ProjectState(None, controls, mapping=mapping, scoring=scoring)
     state.load(tasks)
-    return state.scores(), len(stale_tasks(state))
+    return state.scores(), len(state.stale_tasks())
 
 
 def read_project(client: LabelStudioClient, project: int, *, mapping: MappingOptions, scoring: ScoringOptions,
@@ -136,15 +138,13 @@ def sync_project(client: LabelStudioClient, project: int, controls: Mapping[str,
         finally:
             writer.stop()
         written = writer.outcomes["written"]
-    assert monitor.state is not None
-    with monitor.lock:
-        scores = monitor.state.scores()
+    scores = monitor.scores()
     try:
         people = client.users()
     except LabelStudioError:  # names are a courtesy: ids still identify the annotators
         people = {}
     return SyncReport(scores=scores, tasks_to_write=len(read.stale), tasks_written=written, people=people,
-                      tasks_unchanged=len(scores.tasks) - written, failures=sorted(monitor.failures.items()),
-                      tasks_escalated=monitor.counters["escalated"],
+                      tasks_unchanged=len(scores.tasks) - written, failures=monitor.failed(),
+                      tasks_escalated=monitor.counted("escalated"),
                       seconds={"fetch": read.seconds["read"], "compute": read.seconds["compute"],
                                "write": time.perf_counter() - started})

@@ -324,8 +324,8 @@ def test_deletions_update_the_tasks_they_touch(service):
     post(client, created(3, 1))
     settle(state)
     assert 3 not in state.monitors[1].state.tasks
-    assert state.monitors[1].counters["gone"] == 1
-    assert state.monitors[1].counters["not a task of this project"] == 1
+    assert state.monitors[1].counted("gone") == 1
+    assert state.monitors[1].counted("not a task of this project") == 1
 
 
 def test_never_seen_deletions_are_counted_and_suppress_nothing(service):
@@ -353,7 +353,7 @@ def test_events_of_other_projects_are_ignored_and_counted(service):
     assert fake.writes == [] and fake.meta(50) == {"theirs": 1}
     assert state.ignored["event for a project this service does not monitor"] == 1
     assert state.ignored["event without a project, naming no known task or annotation"] == 1
-    assert state.monitors[1].counters["not a task of this project"] == 1
+    assert state.monitors[1].counted("not a task of this project") == 1
     assert 50 not in state.monitors[1].state.tasks
 
 
@@ -405,7 +405,7 @@ def test_a_failing_write_is_retried_then_left_to_the_next_pass(fake):
         state = app.state.agreement
         assert state.wait_ready(10)
         deadline = time.monotonic() + 10
-        while not state.monitors[1].failures and time.monotonic() < deadline:
+        while not state.monitors[1].failed() and time.monotonic() < deadline:
             time.sleep(0.05)
         status = client.get("/status", headers={"X-Agreement-Secret": SECRET}).json()["projects"]["1"]
         assert status["failed_tasks"] == 1 and "503" in status["failures"][0]["error"]
@@ -432,7 +432,7 @@ def test_an_unexpected_exception_is_one_task_s_failure_not_the_writer_s(service)
     settle(state)
     assert fake.meta(1)["agreement"]["n_annotations"] == 1 and fake.meta(2)["agreement"]["n_annotations"] == 1
     assert state.writer.alive() and client.get("/health").status_code == 200
-    assert state.monitors[1].counters["refresh failed (will retry)"] == 1
+    assert state.monitors[1].counted("refresh failed (will retry)") == 1
 
 
 def test_a_pass_writes_what_no_event_announced_and_drifted_alphas(fake):
@@ -651,7 +651,7 @@ def test_a_flagged_task_asks_for_one_more_annotator_once_its_annotations_are_in(
         while state.monitors[1].passes == passes:
             time.sleep(0.05)
         settle(state)
-        assert fake.store[1]["overlap"] == 3 and state.monitors[1].counters["escalated"] == 1
+        assert fake.store[1]["overlap"] == 3 and state.monitors[1].counted("escalated") == 1
         # The third annotator disagrees too: one more, then the cap (4) holds.
         fake.annotate(1, annotation(5, 1, 3, "neu"))
         post(client, created(1, 5))
@@ -660,7 +660,7 @@ def test_a_flagged_task_asks_for_one_more_annotator_once_its_annotations_are_in(
         fake.annotate(1, annotation(6, 1, 4, "pos"))
         post(client, created(1, 6))
         settle(state)
-        assert fake.store[1]["overlap"] == 4 and state.monitors[1].counters["escalated"] == 2
+        assert fake.store[1]["overlap"] == 4 and state.monitors[1].counted("escalated") == 2
 
 
 def test_escalation_is_off_unless_asked():
