@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Literal
 
-__all__ = ["now_iso"]
+__all__ = ["now_iso", "now_text"]
 
 
 def now_iso(*, timespec: Literal["seconds", "milliseconds"] = "seconds") -> str:
@@ -17,3 +17,12 @@ def now_iso(*, timespec: Literal["seconds", "milliseconds"] = "seconds") -> str:
     29
     """
     return datetime.now(UTC).isoformat(timespec=timespec)
+
+
+def now_text() -> str:
+    """Now, in UTC, to the minute, as a page's header says it ("2026-01-05 09:00 UTC").
+
+    >>> len(now_text()), now_text().endswith(" UTC")
+    (20, True)
+    """
+    return datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")

@@ -52,8 +52,8 @@ from agreement.counts import LabelCounts
 from plugin.mapping import MappedControl
 from plugin.settings import ScoringOptions
 
-__all__ = ["ControlScore", "TaskScore", "TaskTerms", "annotator_rows", "lowest_decile", "number", "score_control",
-           "spa_interval", "summarize_task", "task_score_of", "task_terms"]
+__all__ = ["ControlScore", "TaskScore", "TaskTerms", "annotator_rows", "lowest_decile", "name_of", "named_rows", "number",
+           "score_control", "spa_interval", "summarize_task", "task_score_of", "task_terms"]
 
 
 MAX_WEIGHTED_CATEGORIES = 200
@@ -299,6 +299,24 @@ def _per_label(mapped: MappedControl, counts: LabelCounts) -> dict[str, dict[str
         subset = counts.counts[names == label]
         out[label] = {"spa": number(spa(subset)), "alpha": number(krippendorff_alpha(subset))}
     return out
+
+
+def name_of(annotator: str, people: Mapping[str, str]) -> str:
+    """An annotator's name and email as Label Studio knows them, else the id.
+
+    >>> name_of("2", {"2": "Ann <ann@example.com>"}), name_of("3", {})
+    ('Ann <ann@example.com>', '3')
+    """
+    return people.get(annotator, annotator)
+
+
+def named_rows(rows: Iterable[Mapping[str, Any]], people: Mapping[str, str]) -> list[dict[str, Any]]:
+    """Annotator rows (:func:`annotator_rows`) with each annotator's ``name`` beside the id.
+
+    >>> named_rows([{"annotator": "2", "n_items": 4}], {"2": "Ann"})
+    [{'annotator': '2', 'n_items': 4, 'name': 'Ann'}]
+    """
+    return [{**row, "name": name_of(row["annotator"], people)} for row in rows]
 
 
 def annotator_rows(rows: pd.DataFrame) -> list[dict[str, Any]]:

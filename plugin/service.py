@@ -46,13 +46,13 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 from plugin import __version__
 from plugin.clock import now_iso
 from plugin.events import EVENTS, BadEvent, Event, parse_body, parse_event
-from plugin.labelstudio import LabelStudioClient, LabelStudioError, one_line
+from plugin.labelstudio import LabelStudioClient, annotator_names, one_line
 from plugin.monitor import ProjectMonitor
 from plugin.reconcile import full_pass
-from plugin.report import Report, build_report, report_json
+from plugin.report import Report, project_report, report_json
 from plugin.report.page import render_html
 from plugin.review import ensure_review_tab
-from plugin.scoring import annotator_rows
+from plugin.scoring import annotator_rows, named_rows
 from plugin.settings import Connection, MappingOptions, ReviewOptions, ScoringOptions, SettingsError
 from plugin.writer import TaskWriter
 
@@ -131,6 +131,12 @@ class ServiceSettings:
     unhealthy_after: float = 300.0
     max_body: int = 16 * 2**20
     retry_delays: tuple[float, ...] = (1.0, 5.0, 20.0)
+
+    def __post_init__(self) -> None:
+        if not (self.reconcile_interval > 0 and self.unhealthy_after > 0 and self.full_pass_every >= 1
+                and (self.read_rate is None or self.read_rate > 0)):
+            raise SettingsError("The reconcile interval (--reconcile-interval) and --unhealthy-after must be positive "
+                                "seconds, --full-pass-every at least 1, and --read-rate at least 0 (0: no limit).")
 
 
 class ServiceState:
@@ -221,8 +227,7 @@ class ServiceState:
         self.writer.request(project, report.stale, background=True)
         people = self._people()
         mapped = monitor.mapped()  # only the rows: who disagrees is computed after the lock is released
-        monitor.publish({name: [{**row, "name": people.get(row["annotator"], row["annotator"])}
-                                for row in annotator_rows(control.rows)] for name, control in mapped.items()})
+        monitor.publish({name: named_rows(annotator_rows(control.rows), people) for name, control in mapped.items()})
         log.info("Project %s: %s pass read %d tasks in %.1f s; %d to write.", project, report.kind, report.n_tasks,
                  report.seconds.get("read", 0.0), len(report.stale))
 
@@ -233,10 +238,7 @@ class ServiceState:
             people, read_at = self._people_cache
         if time.monotonic() - read_at < PEOPLE_FOR:
             return people
-        try:
-            people = self.client.users()
-        except LabelStudioError:
-            pass
+        people = annotator_names(self.client, otherwise=people)
         with self.lock:
             self._people_cache = (people, time.monotonic())
         return people
@@ -372,13 +374,11 @@ class ServiceState:
         if monitor is None:
             raise LookupError(f"Name one of the monitored projects: ?project={'|'.join(map(str, self.monitors))}.")
         people = self._people()
-        url = self.settings.connection.url
         snapshot = monitor.snapshot()  # only the snapshot: the scoring and drawing happen after the lock is released
         if snapshot is None:
             raise RuntimeError(f"Project {project} has not been read yet; try again in a moment.")
-        return build_report(snapshot, source=f"Project {project} at {url}",
-                            generated_at=now_iso(timespec="milliseconds"), people=people,
-                            task_url=f"{url}/projects/{project}/data?task={{task}}", title=f"Project {project}")
+        return project_report(snapshot, project=monitor.project, url=self.settings.connection.url,
+                              generated_at=now_iso(timespec="milliseconds"), people=people)
 
     def status(self) -> dict[str, Any]:
         reachability = self.client.reachability

@@ -50,7 +50,7 @@ from plugin.scoring import (
 from plugin.settings import MappingOptions, ReviewOptions, ScoringOptions
 from plugin.writeback import TaskAsRead, agreement_block, needed_write
 
-__all__ = ["ControlState", "ProjectScores", "ProjectState", "TaskEntry", "score_tasks"]
+__all__ = ["ControlState", "ProjectScores", "ProjectSnapshot", "ProjectState", "TaskEntry"]
 
 
 @dataclass(frozen=True)
@@ -380,6 +380,14 @@ class ProjectState:
         self.refused: Counter[str] = Counter()
         self.decile_cut: float | None = None
 
+    @classmethod
+    def from_tasks(cls, tasks: Iterable[Mapping[str, Any]], controls: Mapping[str, Control], *,
+                   mapping: MappingOptions, scoring: ScoringOptions, project: int | None = None) -> ProjectState:
+        """The state of tasks as Label Studio gives them (a JSON export, or a read): the one way in offline."""
+        state = cls(project, controls, mapping=mapping, scoring=scoring)
+        state.load(tasks)
+        return state
+
     # --- what Label Studio holds ---
 
     def set_task(self, task: Mapping[str, Any]) -> int | None:
@@ -527,10 +535,3 @@ class ProjectState:
         """The full project scores (kappa family, augmented kappa, per label) and every task's scores."""
         return self.snapshot().scores()
 
-
-def score_tasks(tasks: Iterable[Mapping[str, Any]], controls: Mapping[str, Control], *,
-                mapping: MappingOptions, scoring: ScoringOptions) -> ProjectScores:
-    """Score tasks as Label Studio gives them (a read or an export): a state filled once, then scored."""
-    state = ProjectState(None, controls, mapping=mapping, scoring=scoring)
-    state.load(tasks)
-    return state.scores()

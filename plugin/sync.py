@@ -12,16 +12,18 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from plugin.clock import now_text
 from plugin.labelconfig import Control
-from plugin.labelstudio import LabelStudioClient, LabelStudioError
+from plugin.labelstudio import LabelStudioClient, annotator_names
 from plugin.monitor import PassReport, ProjectMonitor
 from plugin.reconcile import Progress, full_pass
+from plugin.report import Report, project_report
 from plugin.review import ensure_review_tab
-from plugin.settings import MappingOptions, ReviewOptions, ScoringOptions
+from plugin.settings import MappingOptions, ReportOptions, ReviewOptions, ScoringOptions
 from plugin.state import ProjectScores, ProjectState
 from plugin.writer import TaskWriter
 
-__all__ = ["SyncReport", "read_project", "score_export", "sync_project"]
+__all__ = ["SyncReport", "read_project", "report_project", "score_export", "sync_project"]
 
 
 @dataclass
@@ -63,8 +65,7 @@ class SyncReport:
 def score_export(tasks: Iterable[Mapping[str, Any]], controls: Mapping[str, Control], *, mapping: MappingOptions,
                  scoring: ScoringOptions) -> tuple[ProjectScores, int]:
     """Score tasks read offline; return the scores and how many tasks' meta differs from their block."""
-    state = ProjectState(None, controls, mapping=mapping, scoring=scoring)
-    state.load(tasks)
+    state = ProjectState.from_tasks(tasks, controls, mapping=mapping, scoring=scoring)
     return state.scores(), len(state.stale_tasks())
 
 
@@ -81,6 +82,21 @@ def read_project(client: LabelStudioClient, project: int, *, mapping: MappingOpt
     full_pass(client, monitor, progress=progress)
     assert monitor.state is not None
     return monitor.state
+
+
+def report_project(client: LabelStudioClient, project: int, url: str, *, mapping: MappingOptions,
+                   scoring: ScoringOptions, options: ReportOptions | None = None,
+                   progress: Progress | None = None) -> Report:
+    """The admin report of ``project``, read now from the Label Studio at ``url`` (nothing is written).
+
+    Raises
+    ------
+    LabelStudioError
+        If the project cannot be read.
+    """
+    state = read_project(client, project, mapping=mapping, scoring=scoring, progress=progress)
+    return project_report(state.snapshot(), project=project, url=url, generated_at=now_text(),
+                          people=annotator_names(client), options=options)
 
 
 def sync_project(client: LabelStudioClient, project: int, controls: Mapping[str, Control] | None = None, *,
@@ -139,11 +155,7 @@ def sync_project(client: LabelStudioClient, project: int, controls: Mapping[str,
             writer.stop()
         written = writer.outcomes["written"]
     scores = monitor.scores()
-    try:
-        people = client.users()
-    except LabelStudioError:  # names are a courtesy: ids still identify the annotators
-        people = {}
-    return SyncReport(scores=scores, tasks_to_write=len(read.stale), tasks_written=written, people=people,
+    return SyncReport(scores=scores, tasks_to_write=len(read.stale), tasks_written=written, people=annotator_names(client),
                       tasks_unchanged=len(scores.tasks) - written, failures=monitor.failed(),
                       tasks_escalated=monitor.counted("escalated"),
                       seconds={"fetch": read.seconds["read"], "compute": read.seconds["compute"],

@@ -21,7 +21,7 @@ from agreement.alpha import coincidence_matrix
 from agreement.confusion import specific_agreement
 from agreement.family import ALL_LABELS, FAMILY_COLUMNS, agreement_family, undefined_notes, weighted_mean
 from agreement.timeline import TIMELINE_COLUMNS, agreement_over_time, annotations_needed
-from plugin.scoring import ControlScore
+from plugin.scoring import ControlScore, name_of
 from plugin.settings import ReportOptions
 from plugin.state import ProjectScores, ProjectSnapshot
 
@@ -153,10 +153,6 @@ def _multiple_choice_family(labels: tuple[str, ...] | None, rows: pd.DataFrame, 
     return pd.concat(parts, ignore_index=True)
 
 
-def _people(who: str, people: Mapping[str, str]) -> str:
-    return people.get(who, who)
-
-
 def _control_tables(name: str, snapshot: ProjectSnapshot, score: ControlScore, times: pd.DataFrame,
                     people: Mapping[str, str], options: ReportOptions, notes: list[dict[str, str]]
                     ) -> dict[str, pd.DataFrame]:
@@ -207,12 +203,12 @@ def _control_tables(name: str, snapshot: ProjectSnapshot, score: ControlScore, t
     out["family"] = family
     out["timeline"] = timeline
     out["annotators"] = pd.DataFrame([{"control": name, "annotator": row["annotator"],
-                                       "name": _people(row["annotator"], people), "n_items": row["n_items"],
+                                       "name": name_of(row["annotator"], people), "n_items": row["n_items"],
                                        "n_compared": row["n_compared"], "mean_pairwise": _nan(row["mean_pairwise"]),
                                        "with_majority": _nan(row["with_majority"]), "outlier": row["outlier"]}
                                       for row in score.annotators])
-    out["pairwise"] = pd.DataFrame([{"control": name, "first": _people(p["annotators"][0], people),
-                                     "second": _people(p["annotators"][1], people), "kappa": _nan(p["cohen"]),
+    out["pairwise"] = pd.DataFrame([{"control": name, "first": name_of(p["annotators"][0], people),
+                                     "second": name_of(p["annotators"][1], people), "kappa": _nan(p["cohen"]),
                                      "n_items": p["n_items"]} for p in score.pairs])
     if score.augmented is not None:
         out["sweep"] = pd.DataFrame([{"control": name, "p": float(p), "kappa": _nan(v)}

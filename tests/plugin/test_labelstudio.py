@@ -5,7 +5,8 @@ import json
 import httpx
 import pytest
 
-from plugin.labelstudio import LabelStudioClient, LabelStudioError, read_export
+from plugin.export import read_export
+from plugin.labelstudio import LabelStudioClient, LabelStudioError
 from plugin.settings import Connection, MappingOptions, ScoringOptions
 from plugin.sync import sync_project
 

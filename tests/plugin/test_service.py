@@ -10,7 +10,7 @@ from fastapi.testclient import TestClient
 from plugin.labelstudio import LabelStudioError, Reachability
 from plugin.service import ServiceSettings, check_secret_strength, create_app
 from plugin.settings import Connection, ScoringOptions, SettingsError
-from plugin.state import score_tasks
+from plugin.state import ProjectState
 from tests.plugin.test_state import CONFIG, CONTROLS
 
 SECRET = "s3cret-Secret-s3cret"
@@ -370,7 +370,8 @@ def test_status_equals_a_batch_computation(service):
     status = client.get("/status", headers={"X-Agreement-Secret": SECRET}).json()
     project = status["projects"]["1"]
     assert project["events"] == 6 and project["pending_writes"] == 0 and status["healthy"]
-    batch = score_tasks(fake.tasks(1), CONTROLS, mapping=state.settings.mapping, scoring=state.settings.scoring)
+    batch = ProjectState.from_tasks(fake.tasks(1), CONTROLS, mapping=state.settings.mapping,
+                                    scoring=state.settings.scoring).scores()
     sentiment = project["controls"]["sentiment"]
     assert sentiment["spa"] == pytest.approx(batch.controls["sentiment"].spa)
     assert sentiment["alpha"] == pytest.approx(batch.controls["sentiment"].alpha)
@@ -452,7 +453,8 @@ def test_a_pass_writes_what_no_event_announced_and_drifted_alphas(fake):
             time.sleep(0.05)
         assert fake.meta(3)["agreement"]["controls"]["sentiment"]["spa"] == 1.0
         # Task 1's alpha is scored against the project's expected disagreement, which moved: rewritten too.
-        batch = score_tasks(fake.tasks(1), CONTROLS, mapping=state.settings.mapping, scoring=state.settings.scoring)
+        batch = ProjectState.from_tasks(fake.tasks(1), CONTROLS, mapping=state.settings.mapping,
+                                    scoring=state.settings.scoring).scores()
         deadline = time.monotonic() + 10
         while (abs(fake.meta(1)["agreement"]["alpha"] - batch.tasks[1].alpha) > 0.01
                and time.monotonic() < deadline):
@@ -587,7 +589,8 @@ def test_the_report_route_serves_the_live_state_as_a_page_json_and_csv(service):
     assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
     assert "Ann &lt;ann@example.com&gt;" in page.text and "http://ls.test/projects/1/data?task=" in page.text
     data = client.get("/report?format=json", headers=headers).json()
-    batch = score_tasks(fake.tasks(1), CONTROLS, mapping=state.settings.mapping, scoring=state.settings.scoring)
+    batch = ProjectState.from_tasks(fake.tasks(1), CONTROLS, mapping=state.settings.mapping,
+                                    scoring=state.settings.scoring).scores()
     headline = {row["control"]: row for row in data["headline"]}
     assert headline["sentiment"]["spa"] == batch.controls["sentiment"].spa
     assert data["meta"]["flagged"] == sum(t.flagged for t in batch.tasks.values())
@@ -621,7 +624,8 @@ def test_status_shows_who_disagrees_as_of_the_last_pass(service):
     while time.monotonic() < deadline and state.monitors[1].passes == before:
         time.sleep(0.05)
     annotators = state.status()["projects"]["1"]["annotators"]["sentiment"]
-    batch = score_tasks(fake.tasks(1), CONTROLS, mapping=state.settings.mapping, scoring=state.settings.scoring)
+    batch = ProjectState.from_tasks(fake.tasks(1), CONTROLS, mapping=state.settings.mapping,
+                                    scoring=state.settings.scoring).scores()
     assert annotators == [{**row, "name": {"1": "Ann <ann@example.com>", "2": "Bo <bo@example.com>",
                                            "3": "Cy <cy@example.com>"}[row["annotator"]]}
                           for row in batch.controls["sentiment"].annotators]
