@@ -30,6 +30,8 @@ if TYPE_CHECKING:
 
 __all__ = ["build_parser", "main"]
 
+_Commands = argparse._SubParsersAction  # the type add_subparsers() returns (argparse names it only privately)
+
 
 class _Parser(argparse.ArgumentParser):
     """An argument parser whose errors are one line on stderr and exit status 2."""
@@ -38,7 +40,7 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 
-def _add_sync_parser(commands: Any) -> None:
+def _add_sync_parser(commands: _Commands) -> None:
     parser = commands.add_parser(
         "sync",
         help="score every task of a Label Studio project and write the scores into task meta",
@@ -164,7 +166,7 @@ def _review(args: argparse.Namespace) -> ReviewOptions:
                          max_overlap=args.max_overlap)
 
 
-def _add_report_parser(commands: Any) -> None:
+def _add_report_parser(commands: _Commands) -> None:
     parser = commands.add_parser(
         "report",
         help="write the admin report of a project: one HTML page, or its tables as CSV or JSON",
@@ -216,7 +218,7 @@ def _run_report(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int
     return 0
 
 
-def _add_serve_parser(commands: Any) -> None:
+def _add_serve_parser(commands: _Commands) -> None:
     parser = commands.add_parser(
         "serve",
         help="keep every task's scores current from Label Studio's webhooks",
@@ -280,7 +282,7 @@ def _run_serve(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     return 0
 
 
-def _add_demo_parser(commands: Any) -> None:
+def _add_demo_parser(commands: _Commands) -> None:
     parser = commands.add_parser(
         "demo",
         help="run everything on a local Label Studio with simulated annotators",

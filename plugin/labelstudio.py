@@ -14,7 +14,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 from label_studio_sdk import LabelStudio
@@ -22,8 +22,10 @@ from label_studio_sdk.core.api_error import ApiError
 
 from plugin.settings import Connection
 
-__all__ = ["LabelStudioClient", "LabelStudioError", "LabelStudioNotFound", "Reachability", "annotator_names", "one_line",
-           "squeeze"]
+__all__ = ["LabelStudioClient", "LabelStudioError", "LabelStudioNotFound", "Reachability", "annotator_names",
+           "one_line", "squeeze"]
+
+_T = TypeVar("_T")
 
 _RETRY_STATUS = {429, 500, 502, 503, 504}
 
@@ -125,7 +127,7 @@ class LabelStudioClient:
         self._sdk = LabelStudio(base_url=connection.url, api_key=connection.api_key, timeout=connection.timeout,
                                 httpx_client=httpx_client, max_retries=0)
 
-    def _call(self, action: Callable[[], Any]) -> Any:
+    def _call(self, action: Callable[[], _T]) -> _T:
         delay = self._connection.backoff
         for attempt in range(self._connection.retries + 1):
             try:

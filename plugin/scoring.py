@@ -11,8 +11,8 @@ Per task and control (:func:`task_terms`, called by :mod:`plugin.state`):
 SPA over the task's items (one item for a choice, one per span or label for
 spans and multiple choices), the task's alpha term ``1 - d_task / D_e``, where
 ``d_task`` is the task's mean pairwise disagreement and ``D_e`` the project's
-expected disagreement (seed 004, eq. 5), and for ordered labels the weighted
-agreement. Per task (:func:`summarize_task`): the mean over its controls, and
+expected disagreement (Nørregaard & Derczynski 2022, eq. 5), and for ordered
+labels the weighted agreement. Per task (:func:`summarize_task`): the mean over its controls, and
 a flag when any control is below its threshold on a task with at least two
 annotations.
 """
@@ -198,9 +198,9 @@ def task_terms(counts: np.ndarray, tasks: np.ndarray, *, level: str, values: np.
                marginals: np.ndarray | None = None, weights: np.ndarray | None = None) -> TaskTerms:
     """Per task: SPA over its items and its alpha term, by weighted sums over items (no per-task loop).
 
-    SPA weighs items by ``n_i - 1`` (seed 004's ``annotations_m1``); the alpha
+    SPA weighs items by ``n_i - 1`` (Nørregaard & Derczynski's ``annotations_m1``); the alpha
     term is ``1 - d_task / D_e`` with ``d_task = sum_i n_i d_i / sum_i n_i``
-    over the task's pairable items (seed 004, eq. 5-6).
+    over the task's pairable items (Nørregaard & Derczynski 2022, eq. 5-6).
 
     Parameters
     ----------
@@ -397,7 +397,7 @@ def summarize_task(task: int, n_annotations: int, by_control: dict[str, dict[str
     weighted percent agreement (Gwet's ordinal or quadratic weights) for
     Rating, Number and other ordered controls, so a 4 against a 5 is
     near-agreement. A multiple-choice control also fires when its item is
-    "constant low" (seed 000, section 6: kappa' low and nearly the same at
+    "constant low" (Rosenberg & Binkowski 2004, section 6: kappa' low and nearly the same at
     p = 1 and p = 0.5, so the annotators disagree on the choices whichever
     comes first). With ``decile_cut`` (``options.lowest_decile``), a task whose
     score (:func:`task_score_of`) is below it fires too. ``reasons`` names each
@@ -414,7 +414,7 @@ def summarize_task(task: int, n_annotations: int, by_control: dict[str, dict[str
             if value is not None and value < limit:
                 kind = "weighted agreement" if "agreement" in c else "agreement"
                 reasons.append(f"{name}: {kind} {value:.2f} below {limit:.2f}")
-            if c.get("item_class") == "constant low":  # seed 000, class 2
+            if c.get("item_class") == "constant low":  # Rosenberg & Binkowski (2004), class 2
                 reasons.append(f"{name}: low agreement whatever weight the first choice gets (constant low)")
         score = task_score_of(by_control)
         if decile_cut is not None and score is not None and score < decile_cut:

@@ -95,7 +95,7 @@ class ControlState:
         Per task, the mapped rows ``(task, item, annotator, label)`` and, for
         multiple choices, the ranked rows; the project summary is scored from them.
     augmented : RunningAugmented, optional
-        Multiple choices: the sums behind each item's class of seed 000.
+        Multiple choices: the sums behind each item's class (Rosenberg & Binkowski 2004).
     categories : tuple, optional
         The config's categories, or None when the labels seen are the categories.
     """
@@ -227,7 +227,8 @@ class ControlState:
         return out
 
     def _batch_classes(self) -> dict[Any, str | None]:
-        """Every item's class of seed 000, vectorized over items (:func:`agreement.augmented.classify_items`)."""
+        """Every item's class (Rosenberg & Binkowski 2004), vectorized over items
+        (:func:`agreement.augmented.classify_items`)."""
         rows = [row for task in self.ranked.values() for row in task]
         if not rows:
             return {}
@@ -235,7 +236,8 @@ class ControlState:
         return {item: (None if pd.isna(value) else str(value)) for item, value in classes.items()}
 
     def _item_class(self, task: int, batch: Mapping[Any, str | None] | None) -> str | None:
-        """The seed 000 class of the task's multiple-choice item: "constant low" if any of its items is."""
+        """The class (Rosenberg & Binkowski 2004) of the task's multiple-choice item: "constant low" if any of its
+        items is."""
         assert self.augmented is not None
         items = dict.fromkeys(r[1] for r in self.ranked.get(task, ()))
         classes = [batch.get(item) if batch is not None else self.augmented.item_class(item) for item in items]

@@ -155,7 +155,8 @@ def sync_project(client: LabelStudioClient, project: int, controls: Mapping[str,
             writer.stop()
         written = writer.outcomes["written"]
     scores = monitor.scores()
-    return SyncReport(scores=scores, tasks_to_write=len(read.stale), tasks_written=written, people=annotator_names(client),
+    return SyncReport(scores=scores, tasks_to_write=len(read.stale), tasks_written=written,
+                      people=annotator_names(client),
                       tasks_unchanged=len(scores.tasks) - written, failures=monitor.failed(),
                       tasks_escalated=monitor.counted("escalated"),
                       seconds={"fetch": read.seconds["read"], "compute": read.seconds["compute"],

@@ -54,7 +54,7 @@ def agreement_block(score: TaskScore, *, version: str, updated_at: str) -> dict[
     }
 
 
-def _same(old: Any, new: Any, tolerance: float, key: str = "") -> bool:
+def _same(old: object, new: object, tolerance: float, key: str = "") -> bool:
     """Whether two blocks are equal, ``updated_at`` aside and ``alpha`` values within ``tolerance``."""
     if isinstance(old, Mapping) and isinstance(new, Mapping):
         keys = (set(old) | set(new)) - set(_VOLATILE)
@@ -66,7 +66,7 @@ def _same(old: Any, new: Any, tolerance: float, key: str = "") -> bool:
     return bool(old == new)
 
 
-def merged_meta(existing: Any, block: Mapping[str, Any], *, alpha_tolerance: float = ALPHA_TOLERANCE
+def merged_meta(existing: object, block: Mapping[str, Any], *, alpha_tolerance: float = ALPHA_TOLERANCE
                 ) -> dict[str, Any] | None:
     """The task's new meta with ``block`` merged in, or None when nothing would change.
 
@@ -97,9 +97,9 @@ class TaskAsRead:
         The task's ``overlap``: how many annotators Label Studio asks for.
     """
 
-    meta: Any = None
-    data_score: Any = None
-    overlap: Any = None
+    meta: object = None
+    data_score: object = None
+    overlap: object = None
 
     @classmethod
     def of(cls, task: Mapping[str, Any]) -> TaskAsRead:

@@ -19,6 +19,7 @@ import pandas as pd
 from agreement import UndefinedMeasureWarning, annotator_labels, label_counts
 from agreement.alpha import coincidence_matrix
 from agreement.confusion import specific_agreement
+from agreement.counts import LabelCounts
 from agreement.family import ALL_LABELS, FAMILY_COLUMNS, agreement_family, undefined_notes, weighted_mean
 from agreement.timeline import TIMELINE_COLUMNS, agreement_over_time, annotations_needed
 from plugin.scoring import ControlScore, name_of
@@ -127,7 +128,7 @@ def _family_from_pairs(score: ControlScore) -> pd.DataFrame:
     return pd.DataFrame([row], columns=list(FAMILY_COLUMNS))
 
 
-def _multiple_choice_family(labels: tuple[str, ...] | None, rows: pd.DataFrame, counts: Any) -> pd.DataFrame:
+def _multiple_choice_family(labels: tuple[str, ...] | None, rows: pd.DataFrame, counts: LabelCounts) -> pd.DataFrame:
     """Multiple choices: the control's row over every yes/no item, then one row per choice over its own items.
 
     A choice's R_i and specific agreement are those of "yes" on its items
