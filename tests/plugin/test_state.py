@@ -116,3 +116,12 @@ def test_a_nan_rating_is_skipped_and_poisons_nothing():
     state.set_task({"id": 1, "project": 1, "annotations": [{**pos(1, 1), "result": [bad]}, pos(2, 2)]})
     state.set_task({"id": 1, "project": 1, "annotations": [pos(1, 1), pos(2, 2)]})
     assert state.task_scores([1])[1].controls["sentiment"]["spa"] == 1.0
+
+
+def test_the_state_needs_no_label_studio_client():
+    import subprocess
+    import sys
+
+    code = "import sys, plugin.state; print('plugin.labelstudio' in sys.modules, 'plugin.review' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["False", "False"]
