@@ -191,7 +191,7 @@ def _add_report_parser(commands: _Commands) -> None:
 def _run_report(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     from plugin.clock import now_text
     from plugin.labelstudio import LabelStudioClient, LabelStudioError
-    from plugin.report import build_report, write_report
+    from plugin.report import build_report, write_report, written_text
     from plugin.settings import ReportOptions
     from plugin.state import ProjectState
     from plugin.sync import report_project
@@ -212,9 +212,7 @@ def _run_report(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int
     except (SettingsError, LabelStudioError, ValueError, OSError) as error:
         print(f"ls-agreement report: error: {error}", file=stderr)
         return 2
-    size = sum(path.stat().st_size for path in written)
-    print(f"Wrote the report of {report.overview['n_tasks']} tasks ({report.overview['flagged']} flagged) to "
-          f"{args.out} ({len(written)} file{'s' if len(written) > 1 else ''}, {size / 1024:.0f} KiB).", file=stdout)
+    print(written_text(report, args.out, written), file=stdout)
     return 0
 
 

@@ -186,7 +186,7 @@ def _wait_for_service(url: str, secret: str, project: int, process: subprocess.P
     raise RuntimeError("The agreement service did not come up in time.")
 
 
-def _write_report(url: str, token: str, project: int, data_dir: Path) -> Path:
+def _write_report(url: str, token: str, project: int, data_dir: Path, out: TextIO) -> Path:
     """The admin report of the demo project (what ``ls-agreement report --project`` writes), in the data dir.
 
     Raises
@@ -194,13 +194,13 @@ def _write_report(url: str, token: str, project: int, data_dir: Path) -> Path:
     LabelStudioError, OSError
         If the project cannot be read, or the page cannot be written.
     """
-    from plugin.report import write_report
+    from plugin.report import write_report, written_text
     from plugin.sync import report_project
 
     report = report_project(LabelStudioClient(Connection(url=url, api_key=token)), project, url,
                             mapping=MappingOptions(), scoring=ScoringOptions())
     path = data_dir / "report.html"
-    write_report(report, path)
+    print(written_text(report, path, write_report(report, path)), file=out, flush=True)
     return path.resolve()
 
 
@@ -315,7 +315,7 @@ def run_demo(settings: DemoSettings, out: TextIO) -> int:
               "  To connect your own scripts or `ls-agreement sync`, get an API token under Account & Settings "
               "(Personal Access Token).", file=out, flush=True)
         try:
-            written = f"The admin report: {_write_report(server.url, server.token, project, settings.data_dir)}"
+            written = f"The admin report: {_write_report(server.url, server.token, project, settings.data_dir, out)}"
         except (LabelStudioError, ValueError, OSError) as error:
             report_failed, written = True, f"The admin report could not be written: {error}"
         labeled = sum(1 for t in cast(Any, admin.tasks.list(project=project, page_size=1000)) if t.is_labeled)

@@ -6,7 +6,7 @@ one bad event or one failed task:
 
 * the **processor** turns each webhook event (ids only, see
   :mod:`plugin.events`) into tasks to refresh;
-* the **writer** (:class:`plugin.reconcile.TaskWriter`) refreshes them: reads
+* the **writer** (:class:`plugin.writer.TaskWriter`) refreshes them: reads
   the task from Label Studio, updates the project's state, writes the block
   when the fresh meta differs; coalesced, retried, counted;
 * the **supervisor** registers the webhook (retrying while Label Studio is
