@@ -32,8 +32,10 @@ from sync_project import CONFIG, SENTIMENTS, make_tasks
 
 from plugin.labelstudio import LabelStudioClient
 from plugin.localserver import sign_up, start
-from plugin.reconcile import ProjectMonitor, TaskWriter, full_pass
+from plugin.monitor import ProjectMonitor
+from plugin.reconcile import full_pass
 from plugin.settings import Connection, MappingOptions, ScoringOptions
+from plugin.writer import TaskWriter
 
 
 def run_pass(client: LabelStudioClient, monitor: ProjectMonitor, requests: Counter[str], *, incremental: bool,

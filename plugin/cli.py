@@ -10,13 +10,11 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NoReturn, TextIO
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
 from agreement.cli import add_compute_parser
-from plugin.annotations import GROUND_TRUTH_SKIP
 from plugin.settings import (
     Connection,
     MappingOptions,
@@ -26,7 +24,13 @@ from plugin.settings import (
     connection_from,
 )
 
+if TYPE_CHECKING:
+    from plugin.labelconfig import Control
+    from plugin.reconcile import Progress
+
 __all__ = ["build_parser", "main"]
+
+_Commands = argparse._SubParsersAction  # the type add_subparsers() returns (argparse names it only privately)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -36,7 +40,7 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 
-def _add_sync_parser(commands: Any) -> None:
+def _add_sync_parser(commands: _Commands) -> None:
     parser = commands.add_parser(
         "sync",
         help="score every task of a Label Studio project and write the scores into task meta",
@@ -61,7 +65,7 @@ def _add_source_options(parser: argparse.ArgumentParser, *, export: str) -> None
     source.add_argument("--label-config", type=Path, help="labeling config XML for --export (else inferred)")
 
 
-def _read_export(args: argparse.Namespace) -> tuple[list[Any], Any]:
+def _read_export(args: argparse.Namespace) -> tuple[list[Any], dict[str, Control] | None]:
     """The tasks of ``--export`` and their controls (from ``--label-config``, else inferred from the results).
 
     Raises
@@ -69,16 +73,13 @@ def _read_export(args: argparse.Namespace) -> tuple[list[Any], Any]:
     SettingsError
         If not exactly one of ``--project`` and ``--export`` is given.
     """
-    from plugin.labelconfig import infer_controls, parse_label_config
-    from plugin.labelstudio import read_export
+    from plugin.export import export_project
 
     if (args.project is None) == (args.export is None):
         raise SettingsError("Give either --project ID (a live project) or --export FILE (offline).")
     if args.export is None:
         return [], None
-    tasks = read_export(args.export)
-    config = args.label_config.read_text() if args.label_config else None
-    return tasks, parse_label_config(config) if config else infer_controls(tasks)
+    return export_project(args.export, label_config=args.label_config.read_text() if args.label_config else None)
 
 
 def _add_connection_options(parser: argparse.ArgumentParser) -> None:
@@ -141,18 +142,16 @@ def _add_review_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _options(args: argparse.Namespace) -> tuple[MappingOptions, ScoringOptions]:
-    if not 0.0 <= args.threshold <= 1.0:
-        raise SettingsError(f"--threshold must lie between 0 and 1; got {args.threshold}.")
+    """The mapping and scoring settings of the flags (each checks itself: :class:`SettingsError`)."""
     thresholds = {}
     for given in args.control_threshold:
         name, _, value = given.partition("=")
         try:
-            limit = float(value)
+            thresholds[name] = float(value)
         except ValueError:
-            limit = float("nan")
-        if not name or not 0.0 <= limit <= 1.0:
+            name = ""
+        if not name:
             raise SettingsError(f"--control-threshold takes NAME=VALUE with a value between 0 and 1; got {given!r}.")
-        thresholds[name] = limit
     mapping = MappingOptions(absent_span=args.absent_span, span_alignment=args.span_alignment,
                              span_jaccard=args.span_jaccard, box_iou=args.box_iou, polygon_iou=args.polygon_iou,
                              mask_iou=args.mask_iou, mask_size=args.mask_size,
@@ -167,7 +166,7 @@ def _review(args: argparse.Namespace) -> ReviewOptions:
                          max_overlap=args.max_overlap)
 
 
-def _add_report_parser(commands: Any) -> None:
+def _add_report_parser(commands: _Commands) -> None:
     parser = commands.add_parser(
         "report",
         help="write the admin report of a project: one HTML page, or its tables as CSV or JSON",
@@ -190,46 +189,34 @@ def _add_report_parser(commands: Any) -> None:
 
 
 def _run_report(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    from plugin.clock import now_text
     from plugin.labelstudio import LabelStudioClient, LabelStudioError
-    from plugin.report import build_report, write_report
+    from plugin.report import build_report, write_report, written_text
     from plugin.settings import ReportOptions
     from plugin.state import ProjectState
-    from plugin.sync import read_project
+    from plugin.sync import report_project
 
     try:
         tasks, controls = _read_export(args)
         mapping, scoring = _options(args)
         options = ReportOptions(target_width=args.target_width)
-        generated = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
-        if args.export is not None:
-            state = ProjectState(None, controls, mapping=mapping, scoring=scoring)
-            state.load(tasks)
-            report = build_report(state.snapshot(), source=f"Export {args.export.name}", generated_at=generated,
+        if controls is not None:
+            state = ProjectState.from_tasks(tasks, controls, mapping=mapping, scoring=scoring)
+            report = build_report(state.snapshot(), source=f"Export {args.export.name}", generated_at=now_text(),
                                   options=options)
         else:
             connection = _connection(args)
-            client = LabelStudioClient(connection)
-            state = read_project(client, args.project, mapping=mapping, scoring=scoring,
-                                 progress=_progress_bar(stderr, args.quiet))
-            try:
-                people = client.users()
-            except LabelStudioError:  # names are a courtesy: ids still identify the annotators
-                people = {}
-            report = build_report(state.snapshot(), source=f"Project {args.project} at {connection.url}",
-                                  generated_at=generated, people=people, options=options,
-                                  task_url=f"{connection.url}/projects/{args.project}/data?task={{task}}",
-                                  title=f"Project {args.project}")
+            report = report_project(LabelStudioClient(connection), args.project, connection.url, mapping=mapping,
+                                    scoring=scoring, options=options, progress=_progress_bar(stderr, args.quiet))
         written = write_report(report, args.out, format=args.format)
     except (SettingsError, LabelStudioError, ValueError, OSError) as error:
         print(f"ls-agreement report: error: {error}", file=stderr)
         return 2
-    size = sum(path.stat().st_size for path in written)
-    print(f"Wrote the report of {report.overview['n_tasks']} tasks ({report.overview['flagged']} flagged) to "
-          f"{args.out} ({len(written)} file{'s' if len(written) > 1 else ''}, {size / 1024:.0f} KiB).", file=stdout)
+    print(written_text(report, args.out, written), file=stdout)
     return 0
 
 
-def _add_serve_parser(commands: Any) -> None:
+def _add_serve_parser(commands: _Commands) -> None:
     parser = commands.add_parser(
         "serve",
         help="keep every task's scores current from Label Studio's webhooks",
@@ -268,9 +255,6 @@ def _run_serve(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     try:
         secret = os.environ.get("AGREEMENT_WEBHOOK_SECRET", "")
         check_secret_strength(secret)
-        if args.reconcile_interval < 1 or args.read_rate < 0 or args.unhealthy_after < 1 or args.full_pass_every < 1:
-            raise SettingsError("--reconcile-interval and --unhealthy-after must be at least 1 second, "
-                                "--full-pass-every at least 1, and --read-rate at least 0.")
         projects = args.project or [p for p in os.environ.get("AGREEMENT_PROJECTS", "").replace(",", " ").split()]
         try:
             project_ids = tuple(int(p) for p in projects)
@@ -296,7 +280,7 @@ def _run_serve(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     return 0
 
 
-def _add_demo_parser(commands: Any) -> None:
+def _add_demo_parser(commands: _Commands) -> None:
     parser = commands.add_parser(
         "demo",
         help="run everything on a local Label Studio with simulated annotators",
@@ -324,14 +308,14 @@ def _add_demo_parser(commands: Any) -> None:
 def _run_demo(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     from plugin.demo import DemoSettings, run_demo
 
-    if args.tasks < 1 or not 2 <= args.annotators <= 5 or args.reconcile_interval < 1:
-        print("ls-agreement demo: error: --tasks must be positive, --annotators between 2 and 5, and "
-              "--reconcile-interval at least 1.", file=stderr)
+    try:
+        settings = DemoSettings(data_dir=args.data_dir, label_studio=args.label_studio, port=args.port,
+                                service_port=args.service_port, tasks=args.tasks, annotators=args.annotators,
+                                pace=args.pace, wait=not args.no_wait, seed=args.seed,
+                                reconcile_interval=args.reconcile_interval)
+    except ValueError as error:
+        print(f"ls-agreement demo: error: {error}", file=stderr)
         return 2
-    settings = DemoSettings(data_dir=args.data_dir, label_studio=args.label_studio, port=args.port,
-                            service_port=args.service_port, tasks=args.tasks, annotators=args.annotators,
-                            pace=args.pace, wait=not args.no_wait, seed=args.seed,
-                            reconcile_interval=args.reconcile_interval)
     try:
         return run_demo(settings, stdout)
     except (RuntimeError, OSError) as error:
@@ -355,13 +339,13 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _progress_bar(stderr: TextIO, quiet: bool) -> Any:
+def _progress_bar(stderr: TextIO, quiet: bool) -> Progress | None:
     """A ``progress(stage, done, total)`` callback drawing one tqdm bar per stage."""
     if quiet:
         return None
     from tqdm import tqdm
 
-    bars: dict[str, Any] = {}
+    bars: dict[str, tqdm[None]] = {}
 
     def progress(stage: str, done: int, total: int) -> None:
         bar = bars.get(stage)
@@ -376,111 +360,29 @@ def _progress_bar(stderr: TextIO, quiet: bool) -> Any:
     return progress
 
 
-def _fmt(value: float | None, digits: int = 3) -> str:
-    return "-" if value is None else f"{value:.{digits}f}"
-
-
-def _text_report(summary: Mapping[str, Any]) -> str:
-    lines = [(f"{summary['source']}: {summary['n_tasks']} tasks, {summary['n_annotations']} annotations by "
-              f"{summary['n_annotators']} annotators")]
-    lines.append(f"{'control':20s} {'tag':16s} {'level':9s} {'items':>6s}  {'SPA':>6s} {'95% interval':>16s} "
-                 f"{'alpha':>7s} {'fleiss':>7s} {'AC1/AC2':>8s}")
-    for name, c in summary["controls"].items():
-        ci = c["spa_ci"]
-        interval = f"[{_fmt(ci[0])}, {_fmt(ci[1])}]" if ci else "-"
-        gwet = c.get("gwet") or {}
-        lines.append(f"{name:20s} {c['tag']:16s} {c['level']:9s} {c['n_items']:6d}  {_fmt(c['spa']):>6s} "
-                     f"{interval:>16s} {_fmt(c['alpha']):>7s} {_fmt(c['fleiss']):>7s} "
-                     f"{_fmt(gwet.get('value')):>8s}")
-    lines.append(f"Flagged {summary['flagged']} tasks where a control's agreement is below its threshold "
-                 f"({summary['threshold']:.2f} unless set per control).")
-    if summary["dry_run"]:
-        lines.append(f"Dry run: {summary['tasks_to_write']} tasks would be written.")
-    else:
-        seconds = summary["seconds"]
-        lines.append(f"Wrote scores to {summary['tasks_written']} tasks ({summary['tasks_unchanged']} unchanged, "
-                     f"{len(summary['tasks_failed'])} failed) in {sum(seconds.values()):.1f} s "
-                     f"(fetch {seconds['fetch']:.1f} s, compute {seconds['compute']:.1f} s, "
-                     f"write {seconds['write']:.1f} s).")
-    if summary["tasks_escalated"]:
-        lines.append(f"Asked Label Studio for one more annotator on {summary['tasks_escalated']} flagged tasks "
-                     "(overlap raised by one).")
-    for failure in summary["tasks_failed"][:10]:
-        lines.append(f"Task {failure['task']} was not written: {failure['error']}")
-    for name, c in summary["controls"].items():
-        for row in c.get("annotators", []):
-            if row["outlier"]:
-                lines.append(f"{name}: annotator {row['name']} agrees least with the others (mean kappa "
-                             f"{_fmt(row['mean_pairwise'])} over {row['n_compared']} items).")
-        if c.get("confusions"):
-            top = c["confusions"][0]
-            lines.append(f"{name}: most confused labels {top['labels'][0]!r} and {top['labels'][1]!r}.")
-    for name, remarks in summary["config"].items():
-        for problem in remarks["problems"]:
-            lines.append(f"Control {name!r} is not scored: {problem}.")
-        for note in remarks["notes"]:
-            lines.append(f"Control {name!r}: {note}.")
-    for reason, count in summary["skipped"].items():
-        lines.append(f"{count} skipped: {reason}")
-    if summary["skipped"].get(GROUND_TRUTH_SKIP):
-        lines.append("Label Studio marks imported annotations as ground truth; pass --include-ground-truth to count "
-                     "them as annotators.")
-    return "\n".join(lines)
-
-
 def _run_sync(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     from plugin.labelstudio import LabelStudioClient, LabelStudioError
+    from plugin.summary import summary_text, sync_summary
     from plugin.sync import score_export, sync_project
 
     try:
         tasks, controls = _read_export(args)
         mapping, scoring = _options(args)
         progress = _progress_bar(stderr, args.quiet)
-        if args.export is not None:
+        if controls is not None:
             scores, to_write = score_export(tasks, controls, mapping=mapping, scoring=scoring)
-            summary = _summary(f"Export {args.export}", scores, scoring, dry_run=True, to_write=to_write)
+            summary = sync_summary(f"Export {args.export}", scores, scoring, dry_run=True, to_write=to_write)
         else:
             client = LabelStudioClient(_connection(args))
             report = sync_project(client, args.project, None, mapping=mapping, scoring=scoring,
                                   review=_review(args), dry_run=args.dry_run, progress=progress)
-            summary = _summary(f"Project {args.project}", report.scores, scoring, dry_run=args.dry_run,
-                               to_write=report.tasks_to_write, report=report)
+            summary = sync_summary(f"Project {args.project}", report.scores, scoring, dry_run=args.dry_run,
+                                   to_write=report.tasks_to_write, report=report)
     except (SettingsError, LabelStudioError, ValueError, OSError) as error:
         print(f"ls-agreement sync: error: {error}", file=stderr)
         return 2
-    print(json.dumps(summary) if args.json else _text_report(summary), file=stdout)
+    print(json.dumps(summary) if args.json else summary_text(summary), file=stdout)
     return 1 if summary["tasks_failed"] else 0
-
-
-def _summary(source: str, scores: Any, scoring: ScoringOptions, *, dry_run: bool, to_write: int,
-             report: Any = None) -> dict[str, Any]:
-    """The JSON summary of a sync (also the text report's data)."""
-    return {
-        "source": source,
-        "dry_run": dry_run,
-        "n_tasks": len(scores.tasks),
-        "n_annotations": scores.n_annotations,
-        "n_annotators": len(scores.annotators),
-        "threshold": scoring.threshold,
-        "flagged": sum(t.flagged for t in scores.tasks.values()),
-        "tasks_to_write": to_write,
-        "tasks_written": 0 if report is None else report.tasks_written,
-        "tasks_unchanged": len(scores.tasks) - to_write if report is None else report.tasks_unchanged,
-        "tasks_failed": [] if report is None else [{"task": t, "error": e} for t, e in report.failures],
-        "tasks_escalated": 0 if report is None else report.tasks_escalated,
-        "seconds": {} if report is None else {k: round(v, 3) for k, v in report.seconds.items()},
-        "controls": {name: _named(score.summary(), {} if report is None else report.people)
-                     for name, score in scores.controls.items()},
-        "skipped": dict(scores.skips.reasons.most_common()),
-        "config": scores.config,
-    }
-
-
-def _named(control: dict[str, Any], people: Mapping[str, str]) -> dict[str, Any]:
-    """The control's summary with each annotator's name and email beside the id, where Label Studio knows them."""
-    for row in control.get("annotators", []):
-        row["name"] = people.get(row["annotator"], row["annotator"])
-    return control
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -30,6 +30,8 @@ import requests
 from label_studio_sdk import LabelStudio
 
 from plugin import localserver
+from plugin.labelstudio import LabelStudioClient, LabelStudioError
+from plugin.settings import Connection, MappingOptions, ScoringOptions, SettingsError
 
 __all__ = ["CONFIG", "DemoSettings", "run_demo", "simulated_export"]
 
@@ -69,6 +71,11 @@ class DemoSettings:
     wait: bool = True
     seed: int = 0
     reconcile_interval: float = 20.0
+
+    def __post_init__(self) -> None:
+        if self.tasks < 1 or not 2 <= self.annotators <= 5 or self.reconcile_interval < 1:
+            raise SettingsError("--tasks must be positive, --annotators between 2 and 5, and --reconcile-interval at "
+                             "least 1.")
 
 
 @dataclass(frozen=True)
@@ -179,12 +186,21 @@ def _wait_for_service(url: str, secret: str, project: int, process: subprocess.P
     raise RuntimeError("The agreement service did not come up in time.")
 
 
-def _write_report(url: str, token: str, project: int, data_dir: Path) -> Path:
-    """``ls-agreement report --project`` in process: the admin report of the demo project, written to the data dir."""
-    from plugin.cli import main
+def _write_report(url: str, token: str, project: int, data_dir: Path, out: TextIO) -> Path:
+    """The admin report of the demo project (what ``ls-agreement report --project`` writes), in the data dir.
 
+    Raises
+    ------
+    LabelStudioError, OSError
+        If the project cannot be read, or the page cannot be written.
+    """
+    from plugin.report import write_report, written_text
+    from plugin.sync import report_project
+
+    report = report_project(LabelStudioClient(Connection(url=url, api_key=token)), project, url,
+                            mapping=MappingOptions(), scoring=ScoringOptions())
     path = data_dir / "report.html"
-    main(["report", "--project", str(project), "--url", url, "--api-key", token, "--out", str(path), "--quiet"])
+    print(written_text(report, path, write_report(report, path)), file=out, flush=True)
     return path.resolve()
 
 
@@ -198,7 +214,7 @@ def _stop_on_signals() -> None:
 
 
 def run_demo(settings: DemoSettings, out: TextIO) -> int:
-    """Run the demo; return 0 when it finished (or was stopped with Ctrl-C)."""
+    """Run the demo; return 0 when it finished (or was stopped with Ctrl-C), 1 when its report could not be written."""
     if threading.current_thread() is threading.main_thread():
         _stop_on_signals()
     rnd = random.Random(settings.seed)
@@ -207,6 +223,7 @@ def run_demo(settings: DemoSettings, out: TextIO) -> int:
           "about a minute)...", file=out, flush=True)
     server = localserver.start(settings.data_dir / "label-studio", port=settings.port, command=settings.label_studio)
     service: subprocess.Popen[bytes] | None = None
+    report_failed = False
     try:
         print(f"Label Studio is up at {server.url} (login {localserver.ADMIN_EMAIL} / {localserver.ADMIN_PASSWORD})",
               file=out, flush=True)
@@ -297,20 +314,23 @@ def run_demo(settings: DemoSettings, out: TextIO) -> int:
               f"  login: {localserver.ADMIN_EMAIL} / {localserver.ADMIN_PASSWORD}\n"
               "  To connect your own scripts or `ls-agreement sync`, get an API token under Account & Settings "
               "(Personal Access Token).", file=out, flush=True)
-        report_path = _write_report(server.url, server.token, project, settings.data_dir)
+        try:
+            written = f"The admin report: {_write_report(server.url, server.token, project, settings.data_dir, out)}"
+        except (LabelStudioError, ValueError, OSError) as error:
+            report_failed, written = True, f"The admin report could not be written: {error}"
         labeled = sum(1 for t in cast(Any, admin.tasks.list(project=project, page_size=1000)) if t.is_labeled)
         print(f"\nLabel Studio counts {labeled} of {len(tasks)} tasks as labeled (overlap {settings.per_task[1]}); the "
-              f"others still wait for annotators.\nThe admin report: {report_path}\n  (the service serves it live "
+              f"others still wait for annotators.\n{written}\n  (the service serves it live "
               f"too: {service_url}/report with the secret in the X-Agreement-Secret header)", file=out, flush=True)
         if settings.wait:
             print("\nLabel Studio and the agreement service keep running. Press Ctrl-C to stop both.", file=out,
                   flush=True)
             while service.poll() is None:
                 time.sleep(1.0)
-        return 0
+        return 1 if report_failed else 0
     except KeyboardInterrupt:
         print("\nStopping...", file=out)
-        return 0
+        return 1 if report_failed else 0
     finally:
         if service is not None and service.poll() is None:
             service.terminate()

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NoReturn
 
 __all__ = ["EVENTS", "BadEvent", "Event", "parse_body", "parse_event"]
 
@@ -51,7 +51,7 @@ class Event:
     deleted_tasks: tuple[int, ...] = ()
 
 
-def _reject_constant(name: str) -> Any:
+def _reject_constant(name: str) -> NoReturn:
     raise BadEvent(f"The payload holds {name}, which is not JSON.")
 
 

@@ -12,10 +12,9 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
-from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 from label_studio_sdk import LabelStudio
@@ -23,7 +22,10 @@ from label_studio_sdk.core.api_error import ApiError
 
 from plugin.settings import Connection
 
-__all__ = ["LabelStudioClient", "LabelStudioError", "LabelStudioNotFound", "Reachability", "read_export"]
+__all__ = ["LabelStudioClient", "LabelStudioError", "LabelStudioNotFound", "Reachability", "annotator_names",
+           "one_line", "squeeze"]
+
+_T = TypeVar("_T")
 
 _RETRY_STATUS = {429, 500, 502, 503, 504}
 
@@ -36,20 +38,41 @@ class LabelStudioNotFound(LabelStudioError):
     """The object asked for does not exist (404): a task deleted since it was named."""
 
 
-def _one_line(text: str, limit: int = 160) -> str:
+def squeeze(text: str, limit: int = 160) -> str:
+    """``text`` on one line, its white space collapsed, cut to ``limit`` characters.
+
+    >>> squeeze("a  b\\n c")
+    'a b c'
+    >>> squeeze("abcdef", 4)
+    'abc…'
+    """
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def one_line(error: BaseException) -> str:
+    """An exception as one short line for counters and logs (never a payload, never a token).
+
+    >>> one_line(ValueError("no\\nway"))
+    'ValueError: no way'
+    >>> one_line(LabelStudioError("Label Studio answered 500: boom"))
+    'Label Studio answered 500: boom'
+    """
+    text = squeeze(str(error), 200)
+    if isinstance(error, LabelStudioError):  # already a sentence for the user
+        return text
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
 
 
 def _describe(error: Exception) -> str:
     if isinstance(error, ApiError):
         if error.status_code is not None and 200 <= error.status_code < 300:
-            return f"Label Studio's answer ({error.status_code}) was not JSON: {_one_line(str(error.body), 80)}"
-        body = _one_line(error.body if isinstance(error.body, str) else json.dumps(error.body, default=str))
+            return f"Label Studio's answer ({error.status_code}) was not JSON: {squeeze(str(error.body), 80)}"
+        body = squeeze(error.body if isinstance(error.body, str) else json.dumps(error.body, default=str))
         if error.status_code in (401, 403):
             return f"Label Studio refused the API key ({error.status_code}): {body}"
         return f"Label Studio answered {error.status_code}: {body}"
-    return f"Label Studio could not be reached: {type(error).__name__}: {_one_line(str(error))}"
+    return f"Label Studio could not be reached: {type(error).__name__}: {squeeze(str(error))}"
 
 
 def _retryable(error: Exception) -> bool:
@@ -104,7 +127,7 @@ class LabelStudioClient:
         self._sdk = LabelStudio(base_url=connection.url, api_key=connection.api_key, timeout=connection.timeout,
                                 httpx_client=httpx_client, max_retries=0)
 
-    def _call(self, action: Callable[[], Any]) -> Any:
+    def _call(self, action: Callable[[], _T]) -> _T:
         delay = self._connection.backoff
         for attempt in range(self._connection.retries + 1):
             try:
@@ -272,79 +295,10 @@ class LabelStudioClient:
         return int(created.id)
 
 
-def _merge_duplicates(tasks: list[Any]) -> list[Any]:
-    """Tasks with one id merged into one: the first's data, the annotations of all, unique by annotation id."""
-    merged: dict[Any, dict[str, Any]] = {}
-    out: list[Any] = []
-    for task in tasks:
-        identifier = task.get("id") if isinstance(task, dict) else None
-        if identifier is None or isinstance(identifier, (dict, list)):
-            out.append(task)
-            continue
-        if identifier not in merged:
-            merged[identifier] = dict(task)
-            out.append(merged[identifier])
-            continue
-        first = merged[identifier]
-        annotations = first.get("annotations") if isinstance(first.get("annotations"), list) else []
-        seen = {a.get("id") for a in annotations if isinstance(a, dict) and a.get("id") is not None}
-        extra = task.get("annotations") if isinstance(task.get("annotations"), list) else []
-        for annotation in extra:
-            key = annotation.get("id") if isinstance(annotation, dict) else None
-            if key is None or key not in seen:
-                annotations = [*annotations, annotation]
-                seen.add(key)
-        first["annotations"] = annotations
-    return out
-
-
-def _json_min(entry: Any) -> bool:
-    """Whether a list entry is a JSON-MIN row: flat task data with ``annotator``/``annotation_id``, no annotations."""
-    return isinstance(entry, dict) and "annotations" not in entry and "completions" not in entry and (
-        "annotation_id" in entry or "annotator" in entry)
-
-
-def read_export(path: Path) -> list[Any]:
-    """Tasks from a Label Studio JSON export file (a list of tasks).
-
-    Reads the JSON export (``annotations``) and the pre-1.0 export, whose
-    tasks hold ``completions``: these are read as annotations. Tasks that
-    appear twice with one id (two exports concatenated) are merged, their
-    annotations kept once each by annotation id. JSON-MIN, CSV and TSV exports
-    are refused, with a line that names the JSON export: JSON-MIN keeps one
-    annotation per row without result types or region ids, and without
-    ``was_cancelled`` or ``ground_truth``, so what counts and which answers
-    belong to which region cannot be known from it.
-
-    Raises
-    ------
-    ValueError
-        If the file cannot be read, is not a JSON list of task objects, or is an export this cannot score.
-    """
+def annotator_names(client: LabelStudioClient, *, otherwise: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Annotator id -> name and email (:meth:`LabelStudioClient.users`), or ``otherwise`` (default: none) when
+    Label Studio will not tell: names are a courtesy, ids still identify the annotators."""
     try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise ValueError(f"{path} does not exist.") from None
-    except IsADirectoryError:
-        raise ValueError(f"{path} is a directory, not an export file.") from None
-    header = raw[:4000].split(b"\n")[0].lower()
-    columns = set(header.replace(b"\t", b",").replace(b'"', b"").strip().split(b","))
-    if path.suffix.lower() in (".csv", ".tsv") or (b"id" in columns and columns & {b"annotator", b"annotation_id"}):
-        kind = "TSV" if path.suffix.lower() == ".tsv" or b"\t" in header else "CSV"
-        raise ValueError(f"{path} looks like a {kind} export, which drops result types and region ids: export the project "
-                         "as JSON (Export, JSON) and pass that file.")
-    try:
-        data = json.loads(raw)
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise ValueError(f"{path} is not a JSON export: {error}.") from None
-    if not isinstance(data, list):
-        raise ValueError(f"{path} is not a Label Studio JSON export (a list of tasks).")  # noqa: TRY004 - bad input
-    if data and sum(_json_min(entry) for entry in data) > len(data) / 2:
-        raise ValueError(f"{path} is a JSON-MIN export, which drops result types, region ids and skipped annotations: "
-                         "export the project as JSON (Export, JSON) and pass that file.")
-    tasks = []
-    for task in data:
-        if isinstance(task, dict) and "annotations" not in task and isinstance(task.get("completions"), list):
-            task = {**{k: v for k, v in task.items() if k != "completions"}, "annotations": task["completions"]}
-        tasks.append(task)
-    return _merge_duplicates(tasks)  # entries that are not tasks are counted and skipped downstream
+        return client.users()
+    except LabelStudioError:
+        return dict(otherwise or {})

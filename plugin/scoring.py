@@ -11,8 +11,8 @@ Per task and control (:func:`task_terms`, called by :mod:`plugin.state`):
 SPA over the task's items (one item for a choice, one per span or label for
 spans and multiple choices), the task's alpha term ``1 - d_task / D_e``, where
 ``d_task`` is the task's mean pairwise disagreement and ``D_e`` the project's
-expected disagreement (seed 004, eq. 5), and for ordered labels the weighted
-agreement. Per task (:func:`summarize_task`): the mean over its controls, and
+expected disagreement (Nørregaard & Derczynski 2022, eq. 5), and for ordered
+labels the weighted agreement. Per task (:func:`summarize_task`): the mean over its controls, and
 a flag when any control is below its threshold on a task with at least two
 annotations.
 """
@@ -52,8 +52,8 @@ from agreement.counts import LabelCounts
 from plugin.mapping import MappedControl
 from plugin.settings import ScoringOptions
 
-__all__ = ["ControlScore", "TaskScore", "TaskTerms", "annotator_rows", "lowest_decile", "number", "score_control",
-           "spa_interval", "summarize_task", "task_score_of", "task_terms"]
+__all__ = ["ControlScore", "TaskScore", "TaskTerms", "annotator_rows", "lowest_decile", "name_of", "named_rows", "number",
+           "score_control", "spa_interval", "summarize_task", "task_score_of", "task_terms"]
 
 
 MAX_WEIGHTED_CATEGORIES = 200
@@ -198,9 +198,9 @@ def task_terms(counts: np.ndarray, tasks: np.ndarray, *, level: str, values: np.
                marginals: np.ndarray | None = None, weights: np.ndarray | None = None) -> TaskTerms:
     """Per task: SPA over its items and its alpha term, by weighted sums over items (no per-task loop).
 
-    SPA weighs items by ``n_i - 1`` (seed 004's ``annotations_m1``); the alpha
+    SPA weighs items by ``n_i - 1`` (Nørregaard & Derczynski's ``annotations_m1``); the alpha
     term is ``1 - d_task / D_e`` with ``d_task = sum_i n_i d_i / sum_i n_i``
-    over the task's pairable items (seed 004, eq. 5-6).
+    over the task's pairable items (Nørregaard & Derczynski 2022, eq. 5-6).
 
     Parameters
     ----------
@@ -301,6 +301,24 @@ def _per_label(mapped: MappedControl, counts: LabelCounts) -> dict[str, dict[str
     return out
 
 
+def name_of(annotator: str, people: Mapping[str, str]) -> str:
+    """An annotator's name and email as Label Studio knows them, else the id.
+
+    >>> name_of("2", {"2": "Ann <ann@example.com>"}), name_of("3", {})
+    ('Ann <ann@example.com>', '3')
+    """
+    return people.get(annotator, annotator)
+
+
+def named_rows(rows: Iterable[Mapping[str, Any]], people: Mapping[str, str]) -> list[dict[str, Any]]:
+    """Annotator rows (:func:`annotator_rows`) with each annotator's ``name`` beside the id.
+
+    >>> named_rows([{"annotator": "2", "n_items": 4}], {"2": "Ann"})
+    [{'annotator': '2', 'n_items': 4, 'name': 'Ann'}]
+    """
+    return [{**row, "name": name_of(row["annotator"], people)} for row in rows]
+
+
 def annotator_rows(rows: pd.DataFrame) -> list[dict[str, Any]]:
     """Each annotator's agreement with the others on one control's rows, as JSON-ready rows (none without rows)."""
     if not len(rows):
@@ -379,7 +397,7 @@ def summarize_task(task: int, n_annotations: int, by_control: dict[str, dict[str
     weighted percent agreement (Gwet's ordinal or quadratic weights) for
     Rating, Number and other ordered controls, so a 4 against a 5 is
     near-agreement. A multiple-choice control also fires when its item is
-    "constant low" (seed 000, section 6: kappa' low and nearly the same at
+    "constant low" (Rosenberg & Binkowski 2004, section 6: kappa' low and nearly the same at
     p = 1 and p = 0.5, so the annotators disagree on the choices whichever
     comes first). With ``decile_cut`` (``options.lowest_decile``), a task whose
     score (:func:`task_score_of`) is below it fires too. ``reasons`` names each
@@ -396,7 +414,7 @@ def summarize_task(task: int, n_annotations: int, by_control: dict[str, dict[str
             if value is not None and value < limit:
                 kind = "weighted agreement" if "agreement" in c else "agreement"
                 reasons.append(f"{name}: {kind} {value:.2f} below {limit:.2f}")
-            if c.get("item_class") == "constant low":  # seed 000, class 2
+            if c.get("item_class") == "constant low":  # Rosenberg & Binkowski (2004), class 2
                 reasons.append(f"{name}: low agreement whatever weight the first choice gets (constant low)")
         score = task_score_of(by_control)
         if decile_cut is not None and score is not None and score < decile_cut:

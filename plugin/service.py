@@ -6,7 +6,7 @@ one bad event or one failed task:
 
 * the **processor** turns each webhook event (ids only, see
   :mod:`plugin.events`) into tasks to refresh;
-* the **writer** (:class:`plugin.reconcile.TaskWriter`) refreshes them: reads
+* the **writer** (:class:`plugin.writer.TaskWriter`) refreshes them: reads
   the task from Label Studio, updates the project's state, writes the block
   when the fresh meta differs; coalesced, retried, counted;
 * the **supervisor** registers the webhook (retrying while Label Studio is
@@ -37,7 +37,6 @@ import time
 from collections import Counter
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
 from fastapi import APIRouter, Depends, FastAPI, HTTPException, Request
@@ -45,14 +44,17 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 
 from plugin import __version__
+from plugin.clock import now_iso
 from plugin.events import EVENTS, BadEvent, Event, parse_body, parse_event
-from plugin.labelstudio import LabelStudioClient, LabelStudioError
-from plugin.reconcile import ProjectMonitor, TaskWriter, full_pass, one_line
-from plugin.report import Report, build_report, report_json
+from plugin.labelstudio import LabelStudioClient, annotator_names, one_line
+from plugin.monitor import ProjectMonitor
+from plugin.reconcile import full_pass
+from plugin.report import Report, project_report, report_json
 from plugin.report.page import render_html
 from plugin.review import ensure_review_tab
-from plugin.scoring import annotator_rows
+from plugin.scoring import annotator_rows, named_rows
 from plugin.settings import Connection, MappingOptions, ReviewOptions, ScoringOptions, SettingsError
+from plugin.writer import TaskWriter
 
 __all__ = ["ServiceSettings", "ServiceState", "check_secret_strength", "create_app"]
 
@@ -130,9 +132,11 @@ class ServiceSettings:
     max_body: int = 16 * 2**20
     retry_delays: tuple[float, ...] = (1.0, 5.0, 20.0)
 
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds")
+    def __post_init__(self) -> None:
+        if not (self.reconcile_interval > 0 and self.unhealthy_after > 0 and self.full_pass_every >= 1
+                and (self.read_rate is None or self.read_rate > 0)):
+            raise SettingsError("The reconcile interval (--reconcile-interval) and --unhealthy-after must be positive "
+                                "seconds, --full-pass-every at least 1, and --read-rate at least 0 (0: no limit).")
 
 
 class ServiceState:
@@ -222,13 +226,8 @@ class ServiceState:
         report = full_pass(self.client, monitor, max_rate=self.settings.read_rate, incremental=incremental)
         self.writer.request(project, report.stale, background=True)
         people = self._people()
-        with monitor.lock:  # only the rows: who disagrees is computed after the lock is released
-            mapped = monitor.state.mapped() if monitor.state is not None else {}
-        annotators = {name: [{**row, "name": people.get(row["annotator"], row["annotator"])}
-                             for row in annotator_rows(control.rows)] for name, control in mapped.items()}
-        with monitor.lock:
-            monitor.annotators = annotators  # as of this pass: too costly for every /status
-            monitor.passes += 1
+        mapped = monitor.mapped()  # only the rows: who disagrees is computed after the lock is released
+        monitor.publish({name: named_rows(annotator_rows(control.rows), people) for name, control in mapped.items()})
         log.info("Project %s: %s pass read %d tasks in %.1f s; %d to write.", project, report.kind, report.n_tasks,
                  report.seconds.get("read", 0.0), len(report.stale))
 
@@ -239,10 +238,7 @@ class ServiceState:
             people, read_at = self._people_cache
         if time.monotonic() - read_at < PEOPLE_FOR:
             return people
-        try:
-            people = self.client.users()
-        except LabelStudioError:
-            pass
+        people = annotator_names(self.client, otherwise=people)
         with self.lock:
             self._people_cache = (people, time.monotonic())
         return people
@@ -319,15 +315,7 @@ class ServiceState:
                 self._ignore("event for a project this service does not monitor")
                 return []
             return [monitor]
-        named = set(event.tasks) | set(event.deleted_tasks)
-        found = []
-        for monitor in self.monitors.values():
-            with monitor.lock:
-                state = monitor.state
-                knows = state is not None and (any(t in state.tasks for t in named) or any(
-                    state.task_of_annotation(a) is not None for a in event.annotations))
-            if knows:
-                found.append(monitor)
+        found = [monitor for monitor in self.monitors.values() if monitor.knows(event)]
         if not found:
             self._ignore("event without a project, naming no known task or annotation")
         return found
@@ -340,19 +328,12 @@ class ServiceState:
         """Turn one event into refresh requests; return the tasks requested."""
         requested: set[int] = set()
         for monitor in self._monitors_for(event):
-            tasks = set(event.tasks)
-            with monitor.lock:
-                state = monitor.state
-                for annotation in event.annotations:
-                    task = state.task_of_annotation(annotation) if state is not None else None
-                    if task is None:
-                        self._ignore("deletion of an annotation this service never saw")
-                    else:
-                        tasks.add(task)
-                deleted = [t for t in event.deleted_tasks if state is None or t in state.tasks]
-                if len(deleted) < len(event.deleted_tasks):
-                    self._ignore("deletion of a task this service does not know",
-                                 len(event.deleted_tasks) - len(deleted))
+            named = monitor.event_tasks(event)
+            tasks, deleted = named.tasks, named.deleted
+            for _ in range(named.unseen_annotations):
+                self._ignore("deletion of an annotation this service never saw")
+            if named.unknown_deletions:
+                self._ignore("deletion of a task this service does not know", named.unknown_deletions)
             if len(deleted) > BULK_DELETE:
                 self.request_pass(monitor.project)
             else:
@@ -361,29 +342,13 @@ class ServiceState:
             requested |= tasks
             with self.lock:
                 self.events[monitor.project] += 1
-                self.last_event_at[monitor.project] = _now()
+                self.last_event_at[monitor.project] = now_iso(timespec="milliseconds")
         return requested
 
     # --- what it shows ---
 
     def project_status(self, monitor: ProjectMonitor) -> dict[str, Any]:
-        with monitor.lock:
-            state = monitor.state
-            out: dict[str, Any] = {
-                "ready": state is not None,
-                "passes": monitor.passes,
-                "controls": state.live_summary() if state is not None else {},
-                "n_tasks": len(state.tasks) if state is not None else None,
-                "n_annotations": state.n_annotations() if state is not None else None,
-                "skipped": dict(state.skips().reasons.most_common()) if state is not None else {},
-                "config": state.config_remarks() if state is not None else {},
-                "outcomes": dict(monitor.counters),
-                "failed_tasks": len(monitor.failures),
-                "failures": [{"task": t, "error": e} for t, e in sorted(monitor.failures.items())[:20]],
-                "last_pass": monitor.last_pass.as_dict() if monitor.last_pass is not None else None,
-                "annotators": monitor.annotators,
-            }
-        out["merge_window_ms"] = monitor.merge_window()
+        out = monitor.status()
         with self._wake:
             out["next_pass_in"] = round(max(0.0, self._pass_due[monitor.project] - time.monotonic()), 1)
         with self.lock:
@@ -409,13 +374,11 @@ class ServiceState:
         if monitor is None:
             raise LookupError(f"Name one of the monitored projects: ?project={'|'.join(map(str, self.monitors))}.")
         people = self._people()
-        url = self.settings.connection.url
-        with monitor.lock:  # only the snapshot: the scoring and drawing happen after the lock is released
-            if monitor.state is None:
-                raise RuntimeError(f"Project {project} has not been read yet; try again in a moment.")
-            snapshot = monitor.state.snapshot()
-        return build_report(snapshot, source=f"Project {project} at {url}", generated_at=_now(), people=people,
-                            task_url=f"{url}/projects/{project}/data?task={{task}}", title=f"Project {project}")
+        snapshot = monitor.snapshot()  # only the snapshot: the scoring and drawing happen after the lock is released
+        if snapshot is None:
+            raise RuntimeError(f"Project {project} has not been read yet; try again in a moment.")
+        return project_report(snapshot, project=monitor.project, url=self.settings.connection.url,
+                              generated_at=now_iso(timespec="milliseconds"), people=people)
 
     def status(self) -> dict[str, Any]:
         reachability = self.client.reachability

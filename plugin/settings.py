@@ -137,6 +137,14 @@ class ScoringOptions:
     n_resamples: int = 1000
     seed: int = 0
 
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.threshold <= 1.0:
+            raise SettingsError(f"The threshold (--threshold) must lie between 0 and 1; got {self.threshold}.")
+        for name, value in self.thresholds.items():
+            if not 0.0 <= value <= 1.0:  # NaN fails too
+                raise SettingsError(f"The threshold of control {name!r} (--control-threshold) must lie between 0 "
+                                    f"and 1; got {value}.")
+
 
 @dataclass(frozen=True)
 class ReviewOptions:

@@ -34,9 +34,9 @@ from agreement.gwet import LEVEL_WEIGHTS
 from agreement.running_augmented import RunningAugmented
 from plugin import __version__
 from plugin.annotations import Skips, Submission, collect_submissions, task_id
+from plugin.clock import now_iso
 from plugin.labelconfig import Control
 from plugin.mapping import MappedControl, map_control, map_project
-from plugin.review import DATA_KEY
 from plugin.scoring import (
     ControlScore,
     TaskScore,
@@ -47,10 +47,10 @@ from plugin.scoring import (
     summarize_task,
     task_terms,
 )
-from plugin.settings import MappingOptions, ScoringOptions
-from plugin.writeback import agreement_block
+from plugin.settings import MappingOptions, ReviewOptions, ScoringOptions
+from plugin.writeback import TaskAsRead, agreement_block, needed_write
 
-__all__ = ["ControlState", "ProjectScores", "ProjectState", "TaskEntry", "score_tasks"]
+__all__ = ["ControlState", "ProjectScores", "ProjectSnapshot", "ProjectState", "TaskEntry"]
 
 
 @dataclass(frozen=True)
@@ -63,22 +63,17 @@ class TaskEntry:
         The counted annotations, one per annotator.
     annotations : frozenset of int
         Every annotation id on the task (counted or not).
-    meta : object
-        The task's meta as read (only ever compared with, never written back as is).
+    read : TaskAsRead
+        What the diff reads of the task: its meta, mirrored score and overlap
+        as read (only ever compared with, never written back as is).
     skips : Counter
         What reading and mapping this task left out, by reason.
-    data_score : object
-        ``data["agreement_score"]`` as read (the mirrored score), or None.
-    overlap : object
-        The task's ``overlap`` as read (how many annotators Label Studio asks for).
     """
 
     submissions: tuple[Submission, ...]
     annotations: frozenset[int]
-    meta: Any
+    read: TaskAsRead
     skips: Counter[str]
-    data_score: Any = None
-    overlap: Any = None
 
 
 @dataclass
@@ -100,7 +95,7 @@ class ControlState:
         Per task, the mapped rows ``(task, item, annotator, label)`` and, for
         multiple choices, the ranked rows; the project summary is scored from them.
     augmented : RunningAugmented, optional
-        Multiple choices: the sums behind each item's class of seed 000.
+        Multiple choices: the sums behind each item's class (Rosenberg & Binkowski 2004).
     categories : tuple, optional
         The config's categories, or None when the labels seen are the categories.
     """
@@ -232,7 +227,8 @@ class ControlState:
         return out
 
     def _batch_classes(self) -> dict[Any, str | None]:
-        """Every item's class of seed 000, vectorized over items (:func:`agreement.augmented.classify_items`)."""
+        """Every item's class (Rosenberg & Binkowski 2004), vectorized over items
+        (:func:`agreement.augmented.classify_items`)."""
         rows = [row for task in self.ranked.values() for row in task]
         if not rows:
             return {}
@@ -240,7 +236,8 @@ class ControlState:
         return {item: (None if pd.isna(value) else str(value)) for item, value in classes.items()}
 
     def _item_class(self, task: int, batch: Mapping[Any, str | None] | None) -> str | None:
-        """The seed 000 class of the task's multiple-choice item: "constant low" if any of its items is."""
+        """The class (Rosenberg & Binkowski 2004) of the task's multiple-choice item: "constant low" if any of its
+        items is."""
         assert self.augmented is not None
         items = dict.fromkeys(r[1] for r in self.ranked.get(task, ()))
         classes = [batch.get(item) if batch is not None else self.augmented.item_class(item) for item in items]
@@ -385,6 +382,14 @@ class ProjectState:
         self.refused: Counter[str] = Counter()
         self.decile_cut: float | None = None
 
+    @classmethod
+    def from_tasks(cls, tasks: Iterable[Mapping[str, Any]], controls: Mapping[str, Control], *,
+                   mapping: MappingOptions, scoring: ScoringOptions, project: int | None = None) -> ProjectState:
+        """The state of tasks as Label Studio gives them (a JSON export, or a read): the one way in offline."""
+        state = cls(project, controls, mapping=mapping, scoring=scoring)
+        state.load(tasks)
+        return state
+
     # --- what Label Studio holds ---
 
     def set_task(self, task: Mapping[str, Any]) -> int | None:
@@ -416,10 +421,7 @@ class ProjectState:
                 self._task_of_annotation.pop(annotation, None)
         for annotation in ids:
             self._task_of_annotation[annotation] = identifier
-        data = task.get("data")
-        self.tasks[identifier] = TaskEntry(tuple(counted), ids, task.get("meta"), skips.reasons,
-                                           data.get(DATA_KEY) if isinstance(data, Mapping) else None,
-                                           task.get("overlap"))
+        self.tasks[identifier] = TaskEntry(tuple(counted), ids, TaskAsRead.of(task), skips.reasons)
         return identifier
 
     def _map(self, task: int, counted: list[Submission], skips: Skips) -> dict[str, MappedControl]:
@@ -464,7 +466,7 @@ class ProjectState:
     def meta(self, task: int) -> Any:
         """The task's meta as last read."""
         entry = self.tasks.get(task)
-        return None if entry is None else entry.meta
+        return None if entry is None else entry.read.meta
 
     # --- what it implies ---
 
@@ -494,6 +496,13 @@ class ProjectState:
         """The agreement block each of ``tasks`` (default: every known task) should carry in its meta."""
         return {task: agreement_block(score, version=__version__, updated_at=updated_at)
                 for task, score in self.task_scores(tasks).items()}
+
+    def stale_tasks(self, *, review: ReviewOptions | None = None) -> list[int]:
+        """Tasks whose meta (and with ``review``, the mirrored score and the overlap), as last read, differ from
+        what they should carry (:func:`plugin.writeback.needed_write`)."""
+        review = review or ReviewOptions(tab=False)
+        return sorted(task for task, block in self.blocks(updated_at=now_iso()).items()
+                      if needed_write(self.tasks[task].read, block, review=review) is not None)
 
     def config_remarks(self) -> dict[str, dict[str, list[str]]]:
         """Per control whose config has any: its ``problems`` (the control is skipped) and ``notes``."""
@@ -528,10 +537,3 @@ class ProjectState:
         """The full project scores (kappa family, augmented kappa, per label) and every task's scores."""
         return self.snapshot().scores()
 
-
-def score_tasks(tasks: Iterable[Mapping[str, Any]], controls: Mapping[str, Control], *,
-                mapping: MappingOptions, scoring: ScoringOptions) -> ProjectScores:
-    """Score tasks as Label Studio gives them (a read or an export): a state filled once, then scored."""
-    state = ProjectState(None, controls, mapping=mapping, scoring=scoring)
-    state.load(tasks)
-    return state.scores()

@@ -12,14 +12,18 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from plugin.clock import now_text
 from plugin.labelconfig import Control
-from plugin.labelstudio import LabelStudioClient, LabelStudioError
-from plugin.reconcile import PassReport, Progress, ProjectMonitor, TaskWriter, full_pass, stale_tasks
+from plugin.labelstudio import LabelStudioClient, annotator_names
+from plugin.monitor import PassReport, ProjectMonitor
+from plugin.reconcile import Progress, full_pass
+from plugin.report import Report, project_report
 from plugin.review import ensure_review_tab
-from plugin.settings import MappingOptions, ReviewOptions, ScoringOptions
+from plugin.settings import MappingOptions, ReportOptions, ReviewOptions, ScoringOptions
 from plugin.state import ProjectScores, ProjectState
+from plugin.writer import TaskWriter
 
-__all__ = ["SyncReport", "read_project", "score_export", "sync_project"]
+__all__ = ["SyncReport", "read_project", "report_project", "score_export", "sync_project"]
 
 
 @dataclass
@@ -61,9 +65,8 @@ class SyncReport:
 def score_export(tasks: Iterable[Mapping[str, Any]], controls: Mapping[str, Control], *, mapping: MappingOptions,
                  scoring: ScoringOptions) -> tuple[ProjectScores, int]:
     """Score tasks read offline; return the scores and how many tasks' meta differs from their block."""
-    state = ProjectState(None, controls, mapping=mapping, scoring=scoring)
-    state.load(tasks)
-    return state.scores(), len(stale_tasks(state))
+    state = ProjectState.from_tasks(tasks, controls, mapping=mapping, scoring=scoring)
+    return state.scores(), len(state.stale_tasks())
 
 
 def read_project(client: LabelStudioClient, project: int, *, mapping: MappingOptions, scoring: ScoringOptions,
@@ -79,6 +82,21 @@ def read_project(client: LabelStudioClient, project: int, *, mapping: MappingOpt
     full_pass(client, monitor, progress=progress)
     assert monitor.state is not None
     return monitor.state
+
+
+def report_project(client: LabelStudioClient, project: int, url: str, *, mapping: MappingOptions,
+                   scoring: ScoringOptions, options: ReportOptions | None = None,
+                   progress: Progress | None = None) -> Report:
+    """The admin report of ``project``, read now from the Label Studio at ``url`` (nothing is written).
+
+    Raises
+    ------
+    LabelStudioError
+        If the project cannot be read.
+    """
+    state = read_project(client, project, mapping=mapping, scoring=scoring, progress=progress)
+    return project_report(state.snapshot(), project=project, url=url, generated_at=now_text(),
+                          people=annotator_names(client), options=options)
 
 
 def sync_project(client: LabelStudioClient, project: int, controls: Mapping[str, Control] | None = None, *,
@@ -136,15 +154,10 @@ def sync_project(client: LabelStudioClient, project: int, controls: Mapping[str,
         finally:
             writer.stop()
         written = writer.outcomes["written"]
-    assert monitor.state is not None
-    with monitor.lock:
-        scores = monitor.state.scores()
-    try:
-        people = client.users()
-    except LabelStudioError:  # names are a courtesy: ids still identify the annotators
-        people = {}
-    return SyncReport(scores=scores, tasks_to_write=len(read.stale), tasks_written=written, people=people,
-                      tasks_unchanged=len(scores.tasks) - written, failures=sorted(monitor.failures.items()),
-                      tasks_escalated=monitor.counters["escalated"],
+    scores = monitor.scores()
+    return SyncReport(scores=scores, tasks_to_write=len(read.stale), tasks_written=written,
+                      people=annotator_names(client),
+                      tasks_unchanged=len(scores.tasks) - written, failures=monitor.failed(),
+                      tasks_escalated=monitor.counted("escalated"),
                       seconds={"fetch": read.seconds["read"], "compute": read.seconds["compute"],
                                "write": time.perf_counter() - started})

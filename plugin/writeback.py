@@ -10,18 +10,28 @@ moves a little with every annotation anywhere in the project. Rewriting every
 task for such drift would cost Label Studio minutes per event, so alpha values
 count as changed only when they move by more than a tolerance (0.01 by
 default); SPA, counts and flags are compared exactly.
+
+:func:`needed_write` is the one diff: given a task as read and the block it
+should carry, it says what to write (the merged meta, the score mirrored into
+``data``, a raised ``overlap``). A pass counts stale tasks with it; the writer
+writes what it says.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
-from plugin.scoring import TaskScore
+from plugin.scoring import TaskScore, task_score_of
+from plugin.settings import ReviewOptions
 
-__all__ = ["ALPHA_TOLERANCE", "META_KEY", "agreement_block", "merged_meta"]
+__all__ = ["ALPHA_TOLERANCE", "DATA_KEY", "META_KEY", "TaskAsRead", "Write", "agreement_block", "escalated_overlap",
+           "merged_meta", "mirrored_data", "needed_write", "task_score"]
 
 META_KEY = "agreement"
+DATA_KEY = "agreement_score"
+"""The key of ``data`` the task's score is mirrored into (a Data Manager column)."""
 ALPHA_TOLERANCE = 0.01
 _VOLATILE = ("updated_at",)
 
@@ -44,7 +54,7 @@ def agreement_block(score: TaskScore, *, version: str, updated_at: str) -> dict[
     }
 
 
-def _same(old: Any, new: Any, tolerance: float, key: str = "") -> bool:
+def _same(old: object, new: object, tolerance: float, key: str = "") -> bool:
     """Whether two blocks are equal, ``updated_at`` aside and ``alpha`` values within ``tolerance``."""
     if isinstance(old, Mapping) and isinstance(new, Mapping):
         keys = (set(old) | set(new)) - set(_VOLATILE)
@@ -56,7 +66,7 @@ def _same(old: Any, new: Any, tolerance: float, key: str = "") -> bool:
     return bool(old == new)
 
 
-def merged_meta(existing: Any, block: Mapping[str, Any], *, alpha_tolerance: float = ALPHA_TOLERANCE
+def merged_meta(existing: object, block: Mapping[str, Any], *, alpha_tolerance: float = ALPHA_TOLERANCE
                 ) -> dict[str, Any] | None:
     """The task's new meta with ``block`` merged in, or None when nothing would change.
 
@@ -71,3 +81,139 @@ def merged_meta(existing: Any, block: Mapping[str, Any], *, alpha_tolerance: flo
         return None
     meta[META_KEY] = dict(block)
     return meta
+
+
+@dataclass(frozen=True)
+class TaskAsRead:
+    """What the diff reads of a task as Label Studio returned it.
+
+    Attributes
+    ----------
+    meta : object
+        The task's ``meta`` (a dict, or whatever Label Studio held).
+    data_score : object
+        ``data["agreement_score"]``, the mirrored score, or None.
+    overlap : object
+        The task's ``overlap``: how many annotators Label Studio asks for.
+    """
+
+    meta: object = None
+    data_score: object = None
+    overlap: object = None
+
+    @classmethod
+    def of(cls, task: Mapping[str, Any]) -> TaskAsRead:
+        """What the diff reads of ``task``, a task as Label Studio returns it.
+
+        >>> TaskAsRead.of({"id": 1, "meta": {"k": 1}, "data": {"text": "x", "agreement_score": 0.5}, "overlap": 2})
+        TaskAsRead(meta={'k': 1}, data_score=0.5, overlap=2)
+        """
+        data = task.get("data")
+        return cls(task.get("meta"), data.get(DATA_KEY) if isinstance(data, Mapping) else None, task.get("overlap"))
+
+
+@dataclass(frozen=True)
+class Write:
+    """What one task needs written: the fields of one update, each None when it stays as it is.
+
+    Attributes
+    ----------
+    meta : dict or None
+        The merged meta, or None when the block in it is right.
+    mirror : bool
+        Whether ``data["agreement_score"]`` must change to :attr:`score`.
+    score : float or None
+        The task's score for the grid (None removes it).
+    overlap : int or None
+        The overlap to ask for, or None when it stays.
+    """
+
+    meta: dict[str, Any] | None
+    mirror: bool
+    score: float | None
+    overlap: int | None
+
+    def data(self, existing: object) -> dict[str, Any] | None:
+        """The task's new ``data``: ``existing`` (the data as read) with the score merged in, or None."""
+        return _with_score(existing, self.score) if self.mirror else None
+
+
+def needed_write(task: TaskAsRead, block: Mapping[str, Any], *, review: ReviewOptions,
+                 alpha_tolerance: float = ALPHA_TOLERANCE) -> Write | None:
+    """What ``task`` (as read) needs written to carry ``block``, or None when it carries it already.
+
+    The one diff of the project: a pass counts its stale tasks with it, and
+    the writer writes what it returns. The meta is merged (:func:`merged_meta`);
+    with ``review.mirror_to_data`` the task's score is mirrored into its data;
+    with ``review.escalate`` a flagged task asks for one more annotator
+    (:func:`escalated_overlap`).
+
+    Examples
+    --------
+    >>> block = {"n_annotations": 2, "flagged": True, "controls": {"sentiment": {"spa": 0.0}}}
+    >>> review = ReviewOptions(mirror_to_data=True, escalate=True)
+    >>> write = needed_write(TaskAsRead(meta={"k": 1}, overlap=2), block, review=review)
+    >>> write.meta, write.score, write.overlap
+    ({'k': 1, 'agreement': {'n_annotations': 2, 'flagged': True, 'controls': {'sentiment': {'spa': 0.0}}}}, 0.0, 3)
+    >>> needed_write(TaskAsRead(meta={"agreement": block}, data_score=0.0, overlap=3), block, review=review) is None
+    True
+    """
+    meta = merged_meta(task.meta, block, alpha_tolerance=alpha_tolerance)
+    score = task_score(block) if review.mirror_to_data else None
+    mirror = review.mirror_to_data and task.data_score != score
+    overlap = escalated_overlap(task.overlap, block, cap=review.max_overlap) if review.escalate else None
+    if meta is None and not mirror and overlap is None:
+        return None
+    return Write(meta=meta, mirror=mirror, score=score, overlap=overlap)
+
+
+def escalated_overlap(overlap: object, block: Mapping[str, Any], *, cap: int) -> int | None:
+    """The overlap a task should ask for so one more annotator labels it, or None when it should not change.
+
+    A flagged task whose annotations are all in (at least as many as its
+    ``overlap``, as read) asks for one more than it has, up to ``cap``. The
+    decision reads only the task as Label Studio holds it, so it is the same
+    on every pass, and a task already waiting for its extra annotator is left
+    alone.
+
+    Examples
+    --------
+    >>> escalated_overlap(2, {"flagged": True, "n_annotations": 2}, cap=5)
+    3
+    >>> escalated_overlap(3, {"flagged": True, "n_annotations": 2}, cap=5) is None  # waiting
+    True
+    >>> escalated_overlap(5, {"flagged": True, "n_annotations": 5}, cap=5) is None  # at the cap
+    True
+    """
+    annotations = block.get("n_annotations")
+    if not block.get("flagged") or not isinstance(overlap, int) or not isinstance(annotations, int):
+        return None
+    wanted = min(cap, max(overlap, annotations) + 1)
+    return wanted if annotations >= overlap and wanted > overlap else None
+
+
+def task_score(block: Mapping[str, Any]) -> float | None:
+    """A task's score for the grid: its lowest control agreement (weighted for ordered controls), or None.
+
+    >>> task_score({"controls": {"sentiment": {"spa": 1.0}, "quality": {"spa": 0.0, "agreement": 0.9}}})
+    0.9
+    """
+    controls = {name: c for name, c in (block.get("controls") or {}).items() if isinstance(c, Mapping)}
+    score = task_score_of(controls)
+    return round(score, 3) if score is not None else None
+
+
+def _with_score(existing: object, score: float | None) -> dict[str, Any]:
+    data = dict(existing) if isinstance(existing, Mapping) else {}
+    if score is None:
+        data.pop(DATA_KEY, None)
+    else:
+        data[DATA_KEY] = score
+    return data
+
+
+def mirrored_data(existing: object, block: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The task's data with its score merged in, or None when it holds that score already."""
+    data = existing if isinstance(existing, Mapping) else {}
+    score = task_score(block)
+    return None if data.get(DATA_KEY) == score else _with_score(existing, score)

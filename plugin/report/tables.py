@@ -19,9 +19,10 @@ import pandas as pd
 from agreement import UndefinedMeasureWarning, annotator_labels, label_counts
 from agreement.alpha import coincidence_matrix
 from agreement.confusion import specific_agreement
+from agreement.counts import LabelCounts
 from agreement.family import ALL_LABELS, FAMILY_COLUMNS, agreement_family, undefined_notes, weighted_mean
 from agreement.timeline import TIMELINE_COLUMNS, agreement_over_time, annotations_needed
-from plugin.scoring import ControlScore
+from plugin.scoring import ControlScore, name_of
 from plugin.settings import ReportOptions
 from plugin.state import ProjectScores, ProjectSnapshot
 
@@ -127,7 +128,7 @@ def _family_from_pairs(score: ControlScore) -> pd.DataFrame:
     return pd.DataFrame([row], columns=list(FAMILY_COLUMNS))
 
 
-def _multiple_choice_family(labels: tuple[str, ...] | None, rows: pd.DataFrame, counts: Any) -> pd.DataFrame:
+def _multiple_choice_family(labels: tuple[str, ...] | None, rows: pd.DataFrame, counts: LabelCounts) -> pd.DataFrame:
     """Multiple choices: the control's row over every yes/no item, then one row per choice over its own items.
 
     A choice's R_i and specific agreement are those of "yes" on its items
@@ -151,10 +152,6 @@ def _multiple_choice_family(labels: tuple[str, ...] | None, rows: pd.DataFrame, 
         row["specific_agreement"] = specific_agreement(sub_counts)[yes] if yes is not None else math.nan
         parts.append(row)
     return pd.concat(parts, ignore_index=True)
-
-
-def _people(who: str, people: Mapping[str, str]) -> str:
-    return people.get(who, who)
 
 
 def _control_tables(name: str, snapshot: ProjectSnapshot, score: ControlScore, times: pd.DataFrame,
@@ -207,12 +204,12 @@ def _control_tables(name: str, snapshot: ProjectSnapshot, score: ControlScore, t
     out["family"] = family
     out["timeline"] = timeline
     out["annotators"] = pd.DataFrame([{"control": name, "annotator": row["annotator"],
-                                       "name": _people(row["annotator"], people), "n_items": row["n_items"],
+                                       "name": name_of(row["annotator"], people), "n_items": row["n_items"],
                                        "n_compared": row["n_compared"], "mean_pairwise": _nan(row["mean_pairwise"]),
                                        "with_majority": _nan(row["with_majority"]), "outlier": row["outlier"]}
                                       for row in score.annotators])
-    out["pairwise"] = pd.DataFrame([{"control": name, "first": _people(p["annotators"][0], people),
-                                     "second": _people(p["annotators"][1], people), "kappa": _nan(p["cohen"]),
+    out["pairwise"] = pd.DataFrame([{"control": name, "first": name_of(p["annotators"][0], people),
+                                     "second": name_of(p["annotators"][1], people), "kappa": _nan(p["cohen"]),
                                      "n_items": p["n_items"]} for p in score.pairs])
     if score.augmented is not None:
         out["sweep"] = pd.DataFrame([{"control": name, "p": float(p), "kappa": _nan(v)}

@@ -13,7 +13,7 @@ from plugin.labelconfig import parse_label_config
 from plugin.labelstudio import LabelStudioClient
 from plugin.localserver import free_port, sign_up
 from plugin.settings import Connection, MappingOptions, ScoringOptions
-from plugin.state import score_tasks
+from plugin.state import ProjectState
 
 SECRET = "integration-secret-123"
 CONFIG = """<View><Text name="text" value="$text"/>
@@ -123,8 +123,8 @@ def test_meta_follows_creates_edits_and_deletes(setup):
 
 def test_status_equals_a_batch_sync(setup, label_studio):
     client = LabelStudioClient(Connection(url=label_studio.url, api_key=label_studio.token))
-    batch = score_tasks(list(client.tasks(setup["project"])), parse_label_config(CONFIG),
-                        mapping=MappingOptions(), scoring=ScoringOptions())
+    batch = ProjectState.from_tasks(list(client.tasks(setup["project"])), parse_label_config(CONFIG),
+                                    mapping=MappingOptions(), scoring=ScoringOptions()).scores()
     status = status_of(setup["url"], setup["project"])
     assert status["events"] >= 5 and status["pending_writes"] == 0
     for name, control in batch.controls.items():

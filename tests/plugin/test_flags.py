@@ -61,7 +61,7 @@ def test_a_single_annotation_never_flags():
 
 
 def test_the_mirrored_score_is_the_lowest_control_agreement_and_merges_into_data():
-    from plugin.review import mirrored_data, task_score
+    from plugin.writeback import mirrored_data, task_score
 
     block = {"controls": {"sentiment": {"spa": 1.0}, "quality": {"spa": 0.0, "agreement": 0.9},
                           "topic": {"spa": None}}}

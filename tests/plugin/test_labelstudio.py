@@ -5,7 +5,7 @@ import json
 import httpx
 import pytest
 
-from plugin.labelstudio import LabelStudioClient, LabelStudioError, read_export
+from plugin.labelstudio import LabelStudioClient, LabelStudioError
 from plugin.settings import Connection, MappingOptions, ScoringOptions
 from plugin.sync import sync_project
 
@@ -102,18 +102,6 @@ def test_a_task_that_keeps_failing_is_reported_and_the_run_goes_on():
     assert task == 2 and meta["keep"] == 2 and meta["agreement"]["spa"] == 0.0
 
 
-def test_broken_exports_are_clear_errors(tmp_path):
-    path = tmp_path / "export.json"
-    path.write_text("{not json")
-    with pytest.raises(ValueError, match="is not a JSON export"):
-        read_export(path)
-    path.write_text('{"tasks": []}')
-    with pytest.raises(ValueError, match="a list of tasks"):
-        read_export(path)
-    with pytest.raises(ValueError, match="does not exist"):
-        read_export(tmp_path / "missing.json")
-
-
 def test_a_failed_page_is_retried_and_the_read_goes_on():
     tasks = [{"id": i, "data": {}, "annotations": [], "meta": {}} for i in range(1, 6)]
     serve = page_handler(tasks, [])
@@ -145,36 +133,3 @@ def test_an_answer_that_is_not_json_is_retried_and_described_in_one_line():
 
 def test_a_deleted_task_reads_as_none():
     assert fake(page_handler([], [])).task(12) is None
-
-
-def _write(tmp_path, name, data):
-    path = tmp_path / name
-    path.write_text(data if isinstance(data, str) else json.dumps(data))
-    return path
-
-
-def test_duplicate_task_ids_are_merged_by_annotation_id(tmp_path):
-    first = {"id": 1, "data": {"t": "a"}, "annotations": [{"id": 10, "completed_by": 1, "result": []}]}
-    second = {"id": 1, "data": {"t": "a"}, "annotations": [{"id": 10, "completed_by": 1, "result": []},
-                                                           {"id": 11, "completed_by": 2, "result": []}]}
-    tasks = read_export(_write(tmp_path, "twice.json", [first, second, {"id": 2, "annotations": []}]))
-    assert [t["id"] for t in tasks] == [1, 2]
-    assert [a["id"] for a in tasks[0]["annotations"]] == [10, 11]
-
-
-def test_pre_1_0_completions_are_read_as_annotations(tmp_path):
-    old = [{"id": 3, "data": {"text": "x"}, "completions": [{"id": 5, "completed_by": 2, "result": []}]}]
-    (task,) = read_export(_write(tmp_path, "old.json", old))
-    assert task["annotations"] == old[0]["completions"] and "completions" not in task
-
-
-@pytest.mark.parametrize(("name", "content", "message"), [
-    ("project.json", [{"id": 1, "text": "x", "annotator": 3, "annotation_id": 4, "sentiment": "positive"}], "JSON-MIN"),
-    ("project.csv", "id,text,annotator,annotation_id\n1,x,3,4\n", "CSV export"),
-    ("project.tsv", "id\ttext\tannotator\n1\tx\t3\n", "TSV export"),
-    ("project.json", "id,text,annotator,sentiment\n1,x,3,positive\n", "CSV export"),
-])
-def test_other_export_formats_are_refused_naming_the_json_export(tmp_path, name, content, message):
-    with pytest.raises(ValueError, match=message) as error:
-        read_export(_write(tmp_path, name, content))
-    assert "export the project as JSON" in str(error.value) and "\n" not in str(error.value)

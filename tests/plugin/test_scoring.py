@@ -6,13 +6,14 @@ import pytest
 
 from agreement import item_agreement, krippendorff_alpha, spa
 from plugin.settings import MappingOptions, ScoringOptions
-from plugin.state import score_tasks
+from plugin.state import ProjectState
 from tests.plugin.conftest import FIRST, SECOND, THIRD
 
 
 @pytest.fixture
 def scores(recorded, controls):
-    return score_tasks(recorded["tasks"], controls, mapping=MappingOptions(), scoring=ScoringOptions(n_resamples=200))
+    return ProjectState.from_tasks(recorded["tasks"], controls, mapping=MappingOptions(),
+                                   scoring=ScoringOptions(n_resamples=200)).scores()
 
 
 def test_single_choice_scores(scores, submissions):
@@ -57,8 +58,8 @@ def test_multiple_choices_report_augmented_kappa_and_per_label_agreement(scores)
 
 def test_flags_and_reasons(recorded, controls, submissions):
     first, _, third = sorted(submissions)
-    scores = score_tasks(recorded["tasks"], controls, mapping=MappingOptions(),
-                         scoring=ScoringOptions(threshold=0.75, n_resamples=100))
+    scores = ProjectState.from_tasks(recorded["tasks"], controls, mapping=MappingOptions(),
+                                     scoring=ScoringOptions(threshold=0.75, n_resamples=100)).scores()
     task = scores.tasks[first]
     assert task.flagged and task.n_annotations == 3
     assert "sentiment: agreement 0.33 below 0.75" in task.reasons

@@ -10,7 +10,7 @@ from fastapi.testclient import TestClient
 from plugin.labelstudio import LabelStudioError, Reachability
 from plugin.service import ServiceSettings, check_secret_strength, create_app
 from plugin.settings import Connection, ScoringOptions, SettingsError
-from plugin.state import score_tasks
+from plugin.state import ProjectState
 from tests.plugin.test_state import CONFIG, CONTROLS
 
 SECRET = "s3cret-Secret-s3cret"
@@ -324,8 +324,8 @@ def test_deletions_update_the_tasks_they_touch(service):
     post(client, created(3, 1))
     settle(state)
     assert 3 not in state.monitors[1].state.tasks
-    assert state.monitors[1].counters["gone"] == 1
-    assert state.monitors[1].counters["not a task of this project"] == 1
+    assert state.monitors[1].counted("gone") == 1
+    assert state.monitors[1].counted("not a task of this project") == 1
 
 
 def test_never_seen_deletions_are_counted_and_suppress_nothing(service):
@@ -353,7 +353,7 @@ def test_events_of_other_projects_are_ignored_and_counted(service):
     assert fake.writes == [] and fake.meta(50) == {"theirs": 1}
     assert state.ignored["event for a project this service does not monitor"] == 1
     assert state.ignored["event without a project, naming no known task or annotation"] == 1
-    assert state.monitors[1].counters["not a task of this project"] == 1
+    assert state.monitors[1].counted("not a task of this project") == 1
     assert 50 not in state.monitors[1].state.tasks
 
 
@@ -370,7 +370,8 @@ def test_status_equals_a_batch_computation(service):
     status = client.get("/status", headers={"X-Agreement-Secret": SECRET}).json()
     project = status["projects"]["1"]
     assert project["events"] == 6 and project["pending_writes"] == 0 and status["healthy"]
-    batch = score_tasks(fake.tasks(1), CONTROLS, mapping=state.settings.mapping, scoring=state.settings.scoring)
+    batch = ProjectState.from_tasks(fake.tasks(1), CONTROLS, mapping=state.settings.mapping,
+                                    scoring=state.settings.scoring).scores()
     sentiment = project["controls"]["sentiment"]
     assert sentiment["spa"] == pytest.approx(batch.controls["sentiment"].spa)
     assert sentiment["alpha"] == pytest.approx(batch.controls["sentiment"].alpha)
@@ -405,7 +406,7 @@ def test_a_failing_write_is_retried_then_left_to_the_next_pass(fake):
         state = app.state.agreement
         assert state.wait_ready(10)
         deadline = time.monotonic() + 10
-        while not state.monitors[1].failures and time.monotonic() < deadline:
+        while not state.monitors[1].failed() and time.monotonic() < deadline:
             time.sleep(0.05)
         status = client.get("/status", headers={"X-Agreement-Secret": SECRET}).json()["projects"]["1"]
         assert status["failed_tasks"] == 1 and "503" in status["failures"][0]["error"]
@@ -432,7 +433,7 @@ def test_an_unexpected_exception_is_one_task_s_failure_not_the_writer_s(service)
     settle(state)
     assert fake.meta(1)["agreement"]["n_annotations"] == 1 and fake.meta(2)["agreement"]["n_annotations"] == 1
     assert state.writer.alive() and client.get("/health").status_code == 200
-    assert state.monitors[1].counters["refresh failed (will retry)"] == 1
+    assert state.monitors[1].counted("refresh failed (will retry)") == 1
 
 
 def test_a_pass_writes_what_no_event_announced_and_drifted_alphas(fake):
@@ -452,7 +453,8 @@ def test_a_pass_writes_what_no_event_announced_and_drifted_alphas(fake):
             time.sleep(0.05)
         assert fake.meta(3)["agreement"]["controls"]["sentiment"]["spa"] == 1.0
         # Task 1's alpha is scored against the project's expected disagreement, which moved: rewritten too.
-        batch = score_tasks(fake.tasks(1), CONTROLS, mapping=state.settings.mapping, scoring=state.settings.scoring)
+        batch = ProjectState.from_tasks(fake.tasks(1), CONTROLS, mapping=state.settings.mapping,
+                                    scoring=state.settings.scoring).scores()
         deadline = time.monotonic() + 10
         while (abs(fake.meta(1)["agreement"]["alpha"] - batch.tasks[1].alpha) > 0.01
                and time.monotonic() < deadline):
@@ -587,7 +589,8 @@ def test_the_report_route_serves_the_live_state_as_a_page_json_and_csv(service):
     assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
     assert "Ann &lt;ann@example.com&gt;" in page.text and "http://ls.test/projects/1/data?task=" in page.text
     data = client.get("/report?format=json", headers=headers).json()
-    batch = score_tasks(fake.tasks(1), CONTROLS, mapping=state.settings.mapping, scoring=state.settings.scoring)
+    batch = ProjectState.from_tasks(fake.tasks(1), CONTROLS, mapping=state.settings.mapping,
+                                    scoring=state.settings.scoring).scores()
     headline = {row["control"]: row for row in data["headline"]}
     assert headline["sentiment"]["spa"] == batch.controls["sentiment"].spa
     assert data["meta"]["flagged"] == sum(t.flagged for t in batch.tasks.values())
@@ -621,7 +624,8 @@ def test_status_shows_who_disagrees_as_of_the_last_pass(service):
     while time.monotonic() < deadline and state.monitors[1].passes == before:
         time.sleep(0.05)
     annotators = state.status()["projects"]["1"]["annotators"]["sentiment"]
-    batch = score_tasks(fake.tasks(1), CONTROLS, mapping=state.settings.mapping, scoring=state.settings.scoring)
+    batch = ProjectState.from_tasks(fake.tasks(1), CONTROLS, mapping=state.settings.mapping,
+                                    scoring=state.settings.scoring).scores()
     assert annotators == [{**row, "name": {"1": "Ann <ann@example.com>", "2": "Bo <bo@example.com>",
                                            "3": "Cy <cy@example.com>"}[row["annotator"]]}
                           for row in batch.controls["sentiment"].annotators]
@@ -651,7 +655,7 @@ def test_a_flagged_task_asks_for_one_more_annotator_once_its_annotations_are_in(
         while state.monitors[1].passes == passes:
             time.sleep(0.05)
         settle(state)
-        assert fake.store[1]["overlap"] == 3 and state.monitors[1].counters["escalated"] == 1
+        assert fake.store[1]["overlap"] == 3 and state.monitors[1].counted("escalated") == 1
         # The third annotator disagrees too: one more, then the cap (4) holds.
         fake.annotate(1, annotation(5, 1, 3, "neu"))
         post(client, created(1, 5))
@@ -660,7 +664,7 @@ def test_a_flagged_task_asks_for_one_more_annotator_once_its_annotations_are_in(
         fake.annotate(1, annotation(6, 1, 4, "pos"))
         post(client, created(1, 6))
         settle(state)
-        assert fake.store[1]["overlap"] == 4 and state.monitors[1].counters["escalated"] == 2
+        assert fake.store[1]["overlap"] == 4 and state.monitors[1].counted("escalated") == 2
 
 
 def test_escalation_is_off_unless_asked():

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from agreement import UndefinedMeasureWarning
 from plugin.labelconfig import parse_label_config
 from plugin.settings import MappingOptions, ScoringOptions
-from plugin.state import ProjectState, score_tasks
+from plugin.state import ProjectState
 
 CONFIG = """<View><Text name="text" value="$text"/>
 <Choices name="sentiment" toName="text"><Choice value="pos"/><Choice value="neg"/><Choice value="neu"/></Choices>
@@ -72,7 +72,7 @@ def test_state_updated_task_by_task_equals_a_batch_read(rnd, n_events):
     final = [snapshot(t, truth) for t in tasks]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UndefinedMeasureWarning)
-        batch = score_tasks(final, CONTROLS, mapping=MappingOptions(), scoring=SCORING)
+        batch = ProjectState.from_tasks(final, CONTROLS, mapping=MappingOptions(), scoring=SCORING).scores()
         summary = live.live_summary()
     assert live.task_scores() == batch.tasks
     assert live.skips().reasons == batch.skips.reasons
@@ -116,3 +116,12 @@ def test_a_nan_rating_is_skipped_and_poisons_nothing():
     state.set_task({"id": 1, "project": 1, "annotations": [{**pos(1, 1), "result": [bad]}, pos(2, 2)]})
     state.set_task({"id": 1, "project": 1, "annotations": [pos(1, 1), pos(2, 2)]})
     assert state.task_scores([1])[1].controls["sentiment"]["spa"] == 1.0
+
+
+def test_the_state_needs_no_label_studio_client():
+    import subprocess
+    import sys
+
+    code = "import sys, plugin.state; print('plugin.labelstudio' in sys.modules, 'plugin.review' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["False", "False"]

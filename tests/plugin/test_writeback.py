@@ -1,7 +1,8 @@
 """The agreement block is merged into meta; unchanged blocks are not written."""
 
 from plugin.scoring import TaskScore
-from plugin.writeback import agreement_block, merged_meta
+from plugin.settings import ReviewOptions
+from plugin.writeback import TaskAsRead, agreement_block, escalated_overlap, merged_meta, needed_write
 
 SCORE = TaskScore(task=1, n_annotations=2, spa=0.5, alpha=0.2, flagged=False, reasons=(),
                   controls={"sentiment": {"spa": 0.5, "alpha": 0.2, "n_items": 1}})
@@ -48,3 +49,59 @@ def test_alpha_drift_within_the_tolerance_is_not_a_change():
     spa_moved = TaskScore(task=1, n_annotations=2, spa=0.5001, alpha=0.2, flagged=False, reasons=(),
                           controls={"sentiment": {"spa": 0.5, "alpha": 0.2, "n_items": 1}})
     assert merged_meta({"agreement": old}, agreement_block(spa_moved, version="1", updated_at="u")) is not None
+
+
+# --- the one diff: what a task needs written ---
+
+FLAGGED = {"n_annotations": 2, "flagged": True, "alpha": 0.1,
+           "controls": {"sentiment": {"spa": 0.25}, "quality": {"spa": 0.5, "agreement": 0.75}}}
+EVERYTHING = ReviewOptions(mirror_to_data=True, escalate=True, max_overlap=4)
+
+
+def test_a_task_without_its_block_needs_its_meta_merged():
+    write = needed_write(TaskAsRead(meta={"source": "crm"}), FLAGGED, review=ReviewOptions())
+    assert write is not None
+    assert write.meta == {"source": "crm", "agreement": FLAGGED}
+    assert (write.mirror, write.overlap, write.data({"text": "x"})) == (False, None, None)
+
+
+def test_a_task_carrying_its_block_needs_nothing():
+    assert needed_write(TaskAsRead(meta={"agreement": FLAGGED}, overlap=2), FLAGGED, review=ReviewOptions()) is None
+
+
+def test_an_alpha_within_the_tolerance_needs_nothing_and_beyond_it_a_write():
+    near = dict(FLAGGED, alpha=0.105)
+    assert needed_write(TaskAsRead(meta={"agreement": FLAGGED}), near, review=ReviewOptions()) is None
+    far = dict(FLAGGED, alpha=0.2)
+    assert needed_write(TaskAsRead(meta={"agreement": FLAGGED}), far, review=ReviewOptions()).meta["agreement"] == far
+
+
+def test_the_mirrored_score_is_the_lowest_control_agreement_merged_into_the_data_as_read():
+    read = TaskAsRead(meta={"agreement": FLAGGED}, data_score=0.5, overlap=5)
+    write = needed_write(read, FLAGGED, review=EVERYTHING)
+    assert (write.meta, write.mirror, write.score, write.overlap) == (None, True, 0.25, None)
+    assert write.data({"text": "x", "agreement_score": 0.5}) == {"text": "x", "agreement_score": 0.25}
+    assert needed_write(TaskAsRead(meta={"agreement": FLAGGED}, data_score=0.25, overlap=5), FLAGGED,
+                        review=EVERYTHING) is None
+
+
+def test_a_score_that_became_undefined_is_removed_from_the_data():
+    block = dict(FLAGGED, controls={})
+    write = needed_write(TaskAsRead(meta={"agreement": block}, data_score=0.5), block,
+                         review=ReviewOptions(mirror_to_data=True))
+    assert (write.score, write.data({"text": "x", "agreement_score": 0.5})) == (None, {"text": "x"})
+
+
+def test_a_flagged_task_with_all_its_annotations_asks_for_one_more_up_to_the_cap():
+    write = needed_write(TaskAsRead(meta={"agreement": FLAGGED}, overlap=2), FLAGGED, 
+                         review=ReviewOptions(escalate=True, max_overlap=4))
+    assert (write.meta, write.mirror, write.overlap) == (None, False, 3)
+    assert escalated_overlap(4, dict(FLAGGED, n_annotations=4), cap=4) is None
+    assert escalated_overlap(2, dict(FLAGGED, flagged=False), cap=4) is None
+    assert escalated_overlap(None, FLAGGED, cap=4) is None
+
+
+def test_the_task_as_read_takes_meta_score_and_overlap_from_a_task():
+    read = TaskAsRead.of({"id": 3, "meta": {"k": 1}, "data": {"agreement_score": 0.4}, "overlap": 3})
+    assert read == TaskAsRead(meta={"k": 1}, data_score=0.4, overlap=3)
+    assert TaskAsRead.of({"id": 3, "data": "not a dict"}) == TaskAsRead()

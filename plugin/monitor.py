@@ -1,0 +1,351 @@
+"""One project's state behind its lock, with what happened to it.
+
+The monitor is the only holder of its lock: the pass, the refreshes, the
+writer and the service ask it questions (:meth:`ProjectMonitor.status`,
+:meth:`ProjectMonitor.knows`) and tell it what happened
+(:meth:`ProjectMonitor.record_refreshes`, :meth:`ProjectMonitor.record_pass`),
+and every step that reads or changes the state runs inside one of its methods.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter, deque
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from plugin.clock import now_iso
+from plugin.events import Event
+from plugin.labelstudio import one_line
+from plugin.mapping import MappedControl
+from plugin.settings import MappingOptions, ReviewOptions, ScoringOptions
+from plugin.state import ProjectScores, ProjectSnapshot, ProjectState
+
+__all__ = ["EventTasks", "PassReport", "ProjectMonitor", "percentiles_ms"]
+
+Outcome = str | Exception
+"""A refresh's outcome for one task: "written", "unchanged", "gone", ... or the error that stopped it."""
+
+AnnotatorRows = dict[str, list[dict[str, Any]]]
+"""Per control, each annotator's agreement with the others, as rows with names."""
+
+
+def percentiles_ms(values: Iterable[float]) -> dict[str, float | int | None]:
+    """Median and 95th percentile of durations in seconds, in ms, with their count.
+
+    >>> percentiles_ms([0.002, 0.001, 0.003])
+    {'p50': 2.0, 'p95': 3.0, 'n': 3}
+    >>> percentiles_ms([])
+    {'p50': None, 'p95': None, 'n': 0}
+    """
+    ordered = sorted(values)
+    if not ordered:
+        return {"p50": None, "p95": None, "n": 0}
+    return {"p50": round(1000 * ordered[len(ordered) // 2], 1),
+            "p95": round(1000 * ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))], 1), "n": len(ordered)}
+
+
+@dataclass
+class PassReport:
+    """What one full pass read and found.
+
+    Attributes
+    ----------
+    started_at : str
+    kind : {"full", "changed"}
+        Whether every task was read, or only those changed since the last read.
+    seconds : dict of str to float
+        Time spent reading and computing.
+    n_tasks : int
+        Tasks read.
+    stale : list of int
+        Tasks whose meta differed from their block (requested for writing).
+    rechecked : int
+        Tasks refreshed one by one after the read: touched by events during it,
+        or known before and absent from it.
+    """
+
+    started_at: str
+    kind: str = "full"
+    seconds: dict[str, float] = field(default_factory=dict)
+    n_tasks: int = 0
+    stale: list[int] = field(default_factory=list)
+    rechecked: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"started_at": self.started_at, "kind": self.kind,
+                "seconds": {k: round(v, 3) for k, v in self.seconds.items()},
+                "n_tasks": self.n_tasks, "stale": len(self.stale), "rechecked": self.rechecked}
+
+
+@dataclass(frozen=True)
+class EventTasks:
+    """The tasks of one project an event names, as the project's state resolves them.
+
+    Attributes
+    ----------
+    tasks : set of int
+        Tasks to refresh: those the event names, and those of its annotations.
+    deleted : list of int
+        Deleted tasks the state knows.
+    unseen_annotations : int
+        Deleted annotations the state never saw.
+    unknown_deletions : int
+        Deleted tasks the state does not know.
+    """
+
+    tasks: set[int]
+    deleted: list[int]
+    unseen_annotations: int
+    unknown_deletions: int
+
+
+class ProjectMonitor:
+    """One project's state behind a lock, with what happened to it.
+
+    Parameters
+    ----------
+    project : int
+    mapping, scoring : MappingOptions, ScoringOptions
+    review : ReviewOptions, optional
+
+    Attributes
+    ----------
+    state : ProjectState or None
+        None until the first full pass has read the project. Read it without
+        the monitor only where no other thread runs (a sync, a report).
+    passes : int
+        The service's passes done (their stale tasks requested).
+    """
+
+    def __init__(self, project: int, *, mapping: MappingOptions, scoring: ScoringOptions,
+                 review: ReviewOptions | None = None) -> None:
+        self.project = project
+        self.mapping = mapping
+        self.scoring = scoring
+        self.review = review or ReviewOptions()
+        self._lock = threading.RLock()
+        self.state: ProjectState | None = None
+        self._deferred: set[int] = set()  # refreshed while a pass was reading (or before the first): again after it
+        self._reading = False
+        self._failures: dict[int, str] = {}  # tasks whose last refresh failed for good: the next pass writes them
+        self._annotators: AnnotatorRows = {}  # as of the last pass: too costly for every /status
+        self._counters: Counter[str] = Counter()
+        self._last_pass: PassReport | None = None
+        self.passes = 0
+        self._watermark: datetime | None = None
+        self._windows: deque[float] = deque(maxlen=1000)
+
+    # --- what happened ---
+
+    def count(self, name: str, n: int = 1) -> None:
+        """Count ``n`` outcomes named ``name``."""
+        with self._lock:
+            self._counters[name] += n
+
+    def counted(self, name: str) -> int:
+        """How many outcomes named ``name`` were counted."""
+        with self._lock:
+            return self._counters[name]
+
+    def failed(self) -> list[tuple[int, str]]:
+        """Tasks whose last refresh failed for good, with the reason, by task."""
+        with self._lock:
+            return sorted(self._failures.items())
+
+    def record_window(self, seconds: float) -> None:
+        """Record the time from reading a task's meta to Label Studio answering its write."""
+        with self._lock:
+            self._windows.append(seconds)
+
+    def merge_window(self) -> dict[str, float | int | None]:
+        """Median and 95th percentile, in ms, from reading a task's meta to Label Studio answering its write.
+
+        Label Studio has no compare-and-swap for meta: a key another client
+        writes into the same task within this window is overwritten.
+        """
+        with self._lock:
+            return percentiles_ms(self._windows)
+
+    def record_refreshes(self, outcomes: Mapping[int, Outcome], *, retrying: Iterable[int] = ()) -> dict[int, str]:
+        """Count the outcomes of refreshes; a failed task not in ``retrying`` failed for good.
+
+        Returns
+        -------
+        dict of int to str
+            The tasks that failed for good, with the reason.
+        """
+        retry = set(retrying)
+        given_up = {}
+        with self._lock:
+            for task, outcome in outcomes.items():
+                if isinstance(outcome, Exception):
+                    self._counters["refresh failed" + (" (will retry)" if task in retry else "")] += 1
+                    if task not in retry:
+                        given_up[task] = self._failures[task] = one_line(outcome)
+                else:
+                    self._failures.pop(task, None)
+                    self._counters[outcome] += 1
+        return given_up
+
+    def record_pass(self, report: PassReport) -> None:
+        """Keep what the last pass read and found (``/status`` shows it)."""
+        with self._lock:
+            self._last_pass = report
+
+    def publish(self, annotators: AnnotatorRows) -> None:
+        """A service's pass is done: its stale tasks are requested, and ``annotators`` is who agrees with whom."""
+        with self._lock:
+            self._annotators = annotators
+            self.passes += 1
+
+    # --- the state ---
+
+    def defer_unread(self, tasks: Iterable[int]) -> bool:
+        """Whether the project has not been read yet; if so, ``tasks`` are refreshed after its first pass."""
+        with self._lock:
+            if self.state is None:
+                self._deferred.update(tasks)
+                return True
+            return False
+
+    def defer(self, tasks: Iterable[int]) -> None:
+        """Refresh ``tasks`` after the next pass's read."""
+        with self._lock:
+            self._deferred.update(tasks)
+
+    def refresh(self, tasks: Iterable[int], fresh: Mapping[int, Mapping[str, Any]]) -> tuple[
+            dict[int, str], dict[int, dict[str, Any]]]:
+        """Put ``fresh`` (tasks as just read) into the state; return what left it, and the others' blocks.
+
+        The refresh steps, written once: each of ``tasks`` is replaced with its
+        fresh read, or forgotten when it was not read (deleted) or is refused
+        (another project's); then the blocks of those kept are computed. While
+        a pass reads pages that may be older than this read, the tasks are
+        refreshed again after it.
+
+        Returns
+        -------
+        gone : dict of int to str
+            "gone" (known, and deleted since) or "not a task of this project".
+        blocks : dict of int to dict
+            The agreement block each other task should carry.
+        """
+        wanted = list(tasks)
+        gone: dict[int, str] = {}
+        with self._lock:
+            state = self.state
+            assert state is not None, "A task is refreshed only once the project has been read."
+            if self._reading:
+                self._deferred.update(wanted)
+            for task in wanted:
+                if task not in fresh or state.set_task(fresh[task]) is None:
+                    gone[task] = "gone" if state.remove_task(task) else "not a task of this project"
+            blocks = state.blocks([t for t in wanted if t not in gone], updated_at=now_iso())
+        return gone, blocks
+
+    def read_position(self) -> tuple[ProjectState | None, datetime | None]:
+        """The state and the newest ``updated_at`` it was read up to (None before the first pass)."""
+        with self._lock:
+            return self.state, self._watermark
+
+    @contextmanager
+    def reading(self) -> Iterator[None]:
+        """While a pass reads pages: refreshes meanwhile are done again after it."""
+        with self._lock:
+            self._reading = True
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._reading = False
+
+    def set_task(self, task: Mapping[str, Any]) -> None:
+        """Replace one task of the current state with ``task`` as read (a read of changed tasks)."""
+        with self._lock:
+            assert self.state is not None
+            self.state.set_task(task)
+
+    def install(self, state: ProjectState, *, watermark: datetime | None) -> list[int]:
+        """Put the state a pass read in place; return the tasks to refresh one by one now.
+
+        Those are the tasks refreshed while it read, and, when ``state`` is a
+        new one, the tasks the old state knew that it lacks.
+        """
+        with self._lock:
+            old = self.state
+            missing = set(old.tasks) - set(state.tasks) if old is not None and old is not state else set()
+            recheck = sorted(missing | self._deferred)
+            self._deferred = set()
+            self.state = state
+            self._watermark = watermark
+            return recheck
+
+    def stale_tasks(self) -> list[int]:
+        """Tasks whose meta (mirrored score, overlap), as last read, differ from what they should carry."""
+        with self._lock:
+            return [] if self.state is None else self.state.stale_tasks(review=self.review)
+
+    # --- questions ---
+
+    def knows(self, event: Event) -> bool:
+        """Whether the state knows a task or an annotation the event names (an event that names no project)."""
+        named = set(event.tasks) | set(event.deleted_tasks)
+        with self._lock:
+            state = self.state
+            return state is not None and (any(t in state.tasks for t in named) or any(
+                state.task_of_annotation(a) is not None for a in event.annotations))
+
+    def event_tasks(self, event: Event) -> EventTasks:
+        """The tasks of this project ``event`` names, as the state resolves its annotations and deletions."""
+        tasks = set(event.tasks)
+        unseen = 0
+        with self._lock:
+            state = self.state
+            for annotation in event.annotations:
+                task = state.task_of_annotation(annotation) if state is not None else None
+                if task is None:
+                    unseen += 1
+                else:
+                    tasks.add(task)
+            deleted = [t for t in event.deleted_tasks if state is None or t in state.tasks]
+        return EventTasks(tasks, deleted, unseen, len(event.deleted_tasks) - len(deleted))
+
+    def mapped(self) -> dict[str, MappedControl]:
+        """Every control's rows over all tasks (empty before the first pass), to score after the lock."""
+        with self._lock:
+            return self.state.mapped() if self.state is not None else {}
+
+    def snapshot(self) -> ProjectSnapshot | None:
+        """What the project's full scores are computed from (None before the first pass)."""
+        with self._lock:
+            return self.state.snapshot() if self.state is not None else None
+
+    def scores(self) -> ProjectScores:
+        """The full project scores of the state (after a pass)."""
+        with self._lock:
+            assert self.state is not None
+            return self.state.scores()
+
+    def status(self) -> dict[str, Any]:
+        """The project as ``/status`` shows it: its live summary, what was skipped, and what happened."""
+        with self._lock:
+            state = self.state
+            return {
+                "ready": state is not None,
+                "passes": self.passes,
+                "controls": state.live_summary() if state is not None else {},
+                "n_tasks": len(state.tasks) if state is not None else None,
+                "n_annotations": state.n_annotations() if state is not None else None,
+                "skipped": dict(state.skips().reasons.most_common()) if state is not None else {},
+                "config": state.config_remarks() if state is not None else {},
+                "outcomes": dict(self._counters),
+                "failed_tasks": len(self._failures),
+                "failures": [{"task": t, "error": e} for t, e in sorted(self._failures.items())[:20]],
+                "last_pass": self._last_pass.as_dict() if self._last_pass is not None else None,
+                "annotators": self._annotators,
+                "merge_window_ms": percentiles_ms(self._windows),
+            }

@@ -1,0 +1,102 @@
+"""What ``ls-agreement sync`` reports: its summary as data (the ``--json`` output), and in words.
+
+The summary is read from a :class:`plugin.sync.SyncReport` (a live project)
+or from the scores of an export alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from plugin.annotations import GROUND_TRUTH_SKIP
+from plugin.scoring import named_rows
+from plugin.settings import ScoringOptions
+from plugin.state import ProjectScores
+from plugin.sync import SyncReport
+
+__all__ = ["summary_text", "sync_summary"]
+
+
+def sync_summary(source: str, scores: ProjectScores, scoring: ScoringOptions, *, dry_run: bool, to_write: int,
+                 report: SyncReport | None = None) -> dict[str, Any]:
+    """The JSON summary of a sync (also the text report's data)."""
+    return {
+        "source": source,
+        "dry_run": dry_run,
+        "n_tasks": len(scores.tasks),
+        "n_annotations": scores.n_annotations,
+        "n_annotators": len(scores.annotators),
+        "threshold": scoring.threshold,
+        "flagged": sum(t.flagged for t in scores.tasks.values()),
+        "tasks_to_write": to_write,
+        "tasks_written": 0 if report is None else report.tasks_written,
+        "tasks_unchanged": len(scores.tasks) - to_write if report is None else report.tasks_unchanged,
+        "tasks_failed": [] if report is None else [{"task": t, "error": e} for t, e in report.failures],
+        "tasks_escalated": 0 if report is None else report.tasks_escalated,
+        "seconds": {} if report is None else {k: round(v, 3) for k, v in report.seconds.items()},
+        "controls": {name: _named(score.summary(), {} if report is None else report.people)
+                     for name, score in scores.controls.items()},
+        "skipped": dict(scores.skips.reasons.most_common()),
+        "config": scores.config,
+    }
+
+
+def _named(control: dict[str, Any], people: Mapping[str, str]) -> dict[str, Any]:
+    """The control's summary with each annotator's name and email beside the id, where Label Studio knows them."""
+    if "annotators" in control:
+        control["annotators"] = named_rows(control["annotators"], people)
+    return control
+
+
+def _fmt(value: float | None, digits: int = 3) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def summary_text(summary: Mapping[str, Any]) -> str:
+    """The summary (:func:`sync_summary`) as the lines ``ls-agreement sync`` prints."""
+    lines = [(f"{summary['source']}: {summary['n_tasks']} tasks, {summary['n_annotations']} annotations by "
+              f"{summary['n_annotators']} annotators")]
+    lines.append(f"{'control':20s} {'tag':16s} {'level':9s} {'items':>6s}  {'SPA':>6s} {'95% interval':>16s} "
+                 f"{'alpha':>7s} {'fleiss':>7s} {'AC1/AC2':>8s}")
+    for name, c in summary["controls"].items():
+        ci = c["spa_ci"]
+        interval = f"[{_fmt(ci[0])}, {_fmt(ci[1])}]" if ci else "-"
+        gwet = c.get("gwet") or {}
+        lines.append(f"{name:20s} {c['tag']:16s} {c['level']:9s} {c['n_items']:6d}  {_fmt(c['spa']):>6s} "
+                     f"{interval:>16s} {_fmt(c['alpha']):>7s} {_fmt(c['fleiss']):>7s} "
+                     f"{_fmt(gwet.get('value')):>8s}")
+    lines.append(f"Flagged {summary['flagged']} tasks where a control's agreement is below its threshold "
+                 f"({summary['threshold']:.2f} unless set per control).")
+    if summary["dry_run"]:
+        lines.append(f"Dry run: {summary['tasks_to_write']} tasks would be written.")
+    else:
+        seconds = summary["seconds"]
+        lines.append(f"Wrote scores to {summary['tasks_written']} tasks ({summary['tasks_unchanged']} unchanged, "
+                     f"{len(summary['tasks_failed'])} failed) in {sum(seconds.values()):.1f} s "
+                     f"(fetch {seconds['fetch']:.1f} s, compute {seconds['compute']:.1f} s, "
+                     f"write {seconds['write']:.1f} s).")
+    if summary["tasks_escalated"]:
+        lines.append(f"Asked Label Studio for one more annotator on {summary['tasks_escalated']} flagged tasks "
+                     "(overlap raised by one).")
+    for failure in summary["tasks_failed"][:10]:
+        lines.append(f"Task {failure['task']} was not written: {failure['error']}")
+    for name, c in summary["controls"].items():
+        for row in c.get("annotators", []):
+            if row["outlier"]:
+                lines.append(f"{name}: annotator {row['name']} agrees least with the others (mean kappa "
+                             f"{_fmt(row['mean_pairwise'])} over {row['n_compared']} items).")
+        if c.get("confusions"):
+            top = c["confusions"][0]
+            lines.append(f"{name}: most confused labels {top['labels'][0]!r} and {top['labels'][1]!r}.")
+    for name, remarks in summary["config"].items():
+        for problem in remarks["problems"]:
+            lines.append(f"Control {name!r} is not scored: {problem}.")
+        for note in remarks["notes"]:
+            lines.append(f"Control {name!r}: {note}.")
+    for reason, count in summary["skipped"].items():
+        lines.append(f"{count} skipped: {reason}")
+    if summary["skipped"].get(GROUND_TRUTH_SKIP):
+        lines.append("Label Studio marks imported annotations as ground truth; pass --include-ground-truth to count "
+                     "them as annotators.")
+    return "\n".join(lines)

@@ -1,0 +1,96 @@
+"""The writer on an in-memory Label Studio: coalesced requests, retries, failures left to the pass, dry runs."""
+
+import pytest
+
+from plugin.monitor import ProjectMonitor
+from plugin.reconcile import full_pass
+from plugin.settings import MappingOptions, ScoringOptions
+from plugin.writer import TaskWriter
+from tests.plugin.test_service import FakeLabelStudio, annotation
+
+
+@pytest.fixture
+def fake():
+    return FakeLabelStudio([{"id": t, "meta": {"keep": t}, "annotations": [annotation(10 * t, t, 1, "pos")]}
+                            for t in (1, 2, 3)])
+
+
+def read(fake):
+    monitor = ProjectMonitor(1, mapping=MappingOptions(), scoring=ScoringOptions(n_resamples=20))
+    full_pass(fake, monitor)
+    return monitor
+
+
+def run(fake, monitor, requests, **options):
+    writer = TaskWriter(fake, {1: monitor}, workers=2, coalesce_seconds=0.05, **options)
+    writer.start()
+    try:
+        for tasks in requests:
+            writer.request(1, tasks)
+        assert writer.wait_idle(10)
+    finally:
+        writer.stop()
+    return writer
+
+
+def test_requests_for_one_task_coalesce_into_one_write():
+    fake = FakeLabelStudio([{"id": 1, "meta": {"keep": 1}, "annotations": [annotation(10, 1, 1, "pos")]}])
+    monitor = read(fake)
+    writer = run(fake, monitor, [[1], [1], [1]])
+    assert fake.writes == [1]
+    assert dict(writer.outcomes) == {"written": 1}
+    assert monitor.counted("written") == 1 and monitor.failed() == []
+    assert fake.meta(1)["keep"] == 1 and fake.meta(1)["agreement"]["n_annotations"] == 1
+
+
+def test_a_second_request_after_the_write_finds_nothing_to_write(fake):
+    monitor = read(fake)
+    run(fake, monitor, [[1, 2, 3]])
+    writer = run(fake, monitor, [[1, 2, 3]])
+    assert sorted(fake.writes) == [1, 2, 3]
+    assert dict(writer.outcomes) == {"unchanged": 3}
+    assert (monitor.counted("written"), monitor.counted("unchanged")) == (3, 3)
+
+
+def test_a_write_that_keeps_failing_is_retried_then_left_to_the_pass(fake):
+    monitor = read(fake)
+    fake.fail["update_meta"] = lambda: RuntimeError("boom")
+    writer = run(fake, monitor, [[2]], retry_delays=(0.01, 0.01))
+    assert writer.outcomes["failed"] == 3
+    assert monitor.counted("refresh failed (will retry)") == 2 and monitor.counted("refresh failed") == 1
+    assert monitor.failed() == [(2, "RuntimeError: boom")]
+    assert 2 in monitor.stale_tasks()  # the next pass writes it
+    del fake.fail["update_meta"]
+    run(fake, monitor, [[2]])
+    assert monitor.failed() == [] and fake.writes == [2]
+
+
+def test_a_write_that_fails_once_succeeds_on_its_retry(fake):
+    monitor = read(fake)
+    errors = iter([RuntimeError("once")])
+    fake.fail["update_meta"] = lambda: next(errors, None)
+    writer = run(fake, monitor, [[3]], retry_delays=(0.01,))
+    assert dict(writer.outcomes) == {"failed": 1, "written": 1}
+    assert monitor.counted("refresh failed (will retry)") == 1 and monitor.failed() == []
+
+
+def test_a_dry_run_counts_what_it_would_write_and_writes_nothing(fake):
+    monitor = read(fake)
+    writer = run(fake, monitor, [[1, 2, 3]], dry_run=True)
+    assert fake.writes == [] and dict(writer.outcomes) == {"written": 3}
+
+
+def test_requests_before_the_first_pass_are_deferred_to_it(fake):
+    monitor = ProjectMonitor(1, mapping=MappingOptions(), scoring=ScoringOptions(n_resamples=20))
+    writer = run(fake, monitor, [[1, 2]])
+    assert dict(writer.outcomes) == {"deferred": 2} and fake.writes == []
+    report = full_pass(fake, monitor)
+    assert report.rechecked == 2 and report.stale == [1, 2, 3]
+
+
+def test_a_deleted_task_is_gone_and_an_unknown_one_is_not_of_this_project(fake):
+    monitor = read(fake)
+    del fake.store[1]
+    writer = run(fake, monitor, [[1, 99]])
+    assert dict(writer.outcomes) == {"gone": 1, "not a task of this project": 1}
+    assert 1 not in monitor.scores().tasks
