@@ -25,7 +25,6 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
-from label_studio_sdk.converter.brush import decode_rle
 
 from plugin.mapping.regions import Family, Geometry
 from plugin.settings import MappingOptions
@@ -82,6 +81,8 @@ def brush(value: Mapping[str, Any], result: Mapping[str, Any], scope: tuple[Any,
             or not all(isinstance(v, numbers.Integral) and 0 <= v <= 255 for v in rle):
         return None
     try:
+        from label_studio_sdk.converter.brush import decode_rle  # only a brush needs the SDK's decoder
+
         pixels = decode_rle(rle)
     except (IndexError, ValueError):
         return None
