@@ -30,6 +30,12 @@ $(LS_STAMP):
 	$(LS_VENV)/bin/pip install --quiet label-studio==$(LABEL_STUDIO_VERSION)
 	touch $(LS_STAMP)
 
+# pygamma-agreement, the reference gamma, for bench/gamma_vs_pygamma.py: a venv of its own (cvxpy, GLPK, numba).
+PYGAMMA := .venv-peers/pygamma/bin/python
+$(PYGAMMA):
+	$(PYTHON) -m venv .venv-peers/pygamma
+	.venv-peers/pygamma/bin/pip install --quiet pygamma-agreement==0.5.9
+
 $(CHROMIUM):
 	$(SUDO) apt-get update -qq
 	$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
@@ -41,7 +47,7 @@ test: $(STAMP) $(LS_STAMP) $(CHROMIUM)
 demo: $(STAMP) $(LS_STAMP)
 	$(BIN)/ls-agreement demo --label-studio $(LABEL_STUDIO_BIN) --data-dir var/demo
 
-bench: $(STAMP) $(LS_STAMP)
+bench: $(STAMP) $(LS_STAMP) $(PYGAMMA)
 	$(BIN)/python bench/alpha_vs_krippendorff.py
 	$(BIN)/python bench/gwet_vs_irrcac.py
 	$(BIN)/python bench/sync_project.py
@@ -51,6 +57,8 @@ bench: $(STAMP) $(LS_STAMP)
 	$(BIN)/python bench/mapping_throughput.py --serve
 	$(BIN)/python bench/report_render.py --serve
 	$(BIN)/python bench/free_text.py
+	$(BIN)/python bench/span_measures.py --serve
+	$(BIN)/python bench/gamma_vs_pygamma.py --pygamma-python $(PYGAMMA) --timeout 150
 
 clean:
-	rm -rf $(VENV) $(LS_VENV) var build *.egg-info .hypothesis
+	rm -rf $(VENV) $(LS_VENV) .venv-peers var build *.egg-info .hypothesis

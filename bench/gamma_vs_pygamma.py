@@ -1,6 +1,6 @@
 """Gamma here against pygamma-agreement on the same documents: time and values side by side; and a task's live cost.
 
-    python bench/gamma_vs_pygamma.py [--pygamma-python /work/wt/peers/pygamma/bin/python] [--timeout 300]
+    python bench/gamma_vs_pygamma.py [--pygamma-python .venv-peers/pygamma/bin/python] [--timeout 300]
 
 Documents: synthetic ones of growing size (annotators who mark the same entities with jittered boundaries, some
 misses and some label changes), and, when tests/data/bratiaa/export.json exists (bratiaa's example project as a
@@ -159,7 +159,7 @@ def per_event(sizes: tuple[int, ...], seed: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--pygamma-python", default="/work/wt/peers/pygamma/bin/python",
+    parser.add_argument("--pygamma-python", default=".venv-peers/pygamma/bin/python",
                         help="the python of a venv with pygamma-agreement (skipped when absent)")
     parser.add_argument("--bratiaa", type=Path, default=ROOT / "tests" / "data" / "bratiaa" / "export.json")
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds for pygamma on one document")

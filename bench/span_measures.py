@@ -9,9 +9,11 @@ relabelled). Prints the best seconds (of ``--repeat``) of
 - ``unitizing_alpha`` (Krippendorff 1995/2004) and ``u_alpha`` (2016: uα, |uα, cuα);
 - ``task_f1`` of one task: from that task's units alone (what a live event costs) and from the whole project's.
 
-Only this project's time is measured here; Label Studio's time to serve the same tasks is bench/mapping_throughput.py's.
+With ``--serve``, the same measures on bench/mapping_throughput.py's span project (N tasks of Labels on text, three
+annotators with five jittered spans each), mapped by the plugin into units, beside the time a throwaway Label Studio
+takes to serve that project through the client this project uses: the goal is under a fifth of it.
 
-    python bench/span_measures.py [--tasks 10000] [--repeat 3]
+    python bench/span_measures.py [--tasks 10000] [--repeat 3] [--serve]
 """
 
 from __future__ import annotations
@@ -50,6 +52,34 @@ def make_units(n_tasks: int, seed: int = 0) -> Units:
                  np.ones((n_tasks, ANNOTATORS), dtype=bool), np.full(n_tasks, float(LENGTH)))
 
 
+def project_units(n_tasks: int) -> Units:
+    """bench/mapping_throughput.py's span project, mapped through the plugin into units."""
+    from mapping_throughput import CONFIGS, make_tasks
+
+    from plugin.annotations import Skips, collect_submissions
+    from plugin.labelconfig import parse_label_config
+    from plugin.mapping import map_project
+    from plugin.mapping.span_units import span_units
+    from plugin.settings import MappingOptions
+
+    tasks = make_tasks("spans", n_tasks, [1, 2, 3])
+    mapped = map_project(parse_label_config(CONFIGS["spans"]), collect_submissions(tasks, Skips()), Skips(),
+                         MappingOptions())
+    return span_units(mapped["ner"], lengths={(t["id"], ()): float(len(t["data"]["text"])) for t in tasks})
+
+
+def against_label_studio(n_tasks: int, repeat: int) -> None:
+    """F1 (exact and overlap) and unitizing alpha on the span project beside Label Studio serving it."""
+    from mapping_throughput import time_serving
+
+    units = project_units(n_tasks)
+    ours = best(lambda: (span_f1(units, match="exact").per_label(), span_f1(units, match="overlap").per_label(),
+                         unitizing_alpha(units)), repeat)
+    served = time_serving(["spans"], n_tasks)["spans"]
+    print(f"span project: {n_tasks} tasks, {units.n_units} spans; F1 exact + overlap + unitizing alpha {ours:.2f} s; "
+          f"Label Studio serving it {served:.1f} s; ratio {ours / served:.3f} (goal: under 0.2)")
+
+
 def best(function: Callable[[], object], repeat: int) -> float:
     seconds = float("inf")
     for _ in range(repeat):
@@ -63,8 +93,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", type=int, default=10_000)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--serve", action="store_true", help="also the plugin's span project against Label Studio")
     args = parser.parse_args()
     warnings.simplefilter("ignore")
+    if args.serve:
+        against_label_studio(args.tasks, args.repeat)
     units = make_units(args.tasks)
     one_task = units.select(units.doc == 0)
     one_task = Units(one_task.doc, one_task.annotator, one_task.label, one_task.start, one_task.end, (0,),

@@ -4,8 +4,8 @@ bratiaa (https://github.com/kldtz/bratiaa, MIT) is installed in a venv of its ow
 (commit b1e81832cbaea9cb4e8bf708fd9eabd71cd9b082), and run on the example project that
 bratiaa_to_label_studio.py converts:
 
-    python3 -m venv /work/wt/peers/bratiaa && /work/wt/peers/bratiaa/bin/pip install /tmp/bratiaa_src
-    /work/wt/peers/bratiaa/bin/python tests/data/bratiaa_reference.py /tmp/bratiaa_src/example-files/example-project \
+    python3 -m venv .venv-peers/bratiaa && .venv-peers/bratiaa/bin/pip install /tmp/bratiaa_src
+    .venv-peers/bratiaa/bin/python tests/data/bratiaa_reference.py /tmp/bratiaa_src/example-files/example-project \
         > tests/data/bratiaa_reference.json
 
 bratiaa's regression tests (tests/bratiaa/test_agree_regression.py) hold the same values to 7 decimals; its report

@@ -4,8 +4,8 @@ pygamma-agreement (bootphon/pygamma-agreement, Titeux & Riad 2021) is the refere
 Widlöcher & Métivier's gamma (2015). It needs cvxpy, numba and a mixed-integer solver (GLPK through cvxopt), so it
 lives in a venv of its own and its values are recorded here, with the command that made them:
 
-    python3 -m venv /work/wt/peers/pygamma && /work/wt/peers/pygamma/bin/pip install pygamma-agreement==0.5.9
-    /work/wt/peers/pygamma/bin/python tests/data/pygamma_reference.py tests/data/pygamma_reference.json
+    python3 -m venv .venv-peers/pygamma && .venv-peers/pygamma/bin/pip install pygamma-agreement==0.5.9
+    .venv-peers/pygamma/bin/python tests/data/pygamma_reference.py tests/data/pygamma_reference.json
 
 GLPK writes its log to the standard output, so the JSON goes to the file named on the command line.
 

@@ -3,8 +3,8 @@
 krippendorff-unitized-alpha 0.1.0 (Zeljko Bekcic; Krippendorff, Mathet, Bouvry & Widlöcher 2016) lives in a venv of
 its own:
 
-    python3 -m venv /work/wt/peers/kua && /work/wt/peers/kua/bin/pip install krippendorff-unitized-alpha==0.1.0
-    /work/wt/peers/kua/bin/python tests/data/unitized_alpha_reference.py > tests/data/unitized_alpha_reference.json
+    python3 -m venv .venv-peers/kua && .venv-peers/kua/bin/pip install krippendorff-unitized-alpha==0.1.0
+    .venv-peers/kua/bin/python tests/data/unitized_alpha_reference.py > tests/data/unitized_alpha_reference.json
 
 Its ``KrippendorffUnitizedAlpha`` takes each coder's segments, units and blanks, covering the continuum. The blanks are
 written here as half-open ``[start, end)`` stretches between the units: the package's ``impute_empty_segments``
