@@ -84,3 +84,30 @@ def test_best_groups_equals_brute_force_over_all_partitions(units, threshold):
     assert sorted(u for g in groups for u in g) == list(range(len(units)))
     assert all(_valid(g, annotators, candidates) for g in groups)
     assert abs(_total(groups, candidates) - _brute_force(annotators, candidates)[0]) < 1e-9
+
+
+@given(spans)
+@settings(max_examples=60, deadline=None)
+def test_the_mapping_reaches_the_brute_force_optimum(units):
+    # Through the mapping, each span labelled with its own name so the items say which spans they hold: the items'
+    # summed Jaccard over their pairs is the greatest any valid partition of the spans reaches.
+    flat = sorted(set(units))
+    names = [f"L{k}" for k in range(len(flat))]
+    control = Control("ner", "labels", labels=tuple(names))
+    by_annotator = {}
+    for name, (a, start, length) in zip(names, flat):
+        by_annotator.setdefault(str(a), []).append(span(str(a), start, start + length, name, rid=name))
+    submissions = {1: [Submission(1, k + 1, a, tuple(results)) for k, (a, results) in enumerate(by_annotator.items())]}
+    mapped = map_one({"ner": control}, submissions, "ner",
+                     MappingOptions(span_alignment="overlap", absent_span="missing"), Skips())
+    annotators = [str(a) for a, _, _ in flat]
+    position = [(s, s + n) for _, s, n in flat]
+    candidates = {(i, j): span_jaccard(position[i], position[j]) for i, j in itertools.combinations(range(len(flat)), 2)
+                  if annotators[i] != annotators[j] and span_jaccard(position[i], position[j]) >= 0.5}
+    items = {}
+    for _, item, _, label in mapped.records:
+        items.setdefault(item, []).append(names.index(label))
+    groups = list(items.values())
+    assert sorted(u for g in groups for u in g) == list(range(len(flat)))
+    assert all(_valid(g, annotators, candidates) for g in groups)
+    assert abs(_total(groups, candidates) - _brute_force(annotators, candidates)[0]) < 1e-9
