@@ -9,8 +9,9 @@ Widlöcher & Métivier (2015, §4), with the pair's similarity as its gain and a
 
 The candidate graph splits into connected components, solved one by one: a component that is a clique of distinct
 annotators (one or two regions always are) is one group, since every similarity is positive; a component of two
-annotators is an assignment problem (:func:`scipy.optimize.linear_sum_assignment`); the others a set partition
-(:func:`agreement.alignment.solve_set_partition` over :func:`agreement.alignment.unitary_candidates`).
+annotators is an assignment problem (:func:`scipy.optimize.linear_sum_assignment`); the others a set partition of
+the candidate groups of :func:`agreement.alignment.unitary_candidates`, solved by a search over subsets for a few
+regions and by :func:`agreement.alignment.solve_set_partition` (HiGHS) for more.
 """
 
 from __future__ import annotations
@@ -20,19 +21,53 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 from scipy import sparse
 from scipy.optimize import linear_sum_assignment
-from scipy.sparse.csgraph import connected_components
 
 from agreement.alignment import solve_set_partition, unitary_candidates
 
 __all__ = ["best_groups"]
 
 
+_SMALL = 12  # components up to this many regions are solved by a search over subsets, not a linear program
+
+
+def _subset_search(members: np.ndarray, cost: np.ndarray) -> list[list[int]]:
+    """The exact best set partition of a few units, by dynamic programming over the subsets left to cover.
+
+    ``best(S) = min over groups g that hold the lowest unit of S, g ⊆ S, of cost(g) + best(S \\ g)``; the
+    singletons are among the groups, so every subset has a cover. Ties keep the first group in ``members`` order.
+    """
+    masks = [sum(1 << int(u) for u in row if u >= 0) for row in members]
+    costs = cost.tolist()
+    by_lowest: dict[int, list[int]] = {}
+    for g, mask in enumerate(masks):
+        by_lowest.setdefault((mask & -mask).bit_length() - 1, []).append(g)
+    memo: dict[int, tuple[float, int]] = {0: (0.0, -1)}
+
+    def best(left: int) -> float:
+        if left not in memo:
+            choice, value = -1, np.inf
+            for g in by_lowest.get((left & -left).bit_length() - 1, []):
+                if masks[g] & left == masks[g]:
+                    total = costs[g] + best(left & ~masks[g])
+                    if total < value - 1e-12:
+                        choice, value = g, total
+            memo[left] = (value, choice)
+        return memo[left][0]
+
+    left = sum(1 << k for k in range(members.max() + 1)) if len(members) else 0
+    best(left)
+    groups = []
+    while left:
+        g = memo[left][1]
+        groups.append(sorted(int(u) for u in members[g] if u >= 0))
+        left &= ~masks[g]
+    return groups
+
+
 def _component_groups(who: np.ndarray, gain: np.ndarray, ok: np.ndarray) -> list[list[int]]:
     """The best groups of one connected component: local unit numbers, each group ascending."""
     m = len(who)
     codes, local = np.unique(who, return_inverse=True)
-    if len(codes) == m and ok[~np.eye(m, dtype=bool)].all():
-        return [list(range(m))]
     if len(codes) == 2:
         first, second = np.flatnonzero(local == 0), np.flatnonzero(local == 1)
         # a pair that is no candidate gains nothing, as both regions alone: drop it after the assignment
@@ -42,6 +77,8 @@ def _component_groups(who: np.ndarray, gain: np.ndarray, ok: np.ndarray) -> list
         taken = {u for pair in paired for u in pair}
         return paired + [[u] for u in range(m) if u not in taken]
     members, cost = unitary_candidates(local, -gain, n_annotators=len(codes), empty_cost=0.0, compatible=ok)
+    if m <= _SMALL:
+        return _subset_search(members, cost)
     group_of, unit = np.nonzero(members.T >= 0)[1], members.T[members.T >= 0]
     incidence = sparse.csc_array((np.ones(len(unit)), (unit, group_of)), shape=(m, len(cost)))
     chosen = np.flatnonzero(solve_set_partition(incidence, cost))
@@ -74,36 +111,38 @@ def best_groups(annotator: Sequence[str], candidates: Mapping[tuple[int, int], f
     [[0, 3], [1, 2]]
     """
     n = len(annotator)
-    if not candidates:
-        return [[i] for i in range(n)]
-    pairs = np.array(sorted(candidates), dtype=np.intp)
-    values = np.array([candidates[(int(i), int(j))] for i, j in pairs])
-    graph = sparse.coo_array((np.ones(len(pairs)), (pairs[:, 0], pairs[:, 1])), shape=(n, n))
-    n_components, component = connected_components(graph, directed=False)
-    size = np.bincount(component, minlength=n_components)
+    root = list(range(n))
+
+    def find(u: int) -> int:
+        while root[u] != u:
+            root[u] = root[root[u]]
+            u = root[u]
+        return u
+
+    for i, j in candidates:  # connected components by union-find: cheaper than scipy for a task's few regions
+        ri, rj = find(i), find(j)
+        if ri != rj:
+            root[max(ri, rj)] = min(ri, rj)
+    units_of: dict[int, list[int]] = {}
+    for u in range(n):
+        units_of.setdefault(find(u), []).append(u)
+    edges_of: dict[int, list[tuple[int, int]]] = {}
+    for pair in candidates:
+        edges_of.setdefault(find(pair[0]), []).append(pair)
     groups: list[list[int]] = []
-    for c in range(n_components):
-        if size[c] <= 2:
-            groups.append(np.flatnonzero(component == c).tolist())
-    edge_component = component[pairs[:, 0]]
-    big = np.flatnonzero(size > 2)
-    if len(big):
-        order = np.argsort(component, kind="stable")
-        bounds = np.searchsorted(component[order], np.arange(n_components + 1))
-        edge_order = np.argsort(edge_component, kind="stable")
-        edge_bounds = np.searchsorted(edge_component[edge_order], np.arange(n_components + 1))
-        who_all = np.asarray(annotator, dtype=object)
-        for c in big:
-            units = order[bounds[c]:bounds[c + 1]]  # ascending: the sort is stable
-            local = np.full(n, -1, dtype=np.intp)
-            local[units] = np.arange(len(units))
-            edges = edge_order[edge_bounds[c]:edge_bounds[c + 1]]
-            i, j = local[pairs[edges, 0]], local[pairs[edges, 1]]
-            m = len(units)
-            gain = np.zeros((m, m))
-            ok = np.zeros((m, m), dtype=bool)
-            gain[i, j] = gain[j, i] = values[edges]
-            ok[i, j] = ok[j, i] = True
-            for group in _component_groups(who_all[units].astype(str), gain, ok):
-                groups.append([int(units[u]) for u in group])
+    for key, units in units_of.items():
+        m = len(units)
+        edges = edges_of.get(key, [])
+        if len(edges) == m * (m - 1) // 2 and len({annotator[u] for u in units}) == m:
+            groups.append(units)  # a clique of distinct annotators (one or two regions always are): one group
+            continue
+        local = {u: k for k, u in enumerate(units)}
+        i = np.array([local[a] for a, _ in edges], dtype=np.intp)
+        j = np.array([local[b] for _, b in edges], dtype=np.intp)
+        gain = np.zeros((m, m))
+        ok = np.zeros((m, m), dtype=bool)
+        gain[i, j] = gain[j, i] = [candidates[pair] for pair in edges]
+        ok[i, j] = ok[j, i] = True
+        who = np.array([str(annotator[u]) for u in units])
+        groups.extend([units[u] for u in group] for group in _component_groups(who, gain, ok))
     return sorted(groups)

@@ -1,12 +1,14 @@
 """Regions grouped into items by the grouping of greatest total similarity, not by a greedy order."""
 
 import itertools
+from unittest.mock import patch
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from plugin.annotations import Skips, Submission
 from plugin.labelconfig import Control
+from plugin.mapping import grouping
 from plugin.mapping.grouping import best_groups
 from plugin.mapping.regions import span_jaccard
 from plugin.settings import MappingOptions
@@ -70,9 +72,10 @@ def _brute_force(annotators, candidates):
 spans = st.lists(st.tuples(st.integers(0, 3), st.integers(0, 12), st.integers(1, 6)), min_size=1, max_size=8)
 
 
-@given(spans, st.sampled_from([0.2, 0.34, 0.5]))
-@settings(max_examples=150, deadline=None)
-def test_best_groups_equals_brute_force_over_all_partitions(units, threshold):
+@given(spans, st.sampled_from([0.2, 0.34, 0.5]), st.sampled_from([0, 12]))
+@settings(max_examples=200, deadline=None)
+def test_best_groups_equals_brute_force_over_all_partitions(units, threshold, small):
+    # small = 0 sends every component of three annotators or more to HiGHS, 12 to the search over subsets
     units = sorted(set(units))
     annotators = [str(a) for a, _, _ in units]
     candidates = {}
@@ -80,7 +83,8 @@ def test_best_groups_equals_brute_force_over_all_partitions(units, threshold):
         similarity = span_jaccard((units[i][1], units[i][1] + units[i][2]), (units[j][1], units[j][1] + units[j][2]))
         if annotators[i] != annotators[j] and similarity >= threshold:
             candidates[(i, j)] = similarity
-    groups = best_groups(annotators, candidates)
+    with patch.object(grouping, "_SMALL", small):
+        groups = best_groups(annotators, candidates)
     assert sorted(u for g in groups for u in g) == list(range(len(units)))
     assert all(_valid(g, annotators, candidates) for g in groups)
     assert abs(_total(groups, candidates) - _brute_force(annotators, candidates)[0]) < 1e-9
