@@ -9,11 +9,13 @@ share the ``id`` (the OCR template: ``rectangle`` + ``labels`` + a per-region
 
 Within one task (and one page, repeated instance or channel: the region's
 *scope*), regions of different annotators are matched by their family's
-similarity: every pair at or above the family's threshold is a candidate, the
-pairs are taken from the most similar down, and two groups are joined when
-they share no annotator and every cross pair is a candidate (complete
-linkage). The result depends only on the set of regions, never on their order
-in the file. Families whose matching is ``exact`` (text spans by default) match
+similarity: every pair at or above the family's threshold is a candidate, and
+among the partitions of the regions into groups of at most one region per
+annotator, every pair in a group a candidate, the one of greatest summed
+similarity over the pairs inside groups is chosen exactly
+(:func:`plugin.mapping.grouping.best_groups`: an optimal assignment for two
+annotators, a set partition for more). The result depends only on the set of
+regions, never on their order in the file. Families whose matching is ``exact`` (text spans by default) match
 equal positions only.
 
 Each group is an item; every annotator who submitted the task gives the
@@ -33,6 +35,7 @@ from typing import Any
 from plugin.annotations import Skips, Submission
 from plugin.labelconfig import Control
 from plugin.mapping.base import reason
+from plugin.mapping.grouping import best_groups
 from plugin.settings import MappingOptions
 
 __all__ = ["REGION", "Family", "Geometry", "Region", "RegionItems", "box_iou", "item_key", "match_regions",
@@ -164,7 +167,7 @@ def _threshold(a: Family, b: Family, options: MappingOptions) -> float | None:
 
 
 def _groups(regions: list[Region], options: MappingOptions) -> list[list[Region]]:
-    """Complete-linkage grouping of regions of one scope; see the module notes."""
+    """The grouping of greatest total similarity of regions of one scope; see the module notes."""
     n = len(regions)
     candidates: dict[tuple[int, int], float] = {}
     order = sorted(range(n), key=lambda i: regions[i].geometry.bounds[0])
@@ -184,22 +187,7 @@ def _groups(regions: list[Region], options: MappingOptions) -> list[list[Region]
                 score = a.geometry.family.similarity(a.geometry.shape, b.geometry.shape)
             if score >= threshold:
                 candidates[(min(i, j), max(i, j))] = score
-    group_of = list(range(n))
-    members: dict[int, list[int]] = {i: [i] for i in range(n)}
-    for (i, j), _ in sorted(candidates.items(), key=lambda pair: (-pair[1], pair[0])):
-        gi, gj = group_of[i], group_of[j]
-        if gi == gj:
-            continue
-        left, right = members[gi], members[gj]
-        if {regions[k].annotator for k in left} & {regions[k].annotator for k in right}:
-            continue
-        if not all((min(a, b), max(a, b)) in candidates for a in left for b in right):
-            continue
-        for k in right:
-            group_of[k] = gi
-        left.extend(right)
-        del members[gj]
-    return [[regions[k] for k in sorted(group)] for group in members.values()]
+    return [[regions[k] for k in group] for group in best_groups([r.annotator for r in regions], candidates)]
 
 
 def _text(value: Any) -> str:
