@@ -52,8 +52,9 @@ from agreement.counts import LabelCounts
 from plugin.mapping import MappedControl
 from plugin.settings import ScoringOptions
 
-__all__ = ["ControlScore", "TaskScore", "TaskTerms", "annotator_rows", "lowest_decile", "name_of", "named_rows", "number",
-           "score_control", "spa_interval", "summarize_task", "task_score_of", "task_terms"]
+__all__ = ["SPAN_FLAG_KEYS", "ControlScore", "TaskScore", "TaskTerms", "annotator_rows", "control_value", "lowest_decile",
+           "name_of", "named_rows", "number", "score_control", "spa_interval", "summarize_task", "task_score_of",
+           "task_terms"]
 
 
 MAX_WEIGHTED_CATEGORIES = 200
@@ -371,9 +372,28 @@ def score_control(mapped: MappedControl, options: ScoringOptions) -> ControlScor
         )
 
 
+SPAN_FLAG_KEYS = {"f1-overlap": "f1_overlap", "f1": "f1", "gamma": "gamma"}
+"""The key of a span control's task scores each ``--span-flag-on`` value compares (``"items"``: its ``spa``)."""
+_FLAG_NAMES = {"f1_overlap": "overlap F1", "f1": "F1", "gamma": "gamma"}
+
+
+def control_value(scores: Mapping[str, Any]) -> Any:
+    """The value of one control's task scores that its threshold is compared with.
+
+    A span control's ``flag_on`` names it (``f1_overlap``, ``f1`` or
+    ``gamma``); otherwise the weighted agreement of an ordered control, else SPA.
+
+    >>> control_value({"spa": 0.5, "f1_overlap": 0.8, "flag_on": "f1_overlap"}), control_value({"spa": 0.5})
+    (0.8, 0.5)
+    """
+    if "flag_on" in scores:
+        return scores.get(scores["flag_on"])
+    return scores.get("agreement", scores.get("spa"))
+
+
 def task_score_of(by_control: Mapping[str, Mapping[str, Any]]) -> float | None:
-    """A task's score: its lowest control agreement (weighted for ordered controls), or None while undefined."""
-    values = [c.get("agreement", c.get("spa")) for c in by_control.values()]
+    """A task's score: its lowest control value (:func:`control_value`), or None while undefined."""
+    values = [control_value(c) for c in by_control.values()]
     defined = [v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
     return min(defined) if defined else None
 
@@ -402,6 +422,20 @@ def summarize_task(task: int, n_annotations: int, by_control: dict[str, dict[str
     comes first). With ``decile_cut`` (``options.lowest_decile``), a task whose
     score (:func:`task_score_of`) is below it fires too. ``reasons`` names each
     rule that fired.
+
+    A span-like control is compared on the value ``options.span_flag_on``
+    chooses (its task scores' ``flag_on`` names it). The default,
+    ``"f1-overlap"``, is the task's pairwise F1 with spans matched when their
+    labels are equal and their Jaccard overlap reaches ``--span-jaccard``: a
+    boundary a character or two off keeps the match (on a name of 10
+    characters, 2 off is a Jaccard of 0.8), so it alone does not put the
+    task in the review queue, while an entity one annotator missed, or
+    labelled differently, is a span without a match and lowers F1 as much
+    as any other miss. Exact F1 (``"f1"``) and the aligned items
+    (``"items"``, exact alignment by default) count the same off-by-one
+    boundary as a complete disagreement; gamma (``"gamma"``) gives partial
+    credit for both position and label, but depends on the project's
+    expected disorder, sampled at each pass, and is None before the first.
     """
     spas = [c["spa"] for c in by_control.values() if c["spa"] is not None]
     alphas = [c["alpha"] for c in by_control.values() if c["alpha"] is not None]
@@ -409,10 +443,11 @@ def summarize_task(task: int, n_annotations: int, by_control: dict[str, dict[str
     reasons = []
     if n_annotations >= 2:
         for name, c in sorted(by_control.items()):
-            value = c.get("agreement", c["spa"])
+            value = control_value(c)
             limit = options.thresholds.get(name, options.threshold)
             if value is not None and value < limit:
-                kind = "weighted agreement" if "agreement" in c else "agreement"
+                kind = (_FLAG_NAMES[c["flag_on"]] if "flag_on" in c
+                        else "weighted agreement" if "agreement" in c else "agreement")
                 reasons.append(f"{name}: {kind} {value:.2f} below {limit:.2f}")
             if c.get("item_class") == "constant low":  # Rosenberg & Binkowski (2004), class 2
                 reasons.append(f"{name}: low agreement whatever weight the first choice gets (constant low)")

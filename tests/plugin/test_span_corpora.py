@@ -15,7 +15,7 @@ import pytest
 
 from plugin.annotations import Skips, collect_submissions
 from plugin.labelconfig import parse_label_config
-from plugin.labelstudio import read_export
+from plugin.export import read_export
 from plugin.mapping import map_project
 from plugin.mapping.span_units import continuum_length, span_units
 from plugin.settings import MappingOptions
