@@ -30,6 +30,7 @@ import pandas as pd
 
 from agreement import RunningAgreement, UndefinedMeasureWarning, agreement_weights, gwet_ac
 from agreement.augmented import classify_items, ranked_labels
+from agreement.gamma import ExpectedDisorder
 from agreement.gwet import LEVEL_WEIGHTS
 from agreement.running_augmented import RunningAugmented
 from plugin import __version__
@@ -378,6 +379,11 @@ class ProjectSnapshot:
     created : tuple of (int, str, str)
         ``(task, annotator, created_at)`` of every counted annotation.
     scoring : ScoringOptions
+    mapping : MappingOptions
+        Its ``span_jaccard`` is the Jaccard of overlap F1.
+    expected : dict of str to ExpectedDisorder
+        Per span-like control, gamma's expected disorder as sampled when
+        every task was scored (so that it is sampled once per pass).
     """
 
     mapped: dict[str, MappedControl]
@@ -388,11 +394,16 @@ class ProjectSnapshot:
     config: dict[str, dict[str, list[str]]]
     created: tuple[tuple[int, str, str], ...]
     scoring: ScoringOptions
+    mapping: MappingOptions = field(default_factory=MappingOptions)
+    expected: dict[str, ExpectedDisorder] = field(default_factory=dict)
 
     def scores(self) -> ProjectScores:
-        """The full project scores (kappa family, augmented kappa, per label) and every task's scores."""
+        """The full project scores (kappa family, augmented kappa, per label, span measures) and every task's
+        scores."""
         return ProjectScores(
-            controls={name: score_control(mapped, self.scoring) for name, mapped in self.mapped.items()},
+            controls={name: score_control(mapped, self.scoring, span_jaccard=self.mapping.span_jaccard,
+                                          expected=self.expected.get(name))
+                      for name, mapped in self.mapped.items()},
             tasks=self.tasks, skips=self.skips, n_annotations=self.n_annotations, annotators=self.annotators,
             config=self.config)
 
@@ -582,10 +593,13 @@ class ProjectState:
     def snapshot(self) -> ProjectSnapshot:
         """What the full scores are computed from, without computing them (see :class:`ProjectSnapshot`)."""
         created = tuple((s.task, s.annotator, s.created_at) for entry in self.tasks.values() for s in entry.submissions)
+        tasks = self.task_scores()  # samples each span control's expected disorder if a task changed
+        expected = {name: control.spans.expected for name, control in self.controls.items()
+                    if control.spans is not None and control.spans.expected is not None}
         return ProjectSnapshot(mapped=self.mapped(),
-                               tasks=self.task_scores(), skips=self.skips(), n_annotations=self.n_annotations(),
+                               tasks=tasks, skips=self.skips(), n_annotations=self.n_annotations(),
                                annotators=self.annotators(), config=self.config_remarks(), created=created,
-                               scoring=self.scoring)
+                               scoring=self.scoring, mapping=self.mapping, expected=expected)
 
     def scores(self) -> ProjectScores:
         """The full project scores (kappa family, augmented kappa, per label) and every task's scores."""
