@@ -412,7 +412,7 @@ def gamma(units: Units, *, n_samples: int = 30, seed: int = 0, max_docs: int = 1
 def gamma_of(observed: float, expected: ExpectedDisorder) -> GammaResult:
     """Gamma from a corpus's observed disorder and an expected disorder already sampled.
 
-    .. math:: \gamma = 1 - \frac{D_o}{D_e}
+    .. math:: \\gamma = 1 - \\frac{D_o}{D_e}
 
     with ``low`` and ``high`` at the ends of ``D_e``'s sampling interval, as :func:`gamma` gives them; for a
     caller that holds ``D_e`` (sampled once per pass) and the corpus's ``D_o``.

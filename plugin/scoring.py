@@ -375,7 +375,7 @@ def span_scores(mapped: MappedControl, options: ScoringOptions, *, span_jaccard:
     The continua are :func:`plugin.mapping.span_units.span_units`'s, one per
     ``(task, scope)`` with the lengths ``mapped.lengths`` gives:
 
-    - ``f1``: pairwise F1 (Hripcsak & Rothschild 2005), :math:`2\,TP / (|A| + |B|)`
+    - ``f1``: pairwise F1 (Hripcsak & Rothschild 2005), :math:`2\\,TP / (|A| + |B|)`
       per annotator pair with counts summed over tasks and labels, its mean
       and population SD over pairs, per label and the pair table; ``exact``
       (same start, end and label) and ``overlap`` (same label, Jaccard at least

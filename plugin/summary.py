@@ -56,11 +56,11 @@ def _span_lines(name: str, spans: Mapping[str, Any] | None) -> list[str]:
     exact, overlap = spans["f1"]["exact"], spans["f1"]["overlap"]
     gamma = spans["gamma"]
     interval = f" [{_fmt(gamma['low'])}, {_fmt(gamma['high'])}]" if gamma["value"] is not None else ""
-    return [f"{name}: pairwise F1 {_fmt(exact['mean'])} exact, {_fmt(overlap['mean'])} with overlap (Jaccard "
+    return [(f"{name}: pairwise F1 {_fmt(exact['mean'])} exact, {_fmt(overlap['mean'])} with overlap (Jaccard "
             f">= {overlap['jaccard']:.2f}), mean over {len(exact['pairs'])} annotator pairs; unitizing alpha "
-            f"{_fmt(spans['unitizing_alpha']['value'])}, u-alpha {_fmt(spans['u_alpha']['value'])}.",
-            f"{name}: gamma {_fmt(gamma['value'])}{interval} (expected disorder from {gamma['n_samples']} sampled "
-            f"corpora, seed {gamma['seed']}), over {spans['n_units']} spans on {spans['n_continua']} continua."]
+            f"{_fmt(spans['unitizing_alpha']['value'])}, u-alpha {_fmt(spans['u_alpha']['value'])}."),
+            (f"{name}: gamma {_fmt(gamma['value'])}{interval} (expected disorder from {gamma['n_samples']} sampled "
+            f"corpora, seed {gamma['seed']}), over {spans['n_units']} spans on {spans['n_continua']} continua.")]
 
 
 def _fmt(value: float | None, digits: int = 3) -> str:
