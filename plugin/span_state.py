@@ -133,10 +133,16 @@ class SpanTasks:
     _expected_version: int = -1
 
     def set_task(self, task: int, mapped: MappedControl, lengths: Mapping[Continuum, float | None]) -> None:
-        """Replace ``task``'s spans with those of ``mapped`` (the task's mapping alone) and its continua's lengths."""
-        self._forget(task)
+        """Replace ``task``'s spans with those of ``mapped`` (the task's mapping alone) and its continua's lengths.
+
+        A task read again as it was keeps its scores (a pass re-reads every task).
+        """
         rows = tuple(row for row in mapped.spans or () if row[0] == task)
         submitted = tuple(pair for pair in mapped.submitted or () if pair[0] == task)
+        if (rows == self.rows.get(task, ()) and submitted == self.submitted.get(task, ())
+                and dict(lengths) == self.lengths.get(task, {})):
+            return
+        self._forget(task)
         for store, value in ((self.rows, rows), (self.submitted, submitted), (self.lengths, dict(lengths))):
             if value:
                 store[task] = value  # type: ignore[index]

@@ -198,3 +198,16 @@ def test_tasks_removed_leave_the_live_f1_as_a_batch_of_the_rest():
     assert live.live_summary()["label"]["f1"] == batch.live_summary()["label"]["f1"]
     spans = batch.scores().controls["label"].spans["f1"]
     assert batch.live_summary()["label"]["f1"] == {"exact": spans["exact"]["mean"], "overlap": spans["overlap"]["mean"]}
+
+
+def test_a_task_read_again_unchanged_keeps_its_scores_and_the_expected_disorder():
+    tasks = [_task(1, {1: [(0, 12, "PER")], 2: [(0, 10, "PER")]}), _task(2, {1: [(21, 26, "LOC")], 2: []})]
+    state = _state(tasks)
+    first = state.task_scores()
+    spans = state.controls["label"].spans
+    version, scored = spans.version, dict(spans.scored)
+    state.load(tasks)  # a pass reads every task again
+    assert spans.version == version and spans.scored == scored and state.task_scores() == first
+    state.set_task(_task(2, {1: [(21, 26, "LOC")], 2: [(21, 26, "LOC")]}))
+    assert spans.version == version + 1 and 2 not in spans.scored and 1 in spans.scored
+    assert state.task_scores([2])[2].controls["label"]["f1"] == 1.0
