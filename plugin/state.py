@@ -14,6 +14,10 @@ skipped, so that the skip report always equals a batch read of the same
 tasks. Per control it keeps each task's items and records and the running
 sums (:class:`agreement.RunningAgreement`): updating one task costs
 O(its annotations) for nominal controls, whatever the number of categories.
+A span-like control also keeps each task's spans, submitters and continua's
+lengths (:class:`plugin.span_state.SpanTasks`): a task's pairwise F1 and
+gamma cost O(its spans), gamma's expected disorder is sampled when every
+task is scored and held in between, as the lowest-decile cut is.
 """
 
 from __future__ import annotations
