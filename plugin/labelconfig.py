@@ -288,10 +288,18 @@ def infer_controls(tasks: Iterable[Any]) -> dict[str, Control]:
     can be checked against it, and a Rating's scale is unknown (its
     categories are the ratings seen). A result that shares its region ``id``
     with a result of a region control, and has no geometry of its own, marks
-    its control as per-region.
+    its control as per-region. A span control whose ``to_name`` is a key of
+    every task's ``data`` holding text (a list of paragraphs for
+    ParagraphLabels) labels that text, as Label Studio's templates name the
+    object after its data key: the text's length is then its continuum's
+    length for the span measures (:func:`plugin.mapping.span_units.continuum_length`).
     """
     seen: dict[str, dict[str, Any]] = {}
     for task in tasks:
+        data = task.get("data") if isinstance(task, Mapping) else None
+        data = data if isinstance(data, Mapping) else {}
+        for entry in seen.values():  # controls seen before this task: does it hold their object's data too?
+            entry["data"] = entry["data"] and _holds_object(entry["tag"], data.get(entry["to_name"]))
         annotations = task.get("annotations") if isinstance(task, Mapping) else None
         for annotation in annotations if isinstance(annotations, list) else []:
             results = annotation.get("result") if isinstance(annotation, Mapping) else None
@@ -305,8 +313,11 @@ def infer_controls(tasks: Iterable[Any]) -> dict[str, Control]:
                     name = "relations"
                 if not isinstance(name, str) or tag is None:
                     continue
-                entry = seen.setdefault(name, {"tag": tag, "to_name": str(result.get("to_name", "")),
-                                               "multiple": False, "per_region": False})
+                if name not in seen:
+                    to_name = str(result.get("to_name", ""))
+                    seen[name] = {"tag": tag, "to_name": to_name, "multiple": False, "per_region": False,
+                                  "data": _holds_object(tag, data.get(to_name))}
+                entry = seen[name]
                 value = result.get("value")
                 if not isinstance(value, Mapping):
                     value = {}
@@ -316,5 +327,18 @@ def infer_controls(tasks: Iterable[Any]) -> dict[str, Control]:
                     entry["per_region"] = True
     return {name: Control(name=name, tag=e["tag"], to_name=e["to_name"],
                           multiple=(e["multiple"] and e["tag"] == "choices") or e["tag"] == "taxonomy",
-                          max_rating=0 if e["tag"] == "rating" else 5, per_region=e["per_region"])
+                          max_rating=0 if e["tag"] == "rating" else 5, per_region=e["per_region"],
+                          object_tag=_SPAN_OBJECT[e["tag"]] if e["data"] else "",
+                          object_value=e["to_name"] if e["data"] else "")
             for name, e in seen.items()}
+
+
+# The object a span control labels, when its data is text (a list of paragraphs for ParagraphLabels).
+_SPAN_OBJECT = {"labels": "text", "hypertextlabels": "hypertext", "paragraphlabels": "paragraphs"}
+
+
+def _holds_object(tag: str, value: Any) -> bool:
+    """Whether a task's data ``value`` can be the object of a span control ``tag`` (see :func:`infer_controls`)."""
+    if tag not in _SPAN_OBJECT:
+        return False
+    return isinstance(value, list) if tag == "paragraphlabels" else isinstance(value, str)

@@ -32,6 +32,21 @@ def test_controls_inferred_from_results(recorded):
     assert inferred["ner"].labels == ()
 
 
+def test_a_span_control_inferred_on_text_knows_its_text():
+    def task(data, start=0, end=3):
+        return {"data": data, "annotations": [{"result": [
+            {"from_name": "ner", "to_name": "text", "type": "labels", "value": {"start": start, "end": end,
+                                                                                "labels": ["PER"]}}]}]}
+
+    inferred = infer_controls([task({"text": "Ann met Bob."}), task({"text": "Bob left."})])
+    assert (inferred["ner"].object_tag, inferred["ner"].object_value) == ("text", "text")
+    # one task whose data lacks the text: the object is not known, and lengths fall back to the spans' extent
+    unknown = infer_controls([task({"text": "Ann met Bob."}), task({"body": "Bob left."})])
+    assert (unknown["ner"].object_tag, unknown["ner"].object_value) == ("", "")
+    # the spans label an image's data, not text: not a text object
+    assert infer_controls([task({"text": ["not", "text"]})])["ner"].object_value == ""
+
+
 def test_alias_repeater_per_region_and_relations():
     controls = parse_label_config("""<View>
       <Image name="image" value="$image"/>
