@@ -28,7 +28,7 @@ from agreement.undefined import warn_undefined
 from agreement.units import Units
 
 __all__ = ["ExpectedDisorder", "GammaResult", "ObservedDisorder", "dissimilarity", "expected_disorder", "gamma",
-           "observed_disorder", "task_gamma", "task_gammas"]
+           "gamma_of", "observed_disorder", "task_gamma", "task_gammas"]
 
 _Z95 = 1.959963984540054  # the 97.5% quantile of the standard normal law
 _MIN_LENGTH = 1e-6  # pyannote.core's segment precision: pygamma redraws sampled units shorter than this
@@ -406,6 +406,35 @@ def gamma(units: Units, *, n_samples: int = 30, seed: int = 0, max_docs: int = 1
     options = {"alpha": alpha, "beta": beta, "delta_empty": delta_empty, "label_distance": label_distance}
     observed = observed_disorder(units, **options).value
     expected = expected_disorder(units, n_samples=n_samples, seed=seed, max_docs=max_docs, **options)
+    return gamma_of(observed, expected)
+
+
+def gamma_of(observed: float, expected: ExpectedDisorder) -> GammaResult:
+    """Gamma from a corpus's observed disorder and an expected disorder already sampled.
+
+    .. math:: \\gamma = 1 - \\frac{D_o}{D_e}
+
+    with ``low`` and ``high`` at the ends of ``D_e``'s sampling interval, as :func:`gamma` gives them; for a
+    caller that holds ``D_e`` (sampled once per pass) and the corpus's ``D_o``.
+
+    Parameters
+    ----------
+    observed : float
+        ``D_o`` (:attr:`ObservedDisorder.value`).
+    expected : ExpectedDisorder
+
+    Returns
+    -------
+    GammaResult
+
+    Examples
+    --------
+    >>> expected = ExpectedDisorder(0.5, 0.4, 0.6, 0.2, np.array([0.4, 0.6]), 0)
+    >>> result = gamma_of(0.1, expected)
+    >>> round(result.value, 6), round(result.low, 6), round(result.high, 6)
+    (0.8, 0.75, 0.833333)
+    """
+    n_samples, seed = len(expected.samples), expected.seed
     if np.isnan(observed) or np.isnan(expected.value):
         value = warn_undefined("Gamma", "no continuum has units from at least two annotators")
         return GammaResult(value, observed, expected.value, value, value, seed, n_samples, expected.precision)

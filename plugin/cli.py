@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
 from agreement.cli import add_compute_parser
 from plugin.settings import (
+    SPAN_FLAG_ON,
     Connection,
     MappingOptions,
     ReviewOptions,
@@ -125,6 +126,16 @@ def _add_scoring_options(parser: argparse.ArgumentParser) -> None:
     options.add_argument("--include-ground-truth", action="store_true",
                          help="count annotations imported with the tasks (ground truth) as their own annotator")
     options.add_argument("--seed", type=int, default=0, help="bootstrap seed of the project intervals")
+    options.add_argument("--span-flag-on", choices=SPAN_FLAG_ON, default="f1-overlap",
+                         help="which per-task value of a span control is compared with its threshold: pairwise F1 "
+                              "with overlap matching at --span-jaccard (default), exact F1, the agreement over "
+                              "aligned items, or gamma")
+    options.add_argument("--gamma-alpha", type=float, default=1.0, help="gamma's positional weight (1)")
+    options.add_argument("--gamma-beta", type=float, default=1.0, help="gamma's categorical weight (1)")
+    options.add_argument("--gamma-empty", type=float, default=1.0, help="gamma's cost of an unaligned unit (1)")
+    options.add_argument("--gamma-samples", type=int, default=30,
+                         help="sampled corpora behind gamma's expected disorder (30)")
+    options.add_argument("--gamma-seed", type=int, default=0, help="seed of gamma's sampling (0)")
 
 
 def _add_review_options(parser: argparse.ArgumentParser) -> None:
@@ -158,7 +169,10 @@ def _options(args: argparse.Namespace) -> tuple[MappingOptions, ScoringOptions]:
                              keypoint_distance=args.keypoint_distance, video_iou=args.video_iou,
                              interval_jaccard=args.interval_jaccard, include_ground_truth=args.include_ground_truth)
     return mapping, ScoringOptions(threshold=args.threshold, thresholds=thresholds, seed=args.seed,
-                                   lowest_decile=args.flag_lowest_decile)
+                                   lowest_decile=args.flag_lowest_decile, span_flag_on=args.span_flag_on,
+                                   gamma_alpha=args.gamma_alpha, gamma_beta=args.gamma_beta,
+                                   gamma_empty=args.gamma_empty, gamma_samples=args.gamma_samples,
+                                   gamma_seed=args.gamma_seed)
 
 
 def _review(args: argparse.Namespace) -> ReviewOptions:

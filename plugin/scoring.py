@@ -49,11 +49,17 @@ from agreement.annotators import annotator_agreement
 from agreement.bootstrap import canonical_rows
 from agreement.confusion import confused_pairs, specific_agreement
 from agreement.counts import LabelCounts
+from agreement.gamma import ExpectedDisorder, expected_disorder, gamma_of, observed_disorder
+from agreement.span_f1 import SpanF1, span_f1
+from agreement.unitizing import u_alpha, unitizing_alpha
+from agreement.units import Units
 from plugin.mapping import MappedControl
+from plugin.mapping.span_units import span_units
 from plugin.settings import ScoringOptions
 
-__all__ = ["ControlScore", "TaskScore", "TaskTerms", "annotator_rows", "lowest_decile", "name_of", "named_rows", "number",
-           "score_control", "spa_interval", "summarize_task", "task_score_of", "task_terms"]
+__all__ = ["SPAN_FLAG_KEYS", "ControlScore", "TaskScore", "TaskTerms", "annotator_rows", "control_value", "lowest_decile",
+           "name_of", "named_rows", "number", "score_control", "spa_interval", "span_scores", "summarize_task",
+           "task_score_of", "task_terms"]
 
 
 MAX_WEIGHTED_CATEGORIES = 200
@@ -99,6 +105,10 @@ class ControlScore:
         The label pairs with the most disagreement: ``labels``, ``coincidences``.
     label_agreement : dict, optional
         Nominal controls: each label's specific agreement.
+    spans : dict, optional
+        Span-like controls (None for the others): the span measures of
+        :func:`span_scores`, pairwise F1 exact and overlap, unitizing alpha
+        (1995/2004), the 2016 uα family and gamma.
     """
 
     name: str
@@ -119,6 +129,7 @@ class ControlScore:
     annotators: list[dict[str, Any]] = field(default_factory=list)
     confusions: list[dict[str, Any]] = field(default_factory=list)
     label_agreement: dict[str, float | None] | None = None
+    spans: dict[str, Any] | None = None
 
     def summary(self) -> dict[str, Any]:
         """The control's scores as JSON-ready data (without the per-task table)."""
@@ -134,6 +145,7 @@ class ControlScore:
             out["augmented"] = self.augmented
         if self.labels is not None:
             out["labels"] = self.labels
+        out["spans"] = self.spans
         return out
 
 
@@ -334,11 +346,85 @@ def _gwet_summary(estimate: GwetEstimate, level: str) -> dict[str, Any]:
             "std_error": number(estimate.std_error), "ci": [number(estimate.low), number(estimate.high)]}
 
 
-def score_control(mapped: MappedControl, options: ScoringOptions) -> ControlScore:
+def _f1_summary(result: SpanF1) -> dict[str, Any]:
+    """Mean and SD over pairs, per label, and the pair table of one match's pairwise F1."""
+    mean, sd = result.total() if len(result.doc) else (math.nan, math.nan)
+    table = result.per_label()
+    pairs = result.pair_table()
+    return {"mean": number(mean), "sd": number(sd),
+            "per_label": {str(label): {"mean": number(row["mean"]), "sd": number(row["sd"]),
+                                     "n_pairs": int(row["pairs"])}
+                          for label, row in table.iterrows()},
+            "pairs": [{"annotators": [str(row.annotator_a), str(row.annotator_b)], "f1": number(row.f1),
+                       "tp": int(row.tp), "n_a": int(row.n_a), "n_b": int(row.n_b)} for row in pairs.itertuples()]}
+
+
+def _lengths_source(mapped: MappedControl, units: Units) -> str:
+    """How the continua's lengths were found: ``"text"`` or ``"media"`` when the tasks gave every one, else
+    ``"extent"`` (some or all are the extent of their units)."""
+    known = mapped.lengths or {}
+    if not units.docs or any(known.get(doc) is None for doc in units.docs):
+        return "extent"
+    return "text" if mapped.control.object_tag in ("text", "hypertext", "paragraphs") else "media"
+
+
+def span_scores(mapped: MappedControl, options: ScoringOptions, *, span_jaccard: float = 0.5,
+                expected: ExpectedDisorder | None = None) -> dict[str, Any] | None:
+    """The span measures of a span-like control over the project, or None for another control.
+
+    The continua are :func:`plugin.mapping.span_units.span_units`'s, one per
+    ``(task, scope)`` with the lengths ``mapped.lengths`` gives:
+
+    - ``f1``: pairwise F1 (Hripcsak & Rothschild 2005), :math:`2\\,TP / (|A| + |B|)`
+      per annotator pair with counts summed over tasks and labels, its mean
+      and population SD over pairs, per label and the pair table; ``exact``
+      (same start, end and label) and ``overlap`` (same label, Jaccard at least
+      ``span_jaccard``, an optimal one-to-one matching);
+    - ``unitizing_alpha``: Krippendorff's 1995/2004 unitizing alpha, overall
+      and per label, with its observed and expected disagreement;
+    - ``u_alpha``: the 2016 uα, |uα (``binary``) and cuα (``coding``)
+      (Krippendorff, Mathet, Bouvry & Widlöcher 2016);
+    - ``gamma``: Mathet, Widlöcher & Métivier's (2015) gamma with the sampling
+      interval of its expected disorder (``expected``, when the caller holds
+      it sampled with ``options``' gamma settings; otherwise sampled here).
+
+    Every number goes through :func:`number` (None when undefined).
+    """
+    if mapped.spans is None:
+        return None
+    units = span_units(mapped, lengths=mapped.lengths)
+    f1 = {"exact": _f1_summary(span_f1(units, match="exact")),
+          "overlap": {**_f1_summary(span_f1(units, match="overlap", jaccard=span_jaccard)), "jaccard": span_jaccard}}
+    unitizing = unitizing_alpha(units)
+    family = u_alpha(units)
+    dissimilarity = {"alpha": options.gamma_alpha, "beta": options.gamma_beta, "delta_empty": options.gamma_empty}
+    if expected is None:
+        expected = expected_disorder(units, n_samples=options.gamma_samples, seed=options.gamma_seed, **dissimilarity)
+    result = gamma_of(observed_disorder(units, **dissimilarity).value, expected)
+    return {
+        "f1": f1,
+        "unitizing_alpha": {"value": number(unitizing.value), "observed": number(unitizing.observed),
+                            "expected": number(unitizing.expected),
+                            "per_label": {str(label): {"value": number(row["value"]),
+                                                       "observed": number(row["observed"]),
+                                                       "expected": number(row["expected"])}
+                                          for label, row in unitizing.per_label.iterrows()}},
+        "u_alpha": {"value": number(family.value), "binary": number(family.binary), "coding": number(family.coding)},
+        "gamma": {"value": number(result.value), "observed": number(result.observed),
+                  "expected": number(result.expected), "low": number(result.low), "high": number(result.high),
+                  "seed": result.seed, "n_samples": result.n_samples},
+        "n_units": units.n_units, "n_continua": len(units.docs), "lengths": _lengths_source(mapped, units),
+    }
+
+
+def score_control(mapped: MappedControl, options: ScoringOptions, *, span_jaccard: float = 0.5,
+                  expected: ExpectedDisorder | None = None) -> ControlScore:
     """Score one mapped control for the project (the tasks are scored by :mod:`plugin.state`).
 
     Undefined measures become None; their warnings are expected while few
-    annotations exist and are not re-emitted.
+    annotations exist and are not re-emitted. A span-like control also gets
+    :func:`span_scores` (``span_jaccard`` for overlap F1, ``expected`` gamma's
+    expected disorder when the caller holds it).
     """
     rows = mapped.rows
     control = mapped.control
@@ -368,12 +454,32 @@ def score_control(mapped: MappedControl, options: ScoringOptions) -> ControlScor
             confusions=confusions, label_agreement=label_agreement,
             augmented=_augmented(mapped.ranked) if mapped.ranked is not None and len(mapped.ranked) else None,
             labels=_per_label(mapped, counts) if mapped.ranked is not None else None,
+            spans=span_scores(mapped, options, span_jaccard=span_jaccard, expected=expected),
         )
 
 
+SPAN_FLAG_KEYS = {"f1-overlap": "f1_overlap", "f1": "f1", "gamma": "gamma"}
+"""The key of a span control's task scores each ``--span-flag-on`` value compares (``"items"``: its ``spa``)."""
+_FLAG_NAMES = {"f1_overlap": "overlap F1", "f1": "F1", "gamma": "gamma"}
+
+
+def control_value(scores: Mapping[str, Any]) -> Any:
+    """The value of one control's task scores that its threshold is compared with.
+
+    A span control's ``flag_on`` names it (``f1_overlap``, ``f1`` or
+    ``gamma``); otherwise the weighted agreement of an ordered control, else SPA.
+
+    >>> control_value({"spa": 0.5, "f1_overlap": 0.8, "flag_on": "f1_overlap"}), control_value({"spa": 0.5})
+    (0.8, 0.5)
+    """
+    if "flag_on" in scores:
+        return scores.get(scores["flag_on"])
+    return scores.get("agreement", scores.get("spa"))
+
+
 def task_score_of(by_control: Mapping[str, Mapping[str, Any]]) -> float | None:
-    """A task's score: its lowest control agreement (weighted for ordered controls), or None while undefined."""
-    values = [c.get("agreement", c.get("spa")) for c in by_control.values()]
+    """A task's score: its lowest control value (:func:`control_value`), or None while undefined."""
+    values = [control_value(c) for c in by_control.values()]
     defined = [v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
     return min(defined) if defined else None
 
@@ -402,6 +508,20 @@ def summarize_task(task: int, n_annotations: int, by_control: dict[str, dict[str
     comes first). With ``decile_cut`` (``options.lowest_decile``), a task whose
     score (:func:`task_score_of`) is below it fires too. ``reasons`` names each
     rule that fired.
+
+    A span-like control is compared on the value ``options.span_flag_on``
+    chooses (its task scores' ``flag_on`` names it). The default,
+    ``"f1-overlap"``, is the task's pairwise F1 with spans matched when their
+    labels are equal and their Jaccard overlap reaches ``--span-jaccard``: a
+    boundary a character or two off keeps the match (on a name of 10
+    characters, 2 off is a Jaccard of 0.8), so it alone does not put the
+    task in the review queue, while an entity one annotator missed, or
+    labelled differently, is a span without a match and lowers F1 as much
+    as any other miss. Exact F1 (``"f1"``) and the aligned items
+    (``"items"``, exact alignment by default) count the same off-by-one
+    boundary as a complete disagreement; gamma (``"gamma"``) gives partial
+    credit for both position and label, but depends on the project's
+    expected disorder, sampled at each pass, and is None before the first.
     """
     spas = [c["spa"] for c in by_control.values() if c["spa"] is not None]
     alphas = [c["alpha"] for c in by_control.values() if c["alpha"] is not None]
@@ -409,10 +529,11 @@ def summarize_task(task: int, n_annotations: int, by_control: dict[str, dict[str
     reasons = []
     if n_annotations >= 2:
         for name, c in sorted(by_control.items()):
-            value = c.get("agreement", c["spa"])
+            value = control_value(c)
             limit = options.thresholds.get(name, options.threshold)
             if value is not None and value < limit:
-                kind = "weighted agreement" if "agreement" in c else "agreement"
+                kind = (_FLAG_NAMES[c["flag_on"]] if "flag_on" in c
+                        else "weighted agreement" if "agreement" in c else "agreement")
                 reasons.append(f"{name}: {kind} {value:.2f} below {limit:.2f}")
             if c.get("item_class") == "constant low":  # Rosenberg & Binkowski (2004), class 2
                 reasons.append(f"{name}: low agreement whatever weight the first choice gets (constant low)")

@@ -5,15 +5,18 @@ Nothing else in the project reads the environment.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-__all__ = ["Connection", "MappingOptions", "ReportOptions", "ReviewOptions", "ScoringOptions", "SettingsError",
-           "connection_from"]
+__all__ = ["SPAN_FLAG_ON", "Connection", "MappingOptions", "ReportOptions", "ReviewOptions", "ScoringOptions",
+           "SettingsError", "connection_from"]
 
 AbsentSpan = Literal["label", "missing"]
 Alignment = Literal["exact", "overlap"]
+SpanFlagOn = Literal["f1-overlap", "f1", "items", "gamma"]
+SPAN_FLAG_ON: tuple[str, ...] = ("f1-overlap", "f1", "items", "gamma")
 
 
 class SettingsError(ValueError):
@@ -128,6 +131,24 @@ class ScoringOptions:
         Bootstrap resamples for the project intervals.
     seed : int
         Bootstrap seed, so that a repeated sync reports the same interval.
+    span_flag_on : {"f1-overlap", "f1", "items", "gamma"}
+        Which per-task value of a span-like control is compared with its
+        threshold for the flag (and is the task's score for that control):
+        its pairwise F1 with overlap matching at the span Jaccard
+        (``"f1-overlap"``), with exact matching (``"f1"``), the agreement over
+        its aligned items (``"items"``), or its gamma (``"gamma"``). The
+        default forgives a boundary a character or two off (overlap matching
+        keeps the match) and still flags a missed or differently labelled
+        entity (F1 drops); see :func:`plugin.scoring.summarize_task`.
+    gamma_alpha, gamma_beta : float
+        Weights of gamma's positional and categorical dissimilarities
+        (Mathet, Widlöcher & Métivier 2015, §3).
+    gamma_empty : float
+        Gamma's cost of a unit left unaligned, Δ∅.
+    gamma_samples : int
+        Sampled corpora behind gamma's expected disorder.
+    gamma_seed : int
+        Seed of that sampling, so that a repeated sync reports the same gamma.
     """
 
     threshold: float = 0.5
@@ -136,6 +157,12 @@ class ScoringOptions:
     confidence: float = 0.95
     n_resamples: int = 1000
     seed: int = 0
+    span_flag_on: SpanFlagOn = "f1-overlap"
+    gamma_alpha: float = 1.0
+    gamma_beta: float = 1.0
+    gamma_empty: float = 1.0
+    gamma_samples: int = 30
+    gamma_seed: int = 0
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.threshold <= 1.0:
@@ -144,6 +171,23 @@ class ScoringOptions:
             if not 0.0 <= value <= 1.0:  # NaN fails too
                 raise SettingsError(f"The threshold of control {name!r} (--control-threshold) must lie between 0 "
                                     f"and 1; got {value}.")
+        if self.span_flag_on not in SPAN_FLAG_ON:
+            raise SettingsError(f"The span flag (--span-flag-on) must be one of {', '.join(SPAN_FLAG_ON)}; got "
+                                f"{self.span_flag_on!r}.")
+        for name in ("gamma_alpha", "gamma_beta", "gamma_empty"):
+            value = getattr(self, name)
+            if not (math.isfinite(value) and value >= 0):
+                raise SettingsError(f"Gamma's {name.removeprefix('gamma_')} weight (--{name.replace('_', '-')}) must "
+                                    f"be a finite number of at least 0; got {value}.")
+        if self.gamma_alpha == 0 and self.gamma_beta == 0:
+            raise SettingsError("Gamma needs a positional or a categorical weight above 0 (--gamma-alpha, "
+                                "--gamma-beta); both are 0.")
+        if not self.gamma_empty > 0:
+            raise SettingsError(f"Gamma's cost of an unaligned unit (--gamma-empty) must be above 0; got "
+                                f"{self.gamma_empty}.")
+        if not 2 <= self.gamma_samples <= 10000:
+            raise SettingsError(f"Gamma's sampled corpora (--gamma-samples) must number between 2 and 10000; got "
+                                f"{self.gamma_samples}.")
 
 
 @dataclass(frozen=True)

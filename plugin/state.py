@@ -14,6 +14,10 @@ skipped, so that the skip report always equals a batch read of the same
 tasks. Per control it keeps each task's items and records and the running
 sums (:class:`agreement.RunningAgreement`): updating one task costs
 O(its annotations) for nominal controls, whatever the number of categories.
+A span-like control also keeps each task's spans, submitters and continua's
+lengths (:class:`plugin.span_state.SpanTasks`): a task's pairwise F1 and
+gamma cost O(its spans), gamma's expected disorder is sampled when every
+task is scored and held in between, as the lowest-decile cut is.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ import pandas as pd
 
 from agreement import RunningAgreement, UndefinedMeasureWarning, agreement_weights, gwet_ac
 from agreement.augmented import classify_items, ranked_labels
+from agreement.gamma import ExpectedDisorder
 from agreement.gwet import LEVEL_WEIGHTS
 from agreement.running_augmented import RunningAugmented
 from plugin import __version__
@@ -37,6 +42,7 @@ from plugin.annotations import Skips, Submission, collect_submissions, task_id
 from plugin.clock import now_iso
 from plugin.labelconfig import Control
 from plugin.mapping import MappedControl, map_control, map_project
+from plugin.mapping.span_units import continuum_length
 from plugin.scoring import (
     ControlScore,
     TaskScore,
@@ -48,6 +54,7 @@ from plugin.scoring import (
     task_terms,
 )
 from plugin.settings import MappingOptions, ReviewOptions, ScoringOptions
+from plugin.span_state import SpanTasks
 from plugin.writeback import TaskAsRead, agreement_block, needed_write
 
 __all__ = ["ControlState", "ProjectScores", "ProjectSnapshot", "ProjectState", "TaskEntry"]
@@ -96,6 +103,9 @@ class ControlState:
         multiple choices, the ranked rows; the project summary is scored from them.
     augmented : RunningAugmented, optional
         Multiple choices: the sums behind each item's class (Rosenberg & Binkowski 2004).
+    spans : SpanTasks, optional
+        Span-like controls: each task's spans, submitters and continua's
+        lengths, and the span measures (pairwise F1, gamma) of each task.
     categories : tuple, optional
         The config's categories, or None when the labels seen are the categories.
     """
@@ -109,6 +119,7 @@ class ControlState:
     records: dict[int, tuple[tuple[Any, ...], ...]] = field(default_factory=dict)
     ranked: dict[int, tuple[tuple[Any, ...], ...]] = field(default_factory=dict)
     augmented: RunningAugmented | None = None
+    spans: SpanTasks | None = None
 
     @classmethod
     def create(cls, probe: MappedControl) -> ControlState:
@@ -117,10 +128,15 @@ class ControlState:
         return cls(control=probe.control, level=probe.level, categories=categories,
                    columns={c: i for i, c in enumerate(categories or ())},
                    sums=RunningAgreement(len(categories or ()), coincidence=probe.level != "nominal"),
-                   augmented=RunningAugmented() if probe.ranked_records is not None else None)
+                   augmented=RunningAugmented() if probe.ranked_records is not None else None,
+                   spans=SpanTasks(probe.control) if probe.spans is not None else None)
 
-    def set_task(self, task: int, mapped: MappedControl) -> None:
-        """Replace the items of ``task`` with those ``mapped`` holds (the task's mapping alone)."""
+    def set_task(self, task: int, mapped: MappedControl, *,
+                 lengths: Mapping[tuple[int, tuple[Any, ...]], float | None] | None = None) -> None:
+        """Replace the items of ``task`` with those ``mapped`` holds (the task's mapping alone).
+
+        ``lengths`` are the lengths of the task's continua, for a span-like control.
+        """
         grouped: dict[str, Counter[int]] = {}
         for _, item, _, label in mapped.records:
             column = self.columns.get(label)
@@ -139,6 +155,8 @@ class ControlState:
             self.items[task] = new
         _replace(self.records, task, mapped.records)
         self._set_ranked(task, mapped.ranked_records or ())
+        if self.spans is not None:
+            self.spans.set_task(task, mapped, lengths or {})
 
     def _set_ranked(self, task: int, rows: tuple[tuple[Any, ...], ...]) -> None:
         if self.augmented is not None:
@@ -157,6 +175,8 @@ class ControlState:
             self.sums.remove_item(item)
         self.records.pop(task, None)
         self._set_ranked(task, ())
+        if self.spans is not None:
+            self.spans.remove_task(task)
 
     def values(self) -> np.ndarray | None:
         """Numeric value of each column for the ordinal and interval levels."""
@@ -189,8 +209,13 @@ class ControlState:
             warnings.simplefilter("ignore", UndefinedMeasureWarning)
             return self.sums.expected_disagreement(level=self.level, values=self.values())  # type: ignore[arg-type]
 
-    def task_scores(self, tasks: Iterable[int], *, every_task: bool = False) -> dict[int, dict[str, Any]]:
+    def task_scores(self, tasks: Iterable[int], *, every_task: bool = False, mapping: MappingOptions | None = None,
+                    scoring: ScoringOptions | None = None) -> dict[int, dict[str, Any]]:
         """``spa``, ``alpha`` and ``n_items`` of this control for each of ``tasks`` that has items.
+
+        A span-like control adds ``f1``, ``f1_overlap`` and ``gamma``
+        (:meth:`plugin.span_state.SpanTasks.task_scores`, with ``mapping`` and
+        ``scoring``; the defaults without).
 
         One vectorized :func:`plugin.scoring.task_terms` over all their items.
         Multiple choices add each task's ``item_class``: from the running sums
@@ -200,13 +225,16 @@ class ControlState:
         Nominal items are passed packed (their non-zero counts only), so the
         cost does not grow with the number of categories.
         """
+        tasks = list(tasks)
         keys, owners = [], []
         for task in tasks:
             for item in self.items.get(task, ()):
                 keys.append(item)
                 owners.append(task)
+        spans = (self.spans.task_scores(tasks, mapping or MappingOptions(), scoring or ScoringOptions(),
+                                        every_task=every_task) if self.spans is not None else {})
         if not keys:
-            return {}
+            return {task: {"spa": None, "alpha": None, "n_items": 0, **values} for task, values in spans.items()}
         nominal = self.level == "nominal"
         counts = self.sums.packed(keys) if nominal else self.sums.dense(keys)
         values = None if nominal else self.values()
@@ -224,6 +252,8 @@ class ControlState:
             batch = self._batch_classes() if every_task else None
             for task, scores in out.items():
                 scores["item_class"] = self._item_class(task, batch)
+        for task, values in spans.items():
+            out.setdefault(task, {"spa": None, "alpha": None, "n_items": 0}).update(values)
         return out
 
     def _batch_classes(self) -> dict[Any, str | None]:
@@ -248,11 +278,20 @@ class ControlState:
         """Every task's rows as one mapped control, for the project's full scores."""
         records = tuple(row for task in sorted(self.records) for row in self.records[task])
         ranked = tuple(row for task in sorted(self.ranked) for row in self.ranked[task])
+        spans = self.spans.mapped(self.level) if self.spans is not None else None
         return MappedControl(self.control, self.level, records,  # type: ignore[arg-type]
-                             categories=self.categories, ranked_records=ranked if self.ranked else None)
+                             categories=self.categories, ranked_records=ranked if self.ranked else None,
+                             spans=spans.spans if spans is not None else None,
+                             submitted=spans.submitted if spans is not None else None,
+                             lengths=spans.lengths if spans is not None else None)
 
-    def live_summary(self, scoring: ScoringOptions) -> dict[str, Any]:
-        """SPA with its bootstrap interval and alpha, from the running sums (what ``/status`` shows)."""
+    def live_summary(self, scoring: ScoringOptions, mapping: MappingOptions | None = None) -> dict[str, Any]:
+        """SPA with its bootstrap interval and alpha, from the running sums (what ``/status`` shows).
+
+        A span-like control adds ``f1``: ``{"exact", "overlap"}``, the mean over
+        annotator pairs of their F1 from the running per-pair sums
+        (:meth:`plugin.span_state.SpanTasks.live_f1`).
+        """
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UndefinedMeasureWarning)
             spa = self.sums.spa()
@@ -270,13 +309,28 @@ class ControlState:
                     used = self.sums.rated_columns()[: len(values)]
                     matrix, values = matrix[:, used], values[used]
                 ac = gwet_ac(matrix, level=self.level, values=values).value if keys else math.nan
-        return {"tag": self.control.tag, "level": self.level, "spa": number(spa), "ci": interval,
-                "alpha": number(alpha), "gwet": {"coefficient": "AC1" if self.level == "nominal" else "AC2",
-                                                 "value": number(ac)},
-                "n_items": self.sums.n_items, "n_annotations": int(self.sums.n_annotations)}
+        out = {"tag": self.control.tag, "level": self.level, "spa": number(spa), "ci": interval,
+               "alpha": number(alpha), "gwet": {"coefficient": "AC1" if self.level == "nominal" else "AC2",
+                                                "value": number(ac)},
+               "n_items": self.sums.n_items, "n_annotations": int(self.sums.n_annotations)}
+        if self.spans is not None:
+            out["f1"] = self.spans.live_f1(mapping or MappingOptions(), scoring)
+        return out
 
 
 RANKED_COLUMNS = ("task", "item", "annotator", "label", "rank")
+
+
+def _continuum_lengths(task: int, mapped: MappedControl, data: Mapping[str, Any],
+                       results: list[Mapping[str, Any]]) -> dict[tuple[int, tuple[Any, ...]], float | None]:
+    """The length of each of the task's continua for a span-like control, from its data and results.
+
+    A task submitted with no span marked is the continuum ``(task, ())``.
+    """
+    scopes = dict.fromkeys(row[1] for row in mapped.spans or () if row[0] == task)
+    if not scopes and any(pair[0] == task for pair in mapped.submitted or ()):
+        scopes[()] = None
+    return {(task, scope): continuum_length(mapped.control, data, results, scope=scope) for scope in scopes}
 
 
 def _replace(store: dict[int, tuple[tuple[Any, ...], ...]], task: int, rows: tuple[tuple[Any, ...], ...]) -> None:
@@ -329,6 +383,11 @@ class ProjectSnapshot:
     created : tuple of (int, str, str)
         ``(task, annotator, created_at)`` of every counted annotation.
     scoring : ScoringOptions
+    mapping : MappingOptions
+        Its ``span_jaccard`` is the Jaccard of overlap F1.
+    expected : dict of str to ExpectedDisorder
+        Per span-like control, gamma's expected disorder as sampled when
+        every task was scored (so that it is sampled once per pass).
     """
 
     mapped: dict[str, MappedControl]
@@ -339,11 +398,16 @@ class ProjectSnapshot:
     config: dict[str, dict[str, list[str]]]
     created: tuple[tuple[int, str, str], ...]
     scoring: ScoringOptions
+    mapping: MappingOptions = field(default_factory=MappingOptions)
+    expected: dict[str, ExpectedDisorder] = field(default_factory=dict)
 
     def scores(self) -> ProjectScores:
-        """The full project scores (kappa family, augmented kappa, per label) and every task's scores."""
+        """The full project scores (kappa family, augmented kappa, per label, span measures) and every task's
+        scores."""
         return ProjectScores(
-            controls={name: score_control(mapped, self.scoring) for name, mapped in self.mapped.items()},
+            controls={name: score_control(mapped, self.scoring, span_jaccard=self.mapping.span_jaccard,
+                                          expected=self.expected.get(name))
+                      for name, mapped in self.mapped.items()},
             tasks=self.tasks, skips=self.skips, n_annotations=self.n_annotations, annotators=self.annotators,
             config=self.config)
 
@@ -410,8 +474,12 @@ class ProjectState:
         submissions = collect_submissions([task], skips, include_ground_truth=self.mapping.include_ground_truth)
         counted = submissions.get(identifier, [])
         mapped = self._map(identifier, counted, skips)
+        data = task.get("data")
+        results = [result for submission in counted for result in submission.results]
         for name, control in self.controls.items():
-            control.set_task(identifier, mapped[name])
+            lengths = (_continuum_lengths(identifier, mapped[name], data if isinstance(data, Mapping) else {},
+                                          results) if control.spans is not None else None)
+            control.set_task(identifier, mapped[name], lengths=lengths)
         annotations = task.get("annotations")
         ids = frozenset(a["id"] for a in annotations if isinstance(a, Mapping) and isinstance(a.get("id"), int)
                         and not isinstance(a.get("id"), bool)) if isinstance(annotations, list) else frozenset()
@@ -484,7 +552,8 @@ class ProjectState:
         wanted = [t for t in (self.tasks if tasks is None else tasks) if t in self.tasks]
         by_task: dict[int, dict[str, dict[str, Any]]] = {task: {} for task in wanted}
         for name, control in self.controls.items():
-            for task, score in control.task_scores(wanted, every_task=tasks is None).items():
+            for task, score in control.task_scores(wanted, every_task=tasks is None, mapping=self.mapping,
+                                                   scoring=self.scoring).items():
                 by_task[task][name] = score
         if self.scoring.lowest_decile and tasks is None:  # every task scored: the cut moves here, and only here
             self.decile_cut = lowest_decile(by_task.values(), (len(self.tasks[t].submissions) for t in wanted))
@@ -523,15 +592,18 @@ class ProjectState:
 
     def live_summary(self) -> dict[str, dict[str, Any]]:
         """Per control, SPA with its interval and alpha from the running sums."""
-        return {name: control.live_summary(self.scoring) for name, control in self.controls.items()}
+        return {name: control.live_summary(self.scoring, self.mapping) for name, control in self.controls.items()}
 
     def snapshot(self) -> ProjectSnapshot:
         """What the full scores are computed from, without computing them (see :class:`ProjectSnapshot`)."""
         created = tuple((s.task, s.annotator, s.created_at) for entry in self.tasks.values() for s in entry.submissions)
+        tasks = self.task_scores()  # samples each span control's expected disorder if a task changed
+        expected = {name: control.spans.expected for name, control in self.controls.items()
+                    if control.spans is not None and control.spans.expected is not None}
         return ProjectSnapshot(mapped=self.mapped(),
-                               tasks=self.task_scores(), skips=self.skips(), n_annotations=self.n_annotations(),
+                               tasks=tasks, skips=self.skips(), n_annotations=self.n_annotations(),
                                annotators=self.annotators(), config=self.config_remarks(), created=created,
-                               scoring=self.scoring)
+                               scoring=self.scoring, mapping=self.mapping, expected=expected)
 
     def scores(self) -> ProjectScores:
         """The full project scores (kappa family, augmented kappa, per label) and every task's scores."""

@@ -49,6 +49,20 @@ def _named(control: dict[str, Any], people: Mapping[str, str]) -> dict[str, Any]
     return control
 
 
+def _span_lines(name: str, spans: Mapping[str, Any] | None) -> list[str]:
+    """A span control's F1 and gamma, one line each (nothing for other controls)."""
+    if not spans:
+        return []
+    exact, overlap = spans["f1"]["exact"], spans["f1"]["overlap"]
+    gamma = spans["gamma"]
+    interval = f" [{_fmt(gamma['low'])}, {_fmt(gamma['high'])}]" if gamma["value"] is not None else ""
+    return [(f"{name}: pairwise F1 {_fmt(exact['mean'])} exact, {_fmt(overlap['mean'])} with overlap (Jaccard "
+            f">= {overlap['jaccard']:.2f}), mean over {len(exact['pairs'])} annotator pairs; unitizing alpha "
+            f"{_fmt(spans['unitizing_alpha']['value'])}, u-alpha {_fmt(spans['u_alpha']['value'])}."),
+            (f"{name}: gamma {_fmt(gamma['value'])}{interval} (expected disorder from {gamma['n_samples']} sampled "
+            f"corpora, seed {gamma['seed']}), over {spans['n_units']} spans on {spans['n_continua']} continua.")]
+
+
 def _fmt(value: float | None, digits: int = 3) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
 
@@ -81,6 +95,8 @@ def summary_text(summary: Mapping[str, Any]) -> str:
                      "(overlap raised by one).")
     for failure in summary["tasks_failed"][:10]:
         lines.append(f"Task {failure['task']} was not written: {failure['error']}")
+    for name, c in summary["controls"].items():
+        lines.extend(_span_lines(name, c.get("spans")))
     for name, c in summary["controls"].items():
         for row in c.get("annotators", []):
             if row["outlier"]:

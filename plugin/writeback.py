@@ -6,10 +6,12 @@ when its block changed (``updated_at`` aside), so a second sync with nothing
 new writes nothing.
 
 A task's alpha is scored against the project's expected disagreement, which
-moves a little with every annotation anywhere in the project. Rewriting every
-task for such drift would cost Label Studio minutes per event, so alpha values
-count as changed only when they move by more than a tolerance (0.01 by
-default); SPA, counts and flags are compared exactly.
+moves a little with every annotation anywhere in the project, and a span
+control's gamma against the project's expected disorder, sampled again at a
+pass after any change. Rewriting every task for such drift would cost Label
+Studio minutes per event, so alpha and gamma values count as changed only
+when they move by more than a tolerance (0.01 by default); SPA, F1, counts
+and flags are compared exactly.
 
 :func:`needed_write` is the one diff: given a task as read and the block it
 should carry, it says what to write (the merged meta, the score mirrored into
@@ -34,6 +36,8 @@ DATA_KEY = "agreement_score"
 """The key of ``data`` the task's score is mirrored into (a Data Manager column)."""
 ALPHA_TOLERANCE = 0.01
 _VOLATILE = ("updated_at",)
+_TOLERANT = ("alpha", "gamma")
+"""Keys whose values move with the whole project (its expected disagreement or disorder): compared within a tolerance."""
 
 
 def agreement_block(score: TaskScore, *, version: str, updated_at: str) -> dict[str, Any]:
@@ -55,13 +59,13 @@ def agreement_block(score: TaskScore, *, version: str, updated_at: str) -> dict[
 
 
 def _same(old: object, new: object, tolerance: float, key: str = "") -> bool:
-    """Whether two blocks are equal, ``updated_at`` aside and ``alpha`` values within ``tolerance``."""
+    """Whether two blocks are equal, ``updated_at`` aside and ``alpha`` and ``gamma`` values within ``tolerance``."""
     if isinstance(old, Mapping) and isinstance(new, Mapping):
         keys = (set(old) | set(new)) - set(_VOLATILE)
         return all(k in old and k in new and _same(old[k], new[k], tolerance, k) for k in keys)
     if isinstance(old, list) and isinstance(new, list):
         return len(old) == len(new) and all(_same(a, b, tolerance) for a, b in zip(old, new, strict=True))
-    if key == "alpha" and isinstance(old, (int, float)) and isinstance(new, (int, float)):
+    if key in _TOLERANT and isinstance(old, (int, float)) and isinstance(new, (int, float)):
         return abs(old - new) <= tolerance
     return bool(old == new)
 

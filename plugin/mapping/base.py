@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Literal
 
@@ -66,6 +66,11 @@ class MappedControl:
         With :attr:`spans`: ``(task, annotator)`` for every annotator who
         submitted each task mapped, marked or not (present on every continuum
         of the task). One tuple shared by the project's span controls.
+    lengths : mapping, optional
+        With :attr:`spans`: each continuum's length by ``(task, scope)``, as
+        :func:`plugin.mapping.span_units.continuum_length` finds it in the
+        task's data (None where it does not); None when the tasks' data was
+        not read (the continua are then the extent of their units).
     """
 
     control: Control
@@ -75,6 +80,7 @@ class MappedControl:
     ranked_records: tuple[tuple[Any, ...], ...] | None = None
     spans: tuple[tuple[Any, ...], ...] | None = None
     submitted: tuple[tuple[int, str], ...] | None = None
+    lengths: Mapping[tuple[int, tuple[Any, ...]], float | None] | None = field(default=None, compare=False)
 
     @cached_property
     def rows(self) -> pd.DataFrame:

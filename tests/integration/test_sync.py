@@ -10,6 +10,7 @@ from label_studio_sdk import LabelStudio
 from agreement import item_agreement, spa
 from plugin.cli import main
 from plugin.localserver import personal_access_token, sign_up
+from plugin.scoring import control_value
 
 CONFIG = """<View>
   <Text name="text" value="$text"/>
@@ -104,7 +105,7 @@ def test_sync_writes_scores_equal_to_the_core_and_keeps_other_meta(capsys, label
             assert block["controls"]["sentiment"]["spa"] is None and block["spa"] is None
         else:
             assert block["controls"]["sentiment"]["spa"] == pytest.approx(per_item[index], abs=1e-6)
-        lowest = [c.get("agreement", c["spa"]) for c in block["controls"].values()]
+        lowest = [control_value(c) for c in block["controls"].values()]  # ner: its overlap F1
         assert block["flagged"] == (block["n_annotations"] >= 2 and any(v is not None and v < 0.5 for v in lowest))
         assert set(block) >= {"spa", "alpha", "n_annotations", "flagged", "reasons", "controls", "updated_at",
                               "version"}

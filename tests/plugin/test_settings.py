@@ -41,3 +41,17 @@ def test_the_cli_reports_a_settings_error_in_one_line(capsys, tmp_path):
     assert main(["sync", "--export", str(export), "--threshold", "2"]) == 2
     err = capsys.readouterr().err
     assert err == "ls-agreement sync: error: The threshold (--threshold) must lie between 0 and 1; got 2.0.\n"
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"span_flag_on": "kappa"}, r"^The span flag \(--span-flag-on\) must be one of f1-overlap, f1, items, gamma"),
+    ({"gamma_alpha": -1.0}, r"^Gamma's alpha weight \(--gamma-alpha\)"),
+    ({"gamma_beta": float("nan")}, r"^Gamma's beta weight \(--gamma-beta\)"),
+    ({"gamma_alpha": 0.0, "gamma_beta": 0.0}, r"^Gamma needs a positional or a categorical weight"),
+    ({"gamma_empty": 0.0}, r"^Gamma's cost of an unaligned unit \(--gamma-empty\)"),
+    ({"gamma_samples": 1}, r"^Gamma's sampled corpora \(--gamma-samples\)"),
+])
+def test_span_settings_refuse_what_cannot_be_scored(change, message):
+    with pytest.raises(SettingsError, match=message):
+        ScoringOptions(**change)
+    assert ScoringOptions().span_flag_on == "f1-overlap"

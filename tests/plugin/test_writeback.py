@@ -51,6 +51,20 @@ def test_alpha_drift_within_the_tolerance_is_not_a_change():
     assert merged_meta({"agreement": old}, agreement_block(spa_moved, version="1", updated_at="u")) is not None
 
 
+
+def test_a_span_controls_gamma_drifts_within_the_tolerance_and_its_f1_is_exact():
+    def block(gamma, f1):
+        score = TaskScore(task=1, n_annotations=2, spa=0.5, alpha=None, flagged=False, reasons=(),
+                          controls={"ner": {"spa": 0.5, "alpha": None, "n_items": 2, "f1": f1, "f1_overlap": 1.0,
+                                            "gamma": gamma, "flag_on": "f1_overlap"}})
+        return agreement_block(score, version="1", updated_at="t")
+    old = block(0.8, 0.5)
+    assert merged_meta({"agreement": old}, block(0.805, 0.5)) is None  # the expected disorder was sampled again
+    assert merged_meta({"agreement": old}, block(0.85, 0.5)) is not None
+    assert merged_meta({"agreement": old}, block(0.8, 0.5001)) is not None
+    assert merged_meta({"agreement": old}, block(None, 0.5)) is not None
+
+
 # --- the one diff: what a task needs written ---
 
 FLAGGED = {"n_annotations": 2, "flagged": True, "alpha": 0.1,

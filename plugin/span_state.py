@@ -1,0 +1,252 @@
+"""A span-like control's spans per task, and the span measures each task carries.
+
+For every span-like control (:func:`plugin.mapping.span_units.is_span_control`)
+:class:`plugin.state.ControlState` keeps a :class:`SpanTasks`: per task its
+span rows ``(task, scope, annotator, label, start, end)``, the annotators who
+submitted it and the length of each of its continua (from the task's data,
+:func:`plugin.mapping.span_units.continuum_length`). From them each task gets
+
+- ``f1`` and ``f1_overlap``: pairwise F1 (Hripcsak & Rothschild 2005),
+  :math:`F_1 = 2\\,TP / (|A| + |B|)` for each pair of annotators who
+  submitted the task, with TP, |A| and |B| summed over the task's continua
+  and labels, then the mean over the pairs (a pair who both marked nothing
+  there has no F1 and is left out). ``f1`` matches spans with the same start,
+  end and label; ``f1_overlap`` spans with the same label and Jaccard overlap
+  at least the mapping's ``span_jaccard``, one to one by an optimal
+  assignment (:func:`agreement.span_f1.span_f1`).
+- ``gamma``: :math:`1 - D_o(t) / D_e`, with :math:`D_o(t)` the task's own
+  best-alignment disorder (Mathet, Widlöcher & Métivier 2015; its continua's
+  total disorders over their summed units per annotator) and :math:`D_e` the
+  project's expected disorder. :math:`D_e` is sampled when every task is
+  scored (a pass, a sync, a report), as the lowest-decile cut is, and held
+  for the tasks scored one by one in between; before the first full scoring
+  a task's gamma is None.
+
+A task's values are computed when it is first scored after it changed, from
+its own units alone (O(its spans)), and kept until it changes again; tasks
+scored together are computed in one vectorized call. Each task's per-pair
+counts are kept too, and the project's running per-pair sums of TP and
+``|A| + |B|`` (exact and overlap) are updated as tasks change: the live
+summary's F1 is the mean over pairs of those sums' F1, which equals the batch
+:meth:`agreement.span_f1.SpanF1.total` of the same tasks.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from agreement import UndefinedMeasureWarning
+from agreement.gamma import ExpectedDisorder, expected_disorder, observed_disorder
+from agreement.span_f1 import span_f1
+from plugin.labelconfig import Control
+from plugin.mapping import MappedControl
+from plugin.mapping.span_units import span_units
+from plugin.scoring import SPAN_FLAG_KEYS, number
+from plugin.settings import MappingOptions, ScoringOptions
+
+__all__ = ["MATCHES", "SpanTasks", "TaskSpans", "pair_f1"]
+
+MATCHES = ("exact", "overlap")
+Pair = tuple[str, str]
+Continuum = tuple[int, tuple[Any, ...]]
+
+
+def pair_f1(counts: Mapping[Pair, tuple[int, int]]) -> float:
+    """The mean over annotator pairs of :math:`2\\,TP / (|A| + |B|)`, pairs with no span left out (NaN if none).
+
+    >>> pair_f1({("a", "b"): (1, 4), ("a", "c"): (2, 4), ("b", "c"): (0, 0)})
+    0.75
+    """
+    values = [2.0 * tp / total for tp, total in counts.values() if total > 0]
+    return float(np.mean(values)) if values else math.nan
+
+
+@dataclass(frozen=True)
+class TaskSpans:
+    """One task's span measures for one control.
+
+    Attributes
+    ----------
+    pairs : dict
+        Per match (``"exact"``, ``"overlap"``): per annotator pair ``(a, b)``,
+        ``a < b``, the task's ``(TP, |A| + |B|)`` over its continua and labels.
+    disorder, weight : float
+        The summed best-alignment disorders of the task's continua and their
+        summed units per annotator (0 where no continuum has a defined disorder).
+    """
+
+    pairs: dict[str, dict[Pair, tuple[int, int]]]
+    disorder: float
+    weight: float
+
+    def f1(self, match: str) -> float:
+        """The task's pairwise F1 with ``match``: the mean over its pairs (NaN while undefined)."""
+        return pair_f1(self.pairs[match])
+
+    def gamma(self, expected: float | None) -> float:
+        """``1 - D_o(task) / D_e``; 1 without disorder; NaN while undefined or before ``D_e`` is known."""
+        if self.weight <= 0 or expected is None or not math.isfinite(expected):
+            return math.nan
+        if self.disorder == 0:  # no disorder is perfect agreement, as agreement.gamma has it
+            return 1.0
+        return 1.0 - (self.disorder / self.weight) / expected if expected > 0 else math.nan
+
+
+@dataclass
+class SpanTasks:
+    """A span-like control's spans per task, the span measures of each task, and running per-pair sums.
+
+    Attributes
+    ----------
+    control : Control
+    rows : dict of int to tuple
+        Per task, its span rows.
+    submitted : dict of int to tuple
+        Per task, ``(task, annotator)`` of each annotator who submitted it.
+    lengths : dict of int to dict
+        Per task, each continuum's length by ``(task, scope)`` (None where the
+        task's data does not give it).
+    scored : dict of int to TaskSpans
+        The measures of the tasks scored since they last changed.
+    sums : dict
+        Per match, per annotator pair, ``[TP, |A| + |B|]`` summed over :attr:`scored`.
+    expected : ExpectedDisorder or None
+        The project's expected disorder as of the last time every task was scored.
+    version : int
+        Counts changes, so that :attr:`expected` is sampled again only when a task changed.
+    """
+
+    control: Control
+    rows: dict[int, tuple[tuple[Any, ...], ...]] = field(default_factory=dict)
+    submitted: dict[int, tuple[tuple[int, str], ...]] = field(default_factory=dict)
+    lengths: dict[int, dict[Continuum, float | None]] = field(default_factory=dict)
+    scored: dict[int, TaskSpans] = field(default_factory=dict)
+    sums: dict[str, dict[Pair, list[int]]] = field(default_factory=lambda: {m: {} for m in MATCHES})
+    expected: ExpectedDisorder | None = None
+    version: int = 0
+    _expected_version: int = -1
+
+    def set_task(self, task: int, mapped: MappedControl, lengths: Mapping[Continuum, float | None]) -> None:
+        """Replace ``task``'s spans with those of ``mapped`` (the task's mapping alone) and its continua's lengths.
+
+        A task read again as it was keeps its scores (a pass re-reads every task).
+        """
+        rows = tuple(row for row in mapped.spans or () if row[0] == task)
+        submitted = tuple(pair for pair in mapped.submitted or () if pair[0] == task)
+        if (rows == self.rows.get(task, ()) and submitted == self.submitted.get(task, ())
+                and dict(lengths) == self.lengths.get(task, {})):
+            return
+        self._forget(task)
+        for store, value in ((self.rows, rows), (self.submitted, submitted), (self.lengths, dict(lengths))):
+            if value:
+                store[task] = value  # type: ignore[index]
+            else:
+                store.pop(task, None)
+
+    def remove_task(self, task: int) -> None:
+        """Forget ``task``."""
+        self._forget(task)
+        for store in (self.rows, self.submitted, self.lengths):
+            store.pop(task, None)  # type: ignore[attr-defined]
+
+    def _forget(self, task: int) -> None:
+        self.version += 1
+        old = self.scored.pop(task, None)
+        if old is not None:
+            for match, counts in old.pairs.items():
+                for pair, (tp, total) in counts.items():
+                    running = self.sums[match][pair]
+                    running[0] -= tp
+                    running[1] -= total
+
+    def mapped(self, level: str) -> MappedControl:
+        """Every task's span rows, submitters and lengths (in task order) as one mapped control, without items."""
+        tasks = sorted(self.rows.keys() | self.submitted.keys())
+        return MappedControl(self.control, level, (),  # type: ignore[arg-type]
+                             spans=tuple(row for t in tasks for row in self.rows.get(t, ())),
+                             submitted=tuple(pair for t in tasks for pair in self.submitted.get(t, ())),
+                             lengths={key: value for t in tasks for key, value in self.lengths.get(t, {}).items()})
+
+    def task_scores(self, tasks: Iterable[int], mapping: MappingOptions, scoring: ScoringOptions, *,
+                    every_task: bool = False) -> dict[int, dict[str, float | None]]:
+        """``f1``, ``f1_overlap`` and ``gamma`` of each of ``tasks`` that annotators submitted.
+
+        With ``scoring.span_flag_on`` other than ``"items"``, ``flag_on`` names
+        the one of them the control's threshold is compared with
+        (:func:`plugin.scoring.control_value`).
+
+        Tasks not scored since they changed are scored together, from their own
+        units; with ``every_task`` (``tasks`` is every task) the project's
+        expected disorder is sampled first, if any task changed since it last was.
+        """
+        wanted = [t for t in tasks if t in self.submitted]
+        self._score([t for t in wanted if t not in self.scored], mapping, scoring)
+        if every_task and self._expected_version != self.version:
+            self.expected = self._expected(scoring)
+            self._expected_version = self.version
+        expected = self.expected.value if self.expected is not None else None
+        flag_on = {"flag_on": SPAN_FLAG_KEYS[scoring.span_flag_on]} if scoring.span_flag_on in SPAN_FLAG_KEYS else {}
+        return {t: {"f1": number(self.scored[t].f1("exact")), "f1_overlap": number(self.scored[t].f1("overlap")),
+                    "gamma": number(self.scored[t].gamma(expected)), **flag_on} for t in wanted}
+
+    def _expected(self, scoring: ScoringOptions) -> ExpectedDisorder:
+        mapped = self.mapped("nominal")
+        units = span_units(mapped, lengths=mapped.lengths)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UndefinedMeasureWarning)
+            return expected_disorder(units, n_samples=scoring.gamma_samples, seed=scoring.gamma_seed,
+                                     alpha=scoring.gamma_alpha, beta=scoring.gamma_beta,
+                                     delta_empty=scoring.gamma_empty)
+
+    def _score(self, tasks: list[int], mapping: MappingOptions, scoring: ScoringOptions) -> None:
+        """Score ``tasks`` (none scored since it changed) in one vectorized call per measure."""
+        if not tasks:
+            return
+        tasks = sorted(tasks)
+        mapped = MappedControl(self.control, "nominal", (),
+                               spans=tuple(row for t in tasks for row in self.rows.get(t, ())),
+                               submitted=tuple(pair for t in tasks for pair in self.submitted[t]))
+        lengths = {key: value for t in tasks for key, value in self.lengths.get(t, {}).items()}
+        units = span_units(mapped, lengths=lengths)
+        task_of = np.array([task for task, _ in units.docs], dtype=np.int64)
+        pairs: dict[int, dict[str, dict[Pair, tuple[int, int]]]] = {t: {m: {} for m in MATCHES} for t in tasks}
+        for match in MATCHES:
+            result = span_f1(units, match=match, jaccard=mapping.span_jaccard)
+            tp, total = result.tp.sum(axis=1), (result.n_a + result.n_b).sum(axis=1)
+            for doc, a, b, hits, size in zip(result.doc, result.annotator_a, result.annotator_b, tp, total,
+                                             strict=True):
+                counts = pairs[int(task_of[doc])][match]
+                pair = (units.annotators[a], units.annotators[b])
+                old = counts.get(pair, (0, 0))
+                counts[pair] = (old[0] + int(hits), old[1] + int(size))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UndefinedMeasureWarning)
+            disorder = observed_disorder(units, alpha=scoring.gamma_alpha, beta=scoring.gamma_beta,
+                                         delta_empty=scoring.gamma_empty)
+        defined = disorder.units_per_annotator > 0
+        codes = np.searchsorted(np.array(tasks, dtype=np.int64), task_of)
+        totals = np.bincount(codes, weights=np.where(defined, disorder.total, 0.0), minlength=len(tasks))
+        weights = np.bincount(codes, weights=disorder.units_per_annotator, minlength=len(tasks))
+        for i, task in enumerate(tasks):
+            scored = TaskSpans(pairs[task], float(totals[i]), float(weights[i]))
+            self.scored[task] = scored
+            for match, counts in scored.pairs.items():
+                for pair, (tp, size) in counts.items():
+                    running = self.sums[match].setdefault(pair, [0, 0])
+                    running[0] += tp
+                    running[1] += size
+
+    def live_f1(self, mapping: MappingOptions, scoring: ScoringOptions) -> dict[str, float | None]:
+        """The project's pairwise F1, exact and overlap: the mean over pairs of the running sums' F1.
+
+        Tasks changed since they were last scored are scored first (O(their spans)).
+        """
+        self._score([t for t in self.submitted if t not in self.scored], mapping, scoring)
+        return {match: number(pair_f1({pair: (tp, total) for pair, (tp, total) in self.sums[match].items()}))
+                for match in MATCHES}

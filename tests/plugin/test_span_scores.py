@@ -1,0 +1,213 @@
+"""Span controls scored through the plugin: pairwise F1, unitizing alpha, u-alpha and gamma, per project and task.
+
+The reference values come from outside this project (sources beside each
+test); the offline path is the one ``sync --export`` takes
+(:meth:`plugin.state.ProjectState.from_tasks`, then its scores).
+"""
+
+import json
+import random
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from plugin.cli import main
+from plugin.export import export_project, read_export
+from plugin.labelconfig import parse_label_config
+from plugin.settings import MappingOptions, ScoringOptions
+from plugin.state import ProjectState
+from tests.plugin.conftest import DATA
+
+SPANS = DATA / "spans"
+CONFIG = """<View>
+  <Labels name="label" toName="text"><Label value="PER"/><Label value="LOC"/><Label value="ORG"/></Labels>
+  <Text name="text" value="$text"/>
+</View>"""
+TEXT = "Barack Obama visited Paris in May."
+
+
+def _task(task, marks, text=TEXT):
+    """A task as Label Studio exports it: ``marks`` = {annotator id: [(start, end, label), ...]}."""
+    annotations = [{"id": task * 100 + who, "completed_by": who, "was_cancelled": False, "ground_truth": False,
+                    "result": [{"id": f"r{task}-{who}-{i}", "from_name": "label", "to_name": "text", "type": "labels",
+                                "value": {"start": s, "end": e, "text": text[s:e], "labels": [label]}}
+                               for i, (s, e, label) in enumerate(spans)]}
+                   for who, spans in marks.items()]
+    return {"id": task, "data": {"text": text}, "annotations": annotations, "meta": {}}
+
+
+def _state(tasks, **scoring):
+    return ProjectState.from_tasks(tasks, parse_label_config(CONFIG), mapping=MappingOptions(),
+                                   scoring=ScoringOptions(**scoring))
+
+
+# Krippendorff (2004), Content Analysis, 2nd ed., p. 254: unitizing alpha 0.8591, c 0.7286 (D_o 0.0144, D_e 0.0532),
+# k 1.0; the 2016 u-alpha of the same example is 0.5909 (PyPI krippendorff-unitized-alpha, quallmer's R code).
+# The export is made by tests/data/spans/krippendorff2004_export.py.
+def test_krippendorff_2004_through_sync_export(capsys):
+    assert main(["sync", "--export", str(SPANS / "krippendorff2004.json"), "--label-config",
+                 str(SPANS / "krippendorff2004_config.xml"), "--json", "--quiet"]) == 0
+    spans = json.loads(capsys.readouterr().out)["controls"]["label"]["spans"]
+    unitizing = spans["unitizing_alpha"]
+    assert unitizing["value"] == pytest.approx(0.858665, abs=1e-6)
+    assert unitizing["per_label"]["c"]["value"] == pytest.approx(0.7286, abs=5e-5)
+    assert unitizing["per_label"]["c"]["observed"] == pytest.approx(0.0144, abs=5e-5)
+    assert unitizing["per_label"]["c"]["expected"] == pytest.approx(0.0532, abs=5e-5)
+    assert unitizing["per_label"]["k"]["value"] == 1.0
+    assert spans["u_alpha"]["value"] == pytest.approx(0.5909, abs=5e-5)
+    assert spans["lengths"] == "text" and spans["n_continua"] == 1 and spans["n_units"] == 9
+    # the c units differ at their boundaries: exact F1 counts 2 of 4 + 5 spans, overlap at 0.5 one more
+    assert spans["f1"]["exact"]["pairs"] == [{"annotators": ["1", "2"], "f1": 0.444444, "tp": 2, "n_a": 4, "n_b": 5}]
+    assert spans["f1"]["overlap"]["mean"] == pytest.approx(2 * 3 / 9, abs=1e-6)
+    assert spans["f1"]["overlap"]["jaccard"] == 0.5
+    gamma = spans["gamma"]
+    assert gamma["seed"] == 0 and gamma["n_samples"] == 30 and gamma["low"] <= gamma["value"] <= gamma["high"]
+
+
+@pytest.fixture(scope="module")
+def bratiaa():
+    tasks, controls = export_project(DATA / "bratiaa" / "export.json")
+    state = ProjectState.from_tasks(tasks, controls, mapping=MappingOptions(), scoring=ScoringOptions())
+    return tasks, controls, state, state.scores(), json.loads((DATA / "bratiaa_reference.json").read_text())
+
+
+# bratiaa 0.1.4 on its example project (tests/data/bratiaa/SOURCE.md), recorded by tests/data/bratiaa_reference.py:
+# per label LOC 0.819, MISC 0.840, ORG 0.906, PER 0.938 (mean over the 6 annotator pairs, population SD).
+def test_bratiaa_per_label_f1_in_the_project_scores(bratiaa):
+    _, _, _, scores, reference = bratiaa
+    f1 = scores.controls["label"].spans["f1"]["exact"]
+    for label, value in reference["per_label"].items():
+        assert f1["per_label"][label]["mean"] == pytest.approx(value["mean"], abs=1e-6)
+        assert f1["per_label"][label]["sd"] == pytest.approx(value["sd"], abs=1e-6)
+        assert f1["per_label"][label]["n_pairs"] == 6
+    assert (f1["mean"], f1["sd"]) == pytest.approx((reference["total"]["mean"], reference["total"]["sd"]), abs=1e-6)
+    assert len(f1["pairs"]) == 6
+
+
+def test_bratiaa_per_document_f1_in_each_task_block(bratiaa):
+    tasks, _, state, _, reference = bratiaa
+    blocks = state.blocks(updated_at="now")
+    for task in tasks:
+        values = blocks[task["id"]]["controls"]["label"]
+        assert values["f1"] == pytest.approx(reference["per_document"][task["data"]["document"]]["mean"], abs=1e-6)
+        assert values["f1_overlap"] >= values["f1"]
+        assert -1.0 < values["gamma"] <= 1.0
+        assert values["flag_on"] == "f1_overlap"
+
+
+def _canonical(state):
+    return {task: (score.flagged, score.reasons, score.controls) for task, score in state.task_scores().items()}
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(order=st.permutations(range(7)), early=st.lists(st.integers(0, 6), max_size=3))
+def test_live_equals_batch(bratiaa, order, early):
+    """Tasks set one by one in any order, scored as they come (some first without their last annotation), give the
+    batch's f1, f1_overlap and gamma for every task and the batch's project F1 live."""
+    tasks, controls, batch, scores, _ = bratiaa
+    live = ProjectState(None, controls, mapping=MappingOptions(), scoring=ScoringOptions())
+    for index in early:  # an earlier state of a task, replaced later
+        partial = {**tasks[index], "annotations": tasks[index]["annotations"][:-1]}
+        live.set_task(partial)
+        live.task_scores([partial["id"]])
+    for index in order:
+        live.set_task(tasks[index])
+        live.task_scores([tasks[index]["id"]])
+    assert _canonical(live) == _canonical(batch)
+    f1 = scores.controls["label"].spans["f1"]
+    assert live.live_summary()["label"]["f1"] == {"exact": f1["exact"]["mean"], "overlap": f1["overlap"]["mean"]}
+
+
+def test_task_gamma_is_none_before_the_first_full_scoring_and_then_held():
+    tasks = [_task(1, {1: [(0, 12, "PER")], 2: [(0, 10, "PER")]}),
+             _task(2, {1: [(0, 12, "PER"), (21, 26, "LOC")], 2: [(0, 12, "PER"), (21, 26, "ORG")]})]
+    state = _state([])
+    state.set_task(tasks[0])
+    assert state.task_scores([1])[1].controls["label"]["gamma"] is None
+    state.set_task(tasks[1])
+    full = state.task_scores()  # every task: the expected disorder is sampled here
+    expected = state.controls["label"].spans.expected.value
+    assert full[1].controls["label"]["gamma"] is not None
+    state.set_task(_task(1, {1: [(0, 12, "PER")], 2: [(0, 12, "PER")]}))
+    assert state.task_scores([1])[1].controls["label"]["gamma"] == 1.0  # no disorder
+    assert state.controls["label"].spans.expected.value == expected  # held until the next full scoring
+
+
+def test_a_boundary_two_characters_off_flags_only_with_exact_f1():
+    tasks = [_task(1, {1: [(0, 12, "PER")], 2: [(0, 10, "PER")]})]  # Jaccard 10/12
+    default = _state(tasks).task_scores()[1]
+    assert not default.flagged
+    assert default.controls["label"]["f1_overlap"] == 1.0 and default.controls["label"]["f1"] == 0.0
+    exact = _state(tasks, span_flag_on="f1").task_scores()[1]
+    assert exact.flagged and exact.reasons == ("label: F1 0.00 below 0.50",)
+
+
+@pytest.mark.parametrize("marks", [
+    {1: [(0, 12, "PER"), (21, 26, "LOC")], 2: [(0, 12, "PER")]},  # a missed entity: overlap F1 2/3 ...
+    {1: [(21, 26, "LOC")], 2: []},  # ... and alone: 0
+    {1: [(21, 26, "LOC")], 2: [(21, 26, "ORG")]},  # a differently labelled entity
+])
+def test_a_missed_or_relabelled_entity_lowers_overlap_f1(marks):
+    score = _state([_task(1, marks)], threshold=0.7).task_scores()[1]
+    value = score.controls["label"]["f1_overlap"]
+    assert value == pytest.approx(2 / 3 if len(marks[2]) == 1 and marks[2][0][2] == "PER" else 0.0, abs=1e-6)
+    assert score.flagged and score.reasons[0] == f"label: overlap F1 {value:.2f} below 0.70"
+
+
+def test_span_flag_on_gamma_and_items_and_the_score_mirrored(tmp_path, capsys):
+    tasks = [_task(1, {1: [(0, 12, "PER")], 2: [(0, 10, "PER")]}), _task(2, {1: [(21, 26, "LOC")], 2: []})]
+    path, config = tmp_path / "export.json", tmp_path / "config.xml"
+    path.write_text(json.dumps(tasks))
+    config.write_text(CONFIG)
+    flagged = {}
+    for flag_on in ("f1-overlap", "f1", "items", "gamma"):
+        assert main(["sync", "--export", str(path), "--label-config", str(config), "--json", "--quiet",
+                     "--span-flag-on", flag_on]) == 0
+        flagged[flag_on] = json.loads(capsys.readouterr().out)["flagged"]
+    assert flagged["f1-overlap"] == 1 and flagged["f1"] == 2 and flagged["items"] == 2
+    state = _state(tasks, span_flag_on="gamma")
+    scores = state.task_scores()
+    assert scores[1].controls["label"]["flag_on"] == "gamma"
+    assert flagged["gamma"] == sum(score.flagged for score in scores.values())
+    from plugin.writeback import task_score
+    block = state.blocks([1], updated_at="now")[1]
+    assert task_score(block) == round(block["controls"]["label"]["gamma"], 3)
+    assert "flag_on" not in _state(tasks, span_flag_on="items").task_scores()[1].controls["label"]
+
+
+def test_sync_text_names_f1_and_gamma_of_span_controls(capsys):
+    assert main(["sync", "--export", str(SPANS / "krippendorff2004.json"), "--label-config",
+                 str(SPANS / "krippendorff2004_config.xml")]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert ("label: pairwise F1 0.444 exact, 0.667 with overlap (Jaccard >= 0.50), mean over 1 annotator pairs; "
+            "unitizing alpha 0.859, u-alpha 0.591.") in lines
+    assert sum(line.startswith("label: gamma ") for line in lines) == 1
+
+
+def test_tasks_removed_leave_the_live_f1_as_a_batch_of_the_rest():
+    tasks = read_export(SPANS / "leoka_team_2.json")[:20]
+    controls = parse_label_config((SPANS / "leoka_config.xml").read_text())
+    live = ProjectState.from_tasks(tasks, controls, mapping=MappingOptions(), scoring=ScoringOptions())
+    live.live_summary()
+    removed = random.Random(0).sample([t["id"] for t in tasks], 5)
+    for task in removed:
+        live.remove_task(task)
+    batch = ProjectState.from_tasks([t for t in tasks if t["id"] not in removed], controls, mapping=MappingOptions(),
+                                    scoring=ScoringOptions())
+    assert live.live_summary()["label"]["f1"] == batch.live_summary()["label"]["f1"]
+    spans = batch.scores().controls["label"].spans["f1"]
+    assert batch.live_summary()["label"]["f1"] == {"exact": spans["exact"]["mean"], "overlap": spans["overlap"]["mean"]}
+
+
+def test_a_task_read_again_unchanged_keeps_its_scores_and_the_expected_disorder():
+    tasks = [_task(1, {1: [(0, 12, "PER")], 2: [(0, 10, "PER")]}), _task(2, {1: [(21, 26, "LOC")], 2: []})]
+    state = _state(tasks)
+    first = state.task_scores()
+    spans = state.controls["label"].spans
+    version, scored = spans.version, dict(spans.scored)
+    state.load(tasks)  # a pass reads every task again
+    assert spans.version == version and spans.scored == scored and state.task_scores() == first
+    state.set_task(_task(2, {1: [(21, 26, "LOC")], 2: [(21, 26, "LOC")]}))
+    assert spans.version == version + 1 and 2 not in spans.scored and 1 in spans.scored
+    assert state.task_scores([2])[2].controls["label"]["f1"] == 1.0
