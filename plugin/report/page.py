@@ -47,7 +47,7 @@ svg{max-width:100%;height:auto}
 """
 
 SECTIONS = (("headline", "Headline"), ("time", "Over time"), ("family", "Per control and label"),
-            ("annotators", "Annotators"), ("labels", "Confused labels"), ("tasks", "Tasks"),
+            ("spans", "Spans"), ("annotators", "Annotators"), ("labels", "Confused labels"), ("tasks", "Tasks"),
             ("sweep", "Multiple choices"), ("flagged", "Flagged tasks"), ("notes", "Notes"))
 
 
@@ -112,6 +112,62 @@ def _family(report: Report) -> str:
     return "".join(parts)
 
 
+def _general(value: Any) -> str:
+    """A disagreement with 3 significant digits (they can be small), blank where the measure has none."""
+    if isinstance(value, float) and math.isfinite(value):
+        return f"{value:.3g}"
+    return ""
+
+
+def _spread(mean: Any, sd: Any) -> str:
+    if isinstance(mean, float) and math.isnan(mean):
+        return _number(mean)
+    return f"{_number(mean)}&nbsp;&plusmn;&nbsp;{_number(sd)}"
+
+
+def _spans(report: Report) -> str:
+    if report.span_measures.empty:
+        return ""
+    parts = [('<p class="note">Span controls scored as spans rather than as aligned items. Pairwise F1 is '
+              "2&middot;TP / (|A| + |B|) for each pair of annotators, counts summed over tasks; shown as the mean "
+              "&plusmn; the population SD over the pairs. The alphas and gamma are 1 for perfect agreement and 0 "
+              "for agreement at chance.</p>")]
+    for name, measures in report.span_measures.groupby("control", sort=False):
+        labels = report.span_labels[report.span_labels["control"] == name]
+        pairs = report.span_pairs[report.span_pairs["control"] == name]
+        offsets = report.span_offsets[report.span_offsets["control"] == name]
+        interval = measures.apply(lambda r: "" if math.isnan(r["low"]) else
+                                  f"[{_number(r['low'])},&nbsp;{_number(r['high'])}]", axis=1)
+        table = _table(measures.assign(interval=interval, n_pairs=measures["n_pairs"].map(
+                           lambda n: "" if n is None or (isinstance(n, float) and math.isnan(n)) else str(int(n)))),
+                       [("name", "measure"), ("value", "value"), ("sd", "SD over pairs"), ("interval", "interval"),
+                        ("observed", "observed dis."), ("expected", "expected dis."), ("n_pairs", "pairs"),
+                        ("answers", "what it answers")],
+                       text=("name", "answers"),
+                       cell={"interval": str, "n_pairs": str, "observed": _general, "expected": _general,
+                             "sd": lambda v: "" if isinstance(v, float) and math.isnan(v) else _number(v)})
+        per_label = _table(labels.assign(
+            exact=[_spread(m, d) for m, d in zip(labels["f1_exact"], labels["f1_exact_sd"], strict=True)],
+            overlap=[_spread(m, d) for m, d in zip(labels["f1_overlap"], labels["f1_overlap_sd"], strict=True)]),
+            [("label", "label"), ("n_spans", "spans"), ("exact", "F1 exact"), ("f1_exact_pairs", "pairs"),
+             ("overlap", "F1 overlap"), ("f1_overlap_pairs", "pairs"), ("unitizing_alpha", "unitizing alpha")],
+            text=("label",), cell={"exact": str, "overlap": str})
+        pair_table = _table(pairs, [("first", "annotator"), ("second", "annotator"), ("n_first", "spans"),
+                                    ("n_second", "spans"), ("f1_exact", "F1 exact"), ("f1_overlap", "F1 overlap")],
+                            text=("first", "second"))
+        unit = str(offsets["unit"].iloc[0]) if len(offsets) else ""
+        same = int(((offsets["start_offset"] == 0) & (offsets["end_offset"] == 0)).sum())
+        chart = charts.offset_chart(offsets, control=str(name), unit=unit)
+        about = (f'<p class="note">{len(offsets):,} pairs of spans matched by overlap (same label, as overlap F1 '
+                 f"matches them); {same:,} of them have the same start and end. Each bar counts the pairs whose "
+                 f"second annotator's boundary lies that far from the first's ({escape(unit)}).</p>"
+                 if len(offsets) else '<p class="note">No two annotators\' spans matched.</p>')
+        parts.append(f"<h3>{escape(str(name))}</h3>{table}<h3>{escape(str(name))}: per label</h3>"
+                     f'<div class="pair"><div>{per_label}</div><div>{pair_table}</div></div>'
+                     f"<h3>{escape(str(name))}: boundaries of matched spans</h3>{about}{chart}")
+    return "".join(parts)
+
+
 def _annotators(report: Report) -> str:
     parts = [('<p class="note">Cohen\'s kappa of every pair of annotators on the items both labeled (hover a cell '
              "for how many). Below: each annotator's mean kappa with the others, agreement with the majority of "
@@ -140,8 +196,10 @@ def _flagged(report: Report) -> str:
     flagged = report.tasks[report.tasks["flagged"]]
     shown = flagged.head(report.options.max_listed_tasks)
     link = (lambda url: f'<a href="{escape(url)}">open</a>' if isinstance(url, str) else "")
+    f1 = [(column, column.replace("f1_overlap", "F1 overlap", 1).replace("f1", "F1 exact", 1))
+          for column in report.tasks.columns if column.startswith("f1")]
     table = _table(shown, [("task", "task"), ("link", "in Label Studio"), ("n_annotations", "annotations"),
-                           ("spa", "SPA"), ("alpha", "alpha"), ("reasons", "why")],
+                           ("spa", "SPA"), ("alpha", "alpha"), *f1, ("reasons", "why")],
                    text=("reasons", "link"), cell={"link": link, "task": lambda t: str(int(t))})
     more = (f'<p class="note">The first {len(shown):,} of {len(flagged):,}; the CSV and JSON formats list all.</p>'
             if len(flagged) > len(shown) else "")
@@ -157,6 +215,7 @@ def render_html(report: Report) -> str:
                  "bootstrap interval as the band, and alpha dashed.</p>"
                  + charts.timeline_chart(report.timeline, controls=controls)),
         "family": _family(report),
+        "spans": _spans(report),
         "annotators": _annotators(report),
         "labels": _labels(report),
         "tasks": charts.distribution_chart(report.tasks, threshold=float(report.overview["threshold"])),

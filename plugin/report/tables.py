@@ -74,7 +74,10 @@ class Report:
     timeline : DataFrame
         Per control and moment: SPA with its band, alpha.
     tasks : DataFrame
-        Every task's scores, flag, reasons and link, worst first.
+        Every task's scores, flag, reasons and link, worst first. A span
+        control adds its pairwise F1 on the task, exact (``f1``) and overlap
+        (``f1_overlap``); with several span controls, ``f1:<control>`` and
+        ``f1_overlap:<control>``.
     sweep : DataFrame
         Multiple choices: the augmented kappa at each p.
     span_labels : DataFrame
@@ -248,27 +251,27 @@ def _control_tables(name: str, snapshot: ProjectSnapshot, score: ControlScore, t
 
 SPAN_MEASURES = (
     ("f1_exact", "pairwise F1, exact",
-     "How often two annotators mark the same entity with the same label and exactly the same boundaries "
-     "(Hripcsak & Rothschild 2005); mean over annotator pairs."),
+     ("How often two annotators mark the same entity with the same label and exactly the same boundaries "
+     "(Hripcsak & Rothschild 2005); mean over annotator pairs.")),
     ("f1_overlap", "pairwise F1, overlap",
-     "How often two annotators mark the same entity with the same label, the boundaries overlapping by at least "
-     "the Jaccard threshold; mean over annotator pairs."),
+     ("How often two annotators mark the same entity with the same label, the boundaries overlapping by at least "
+     "the Jaccard threshold; mean over annotator pairs.")),
     ("unitizing_alpha", "unitizing alpha (1995/2004)",
-     "Do annotators agree on which stretches carry which label, against chance (Krippendorff 2004, the form "
-     "INCEpTION and DKPro report; it can misbehave with more than two annotators)."),
+     ("Do annotators agree on which stretches carry which label, against chance (Krippendorff 2004, the form "
+     "INCEpTION and DKPro report; it can misbehave with more than two annotators).")),
     ("u_alpha", "u-alpha (2016)",
-     "Do annotators agree on where the units are and how they are labelled, against chance (Krippendorff, "
-     "Mathet, Bouvry & Widlöcher 2016)."),
+     ("Do annotators agree on where the units are and how they are labelled, against chance (Krippendorff, "
+     "Mathet, Bouvry & Widlöcher 2016).")),
     ("binary_u_alpha", "|u-alpha",
      "Do annotators agree where the units are, whatever their labels?"),
     ("coding_u_alpha", "cu-alpha",
      "Given units overlap, do they get the same label?"),
     ("gamma", "gamma",
-     "Agreement on positions and labels together, with partial credit for near boundaries, against chance "
-     "(Mathet, Widlöcher & Métivier 2015); the interval is that of the sampled expected disorder."),
+     ("Agreement on positions and labels together, with partial credit for near boundaries, against chance "
+     "(Mathet, Widlöcher & Métivier 2015); the interval is that of the sampled expected disorder.")),
     ("spa", "SPA on aligned items",
-     "How often two annotators give an aligned span item the same label (\"no span\" included): the item agreement "
-     "the rest of this report uses."),
+     ("How often two annotators give an aligned span item the same label (\"no span\" included): the item agreement "
+     "the rest of this report uses.")),
     ("alpha", "alpha on aligned items",
      "Krippendorff's alpha over the same aligned items: their agreement against chance."),
 )
@@ -402,9 +405,9 @@ def _span_tables(name: str, snapshot: ProjectSnapshot, score: ControlScore,
 
 def _tasks(scores: ProjectScores, task_url: str | None) -> pd.DataFrame:
     span = [name for name, score in scores.controls.items() if score.spans is not None]
-    f1 = {name: "f1" if len(span) == 1 else f"f1:{name}" for name in span}
+    f1 = {(name, key): key if len(span) == 1 else f"{key}:{name}" for name in span for key in ("f1", "f1_overlap")}
     rows = [{"task": t.task, "n_annotations": t.n_annotations, "spa": _nan(t.spa), "alpha": _nan(t.alpha),
-             **{column: _nan(t.controls.get(name, {}).get("f1")) for name, column in f1.items()},
+             **{column: _nan(t.controls.get(name, {}).get(key)) for (name, key), column in f1.items()},
              "flagged": t.flagged, "reasons": "; ".join(t.reasons),
              "link": task_url.format(task=t.task) if task_url else None} for t in scores.tasks.values()]
     columns = [*TASK_COLUMNS[:4], *f1.values(), *TASK_COLUMNS[4:]]
