@@ -141,15 +141,22 @@ def confusion_chart(confusion: pd.DataFrame, *, control: str) -> str:
 
 
 def distribution_chart(tasks: pd.DataFrame, *, threshold: float) -> str:
-    """How the tasks' agreement (mean SPA over their controls) is spread, with the flag threshold."""
-    scored = tasks["spa"].astype(float).dropna()
+    """How the tasks' agreement (mean SPA over their controls) is spread, flagged tasks in red, with the threshold.
+
+    The colour is the task's flag, not its SPA against the threshold: a span
+    control flags on its own per-task value (overlap F1 by default), and a
+    task may be flagged for one control while its mean SPA is high.
+    """
+    scored = tasks[tasks["spa"].notna()]
     if scored.empty:
         return ""
+    spa = scored["spa"].astype(float)
+    flagged = scored["flagged"].astype(bool).to_numpy()
     with _figure(9.0, 2.6) as figure:
         ax = figure.subplots()
         bins = np.linspace(0, 1, 21).tolist()
-        ax.hist(scored[scored >= threshold], bins=bins, color=SPA_COLOUR, label="at or above the threshold")
-        ax.hist(scored[scored < threshold], bins=bins, color=FLAG_COLOUR, label="below")
+        ax.hist([spa[~flagged], spa[flagged]], bins=bins, color=[SPA_COLOUR, FLAG_COLOUR], stacked=True,
+                label=["not flagged", "flagged"])
         ax.axvline(threshold, color="black", linestyle=":", linewidth=1)
         ax.set_xlabel("task agreement (mean SPA over its controls)")
         ax.set_ylabel("tasks")
@@ -197,6 +204,7 @@ def offset_chart(offsets: pd.DataFrame, *, control: str, unit: str) -> str:
         for ax, column, title in zip(axes, ("start_offset", "end_offset"), ("start", "end"), strict=True):
             ax.hist(offsets[column].to_numpy(dtype=float), bins=bins, color=SPA_COLOUR, log=True)
             ax.axvline(0, color="black", linestyle=":", linewidth=1)
+            ax.set_ylim(bottom=0.5)
             ax.set_xlabel(f"difference of the {title}s ({unit})")
             ax.set_title(f"{control}: {title}", loc="left", fontweight="bold")
             ax.grid(axis="y", alpha=0.3)

@@ -81,7 +81,11 @@ def _table(frame: pd.DataFrame, columns: Sequence[tuple[str, str]], *, text: Seq
 
 def _headline(report: Report) -> str:
     cards = []
+    spans = report.span_measures.set_index(["control", "measure"])["value"]
     for row in report.headline.itertuples(index=False):
+        span_line = (f'<div class="small">pairwise F1 {_number(spans[(row.control, "f1_exact")])} exact, '
+                     f'{_number(spans[(row.control, "f1_overlap")])} overlap &middot; gamma '
+                     f'{_number(spans[(row.control, "gamma")])}</div>' if (row.control, "gamma") in spans.index else "")
         needed = row.annotations_needed
         need = ("no interval yet" if needed is None or (isinstance(needed, float) and math.isnan(needed))
                 else "interval narrow enough" if needed == 0 else f"about {int(needed):,} more annotations")
@@ -90,7 +94,7 @@ def _headline(report: Report) -> str:
             f'{escape(row.level)}</span></div><div class="big">SPA {_number(row.spa)}</div>'
             f'<div class="small">95% interval [{_number(row.spa_low)}, {_number(row.spa_high)}]</div>'
             f'<div class="small">alpha {_number(row.alpha)} &middot; {escape(str(row.gwet_coefficient or "AC1"))} '
-            f'{_number(row.gwet)}</div><div class="small">{row.n_items:,} items, {row.n_annotations:,} '
+            f'{_number(row.gwet)}</div>{span_line}<div class="small">{row.n_items:,} items, {row.n_annotations:,} '
             f'annotations; for an interval of {report.options.target_width:g}: {need}</div></div>')
     o = report.overview
     intro = (f'<p>{o["n_tasks"]:,} tasks, {o["n_annotations"]:,} annotations by {o["n_annotators"]:,} '
@@ -158,8 +162,8 @@ def _spans(report: Report) -> str:
         unit = str(offsets["unit"].iloc[0]) if len(offsets) else ""
         same = int(((offsets["start_offset"] == 0) & (offsets["end_offset"] == 0)).sum())
         chart = charts.offset_chart(offsets, control=str(name), unit=unit)
-        about = (f'<p class="note">{len(offsets):,} pairs of spans matched by overlap (same label, as overlap F1 '
-                 f"matches them); {same:,} of them have the same start and end. Each bar counts the pairs whose "
+        about = (f'<p class="note">{len(offsets):,} pair{"s" if len(offsets) > 1 else ""} of spans matched by overlap '
+                 f"(same label, as overlap F1 matches them); {same:,} of them have the same start and end. Each bar counts the pairs whose "
                  f"second annotator's boundary lies that far from the first's ({escape(unit)}).</p>"
                  if len(offsets) else '<p class="note">No two annotators\' spans matched.</p>')
         parts.append(f"<h3>{escape(str(name))}</h3>{table}<h3>{escape(str(name))}: per label</h3>"
@@ -218,7 +222,11 @@ def render_html(report: Report) -> str:
         "spans": _spans(report),
         "annotators": _annotators(report),
         "labels": _labels(report),
-        "tasks": charts.distribution_chart(report.tasks, threshold=float(report.overview["threshold"])),
+        "tasks": (('<p class="note">Each task\'s mean SPA over its controls; red: the tasks flagged. A span control '
+                   "flags a task on its own value there (overlap F1 unless --span-flag-on says otherwise), so a "
+                   "flagged task's mean SPA may lie above the threshold.</p>"
+                   if any(c.startswith("f1") for c in report.tasks.columns) else "")
+                  + charts.distribution_chart(report.tasks, threshold=float(report.overview["threshold"]))),
         "sweep": ('<p class="note">The augmented kappa weighs an annotator\'s first choice p and the others 1 - p '
                   "(Rosenberg &amp; Binkowski 2004); a curve that rises towards p = 0.5 means annotators agree on "
                   "the set of choices more than on which comes first.</p>" + charts.sweep_chart(report.sweep)

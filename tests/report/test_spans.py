@@ -218,7 +218,9 @@ def test_tasks_carry_each_span_controls_f1():
         for name in ("ner", "topic"):
             assert table.loc[task, f"f1:{name}"] == score.controls[name]["f1"]
     assert set(report.span_measures["control"]) == {"ner", "topic"}  # the choices are no span control
-    assert "<th class=\"\">F1 overlap:topic</th>" in render_html(report)  # the flagged tasks' table
+    page = render_html(report)
+    assert "<th class=\"\">F1 overlap:topic</th>" in page  # the flagged tasks' table
+    assert "a flagged task's mean SPA may lie above the threshold" in page
     one = [_task(1, {1: [(0, 10, "PER")], 2: [(0, 10, "PER")]})]
     _, single = _report(one, parse_label_config(CONFIG))
     assert [c for c in single.tasks.columns if c.startswith("f1")] == ["f1", "f1_overlap"]
@@ -235,7 +237,8 @@ def test_a_project_without_span_controls_has_no_span_section():
     _, report = _report(tasks, parse_label_config(config))
     assert all(report.tables()[name].empty for name in ("span_labels", "span_measures", "span_pairs", "span_offsets"))
     assert not any(c.startswith("f1") for c in report.tasks.columns)
-    assert 'id="spans"' not in render_html(report)
+    page = render_html(report)
+    assert 'id="spans"' not in page and "pairwise F1" not in page and "mean SPA may lie" not in page
 
 
 def test_labels_from_label_studio_are_escaped_in_the_section():
