@@ -166,7 +166,14 @@ def _spans(report: Report) -> str:
                  f"(same label, as overlap F1 matches them); {same:,} of them have the same start and end. Each bar counts the pairs whose "
                  f"second annotator's boundary lies that far from the first's ({escape(unit)}).</p>"
                  if len(offsets) else '<p class="note">No two annotators\' spans matched.</p>')
-        parts.append(f"<h3>{escape(str(name))}</h3>{table}<h3>{escape(str(name))}: per label</h3>"
+        first = measures.iloc[0]
+        spans_all = labels[labels["label"] == "(all labels)"]
+        n_spans = int(spans_all["n_spans"].iloc[0]) if len(spans_all) else 0
+        where = {"text": "each task's text", "media": "the media's length",
+                 "extent": "the extent of the spans where the task gives no length"}.get(str(first["lengths"]), "")
+        counted = (f'<p class="note">{n_spans:,} spans on {int(first["n_continua"]):,} continua (a task, or a part '
+                   f"of one); the continua's lengths, which unitizing alpha and gamma depend on: {escape(where)}.</p>")
+        parts.append(f"<h3>{escape(str(name))}</h3>{counted}{table}<h3>{escape(str(name))}: per label</h3>"
                      f'<div class="pair"><div>{per_label}</div><div>{pair_table}</div></div>'
                      f"<h3>{escape(str(name))}: boundaries of matched spans</h3>{about}{chart}")
     return "".join(parts)

@@ -38,7 +38,7 @@ SPAN_LABEL_COLUMNS = ("control", "label", "n_spans", "f1_exact", "f1_exact_sd", 
                       "f1_overlap_sd", "f1_overlap_pairs", "unitizing_alpha", "unitizing_observed",
                       "unitizing_expected")
 SPAN_MEASURE_COLUMNS = ("control", "measure", "name", "value", "sd", "low", "high", "observed", "expected",
-                        "n_pairs", "answers")
+                        "n_pairs", "answers", "n_continua", "lengths")
 SPAN_PAIR_COLUMNS = ("control", "first", "second", "f1_exact", "tp_exact", "f1_overlap", "tp_overlap", "n_first",
                      "n_second")
 SPAN_OFFSET_COLUMNS = ("control", "task", "scope", "label", "first", "second", "start_offset", "end_offset",
@@ -86,7 +86,9 @@ class Report:
         (1995/2004) with its disagreements; the row ``(all labels)`` holds the totals.
     span_measures : DataFrame
         Per span control, its measures side by side (:data:`SPAN_MEASURES`), each
-        with the question it answers.
+        with the question it answers; ``n_continua`` and ``lengths`` (``"text"``,
+        ``"media"`` or ``"extent"``: where the continua's lengths came from,
+        which unitizing alpha and gamma depend on) repeat on each row.
     span_pairs : DataFrame
         Per span control and pair of annotators: pairwise F1 exact and overlap.
     span_offsets : DataFrame
@@ -375,7 +377,8 @@ def _span_measures(name: str, score: ControlScore, spans: Mapping[str, Any]) -> 
         found = values[key]
         rows.append({"control": name, "measure": key, "name": title,
                      **{c: _nan(found.get(c)) for c in ("value", "sd", "low", "high", "observed", "expected")},
-                     "n_pairs": found.get("n_pairs"), "answers": question})
+                     "n_pairs": found.get("n_pairs"), "answers": question, "n_continua": spans["n_continua"],
+                     "lengths": spans["lengths"]})
     return pd.DataFrame(rows, columns=list(SPAN_MEASURE_COLUMNS))
 
 

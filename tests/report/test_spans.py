@@ -126,6 +126,7 @@ def test_krippendorff_2004_in_the_section():
     measures = report.span_measures.set_index("measure")
     assert measures.loc["unitizing_alpha", "value"] == pytest.approx(0.8591, abs=5e-4)
     assert measures.loc["u_alpha", "value"] == pytest.approx(0.5909, abs=5e-5)
+    assert set(measures["lengths"]) == {"text"} and set(measures["n_continua"]) == {1}
     labels = report.span_labels.set_index("label")
     assert labels.loc["c", "unitizing_alpha"] == pytest.approx(0.7286, abs=5e-5)
     assert labels.loc["c", "unitizing_observed"] == pytest.approx(0.0144, abs=5e-5)
@@ -140,6 +141,7 @@ def test_krippendorff_2004_in_the_section():
     assert set(offsets["unit"]) == {"characters"}
     page = render_html(report)
     assert 'id="spans"' in page and page.count("<svg") >= 2
+    assert "9 spans on 1 continua" in page and "each task&#x27;s text" in page
 
 
 def _brute_force_offsets(tasks, jaccard=0.5):
