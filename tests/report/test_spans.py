@@ -13,6 +13,8 @@ from collections import Counter
 
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from agreement import UndefinedMeasureWarning
 from agreement.span_f1 import span_f1
@@ -21,6 +23,7 @@ from plugin.export import export_project, read_export
 from plugin.labelconfig import parse_label_config
 from plugin.mapping.span_units import span_units
 from plugin.report import build_report, report_json, write_report
+from plugin.report.charts import offset_chart
 from plugin.report.page import render_html
 from plugin.report.tables import SPAN_MEASURES
 from plugin.settings import MappingOptions, ScoringOptions
@@ -274,3 +277,32 @@ def test_span_tables_in_csv_and_json(bratiaa, tmp_path):
     assert list(csv.columns) == list(report.span_offsets.columns)
     assert (csv[["start_offset", "end_offset"]].to_numpy() == report.span_offsets[
         ["start_offset", "end_offset"]].to_numpy()).all()
+
+
+_SPAN = st.tuples(st.integers(0, 20), st.integers(1, 8), st.sampled_from(["PER", "LOC"])).map(
+    lambda s: (s[0], s[0] + s[1], s[2]))
+
+
+@settings(max_examples=25, deadline=None)
+@given(marks=st.fixed_dictionaries({who: st.lists(_SPAN, max_size=3, unique_by=lambda s: s[:2]) for who in (1, 2, 3)}),
+       shift=st.integers(1, 20))
+def test_offsets_keep_the_most_matches_and_ignore_a_shift(marks, shift):
+    tasks = [_task(1, marks)]
+    _, report = _report(tasks, parse_label_config(CONFIG))
+    offsets = report.span_offsets
+    # the matching makes as many matches as any one-to-one matching can (the brute force's optimum count)
+    assert len(offsets) == sum(_brute_force_offsets(tasks).values())
+    moved = {who: [(s + shift, e + shift, label) for s, e, label in spans] for who, spans in marks.items()}
+    _, shifted = _report([_task(1, moved)], parse_label_config(CONFIG))
+    columns = ["label", "first", "second", "start_offset", "end_offset"]
+    assert Counter(map(tuple, shifted.span_offsets[columns].to_numpy().tolist())) == \
+        Counter(map(tuple, offsets[columns].to_numpy().tolist()))
+
+
+def test_offset_chart_of_whole_and_fractional_offsets():
+    whole = pd.DataFrame({"start_offset": [0.0] * 50 + [-31.0, 4.0], "end_offset": [0.0] * 51 + [2.0]})
+    svg = offset_chart(whole, control="ner", unit="characters")
+    assert svg.startswith("<svg") and "difference of the starts (characters)" in svg
+    seconds = pd.DataFrame({"start_offset": [0.0, 0.25, -0.125], "end_offset": [0.5, 0.0, 0.0]})
+    assert "seconds" in offset_chart(seconds, control="audio", unit="seconds")
+    assert offset_chart(whole.iloc[:0], control="ner", unit="characters") == ""
