@@ -22,7 +22,7 @@ from matplotlib.colors import LinearSegmentedColormap
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
-__all__ = ["confusion_chart", "distribution_chart", "heatmap_chart", "sweep_chart", "timeline_chart"]
+__all__ = ["confusion_chart", "distribution_chart", "heatmap_chart", "offset_chart", "sweep_chart", "timeline_chart"]
 
 STYLE: dict[str, Any] = {"svg.fonttype": "none", "svg.hashsalt": "ls-agreement", "font.size": 9,
                          "axes.spines.top": False, "axes.spines.right": False, "font.family": "sans-serif"}
@@ -141,15 +141,22 @@ def confusion_chart(confusion: pd.DataFrame, *, control: str) -> str:
 
 
 def distribution_chart(tasks: pd.DataFrame, *, threshold: float) -> str:
-    """How the tasks' agreement (mean SPA over their controls) is spread, with the flag threshold."""
-    scored = tasks["spa"].astype(float).dropna()
+    """How the tasks' agreement (mean SPA over their controls) is spread, flagged tasks in red, with the threshold.
+
+    The colour is the task's flag, not its SPA against the threshold: a span
+    control flags on its own per-task value (overlap F1 by default), and a
+    task may be flagged for one control while its mean SPA is high.
+    """
+    scored = tasks[tasks["spa"].notna()]
     if scored.empty:
         return ""
+    spa = scored["spa"].astype(float)
+    flagged = scored["flagged"].astype(bool).to_numpy()
     with _figure(9.0, 2.6) as figure:
         ax = figure.subplots()
         bins = np.linspace(0, 1, 21).tolist()
-        ax.hist(scored[scored >= threshold], bins=bins, color=SPA_COLOUR, label="at or above the threshold")
-        ax.hist(scored[scored < threshold], bins=bins, color=FLAG_COLOUR, label="below")
+        ax.hist([spa[~flagged], spa[flagged]], bins=bins, color=[SPA_COLOUR, FLAG_COLOUR], stacked=True,
+                label=["not flagged", "flagged"])
         ax.axvline(threshold, color="black", linestyle=":", linewidth=1)
         ax.set_xlabel("task agreement (mean SPA over its controls)")
         ax.set_ylabel("tasks")
@@ -170,4 +177,36 @@ def sweep_chart(sweep: pd.DataFrame) -> str:
         ax.set_ylabel("augmented kappa")
         ax.grid(alpha=0.3)
         ax.legend(frameon=False)
+        return _svg(figure)
+
+
+def offset_chart(offsets: pd.DataFrame, *, control: str, unit: str) -> str:
+    """How far apart the starts and the ends of the matched spans of one span control lie: two histograms.
+
+    ``offsets`` holds ``start_offset`` and ``end_offset`` (the second
+    annotator's boundary minus the first's). The bars cover every offset,
+    one bar per position for small whole-number offsets, else 61 bars with
+    one centred on 0. Counts are on a log scale, since most matched spans
+    usually agree exactly.
+    """
+    if offsets.empty:
+        return ""
+    values = offsets[["start_offset", "end_offset"]].to_numpy(dtype=float)
+    reach = float(np.abs(values).max()) or 1.0
+    if np.all(values == np.round(values)):
+        width = float(max(1, math.ceil((2 * reach + 1) / 61)))
+        half = (math.ceil(reach / width - 0.5) + 0.5) * width
+    else:
+        width, half = 2 * reach / 60, reach * 61 / 60
+    bins = np.linspace(-half, half, round(2 * half / width) + 1).tolist()
+    with _figure(9.0, 2.4) as figure:
+        axes = figure.subplots(1, 2, sharey=True)
+        for ax, column, title in zip(axes, ("start_offset", "end_offset"), ("start", "end"), strict=True):
+            ax.hist(offsets[column].to_numpy(dtype=float), bins=bins, color=SPA_COLOUR, log=True)
+            ax.axvline(0, color="black", linestyle=":", linewidth=1)
+            ax.set_ylim(bottom=0.5)
+            ax.set_xlabel(f"difference of the {title}s ({unit})")
+            ax.set_title(f"{control}: {title}", loc="left", fontweight="bold")
+            ax.grid(axis="y", alpha=0.3)
+        axes[0].set_ylabel("matched pairs")
         return _svg(figure)

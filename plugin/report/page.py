@@ -47,7 +47,7 @@ svg{max-width:100%;height:auto}
 """
 
 SECTIONS = (("headline", "Headline"), ("time", "Over time"), ("family", "Per control and label"),
-            ("annotators", "Annotators"), ("labels", "Confused labels"), ("tasks", "Tasks"),
+            ("spans", "Spans"), ("annotators", "Annotators"), ("labels", "Confused labels"), ("tasks", "Tasks"),
             ("sweep", "Multiple choices"), ("flagged", "Flagged tasks"), ("notes", "Notes"))
 
 
@@ -81,7 +81,11 @@ def _table(frame: pd.DataFrame, columns: Sequence[tuple[str, str]], *, text: Seq
 
 def _headline(report: Report) -> str:
     cards = []
+    spans = report.span_measures.set_index(["control", "measure"])["value"]
     for row in report.headline.itertuples(index=False):
+        span_line = (f'<div class="small">pairwise F1 {_number(spans[(row.control, "f1_exact")])} exact, '
+                     f'{_number(spans[(row.control, "f1_overlap")])} overlap &middot; gamma '
+                     f'{_number(spans[(row.control, "gamma")])}</div>' if (row.control, "gamma") in spans.index else "")
         needed = row.annotations_needed
         need = ("no interval yet" if needed is None or (isinstance(needed, float) and math.isnan(needed))
                 else "interval narrow enough" if needed == 0 else f"about {int(needed):,} more annotations")
@@ -90,7 +94,7 @@ def _headline(report: Report) -> str:
             f'{escape(row.level)}</span></div><div class="big">SPA {_number(row.spa)}</div>'
             f'<div class="small">95% interval [{_number(row.spa_low)}, {_number(row.spa_high)}]</div>'
             f'<div class="small">alpha {_number(row.alpha)} &middot; {escape(str(row.gwet_coefficient or "AC1"))} '
-            f'{_number(row.gwet)}</div><div class="small">{row.n_items:,} items, {row.n_annotations:,} '
+            f'{_number(row.gwet)}</div>{span_line}<div class="small">{row.n_items:,} items, {row.n_annotations:,} '
             f'annotations; for an interval of {report.options.target_width:g}: {need}</div></div>')
     o = report.overview
     intro = (f'<p>{o["n_tasks"]:,} tasks, {o["n_annotations"]:,} annotations by {o["n_annotators"]:,} '
@@ -109,6 +113,69 @@ def _family(report: Report) -> str:
              "(Klemens 2012). Each label's row reads it against all other labels.</p>")]
     for name, part in report.family.groupby("control", sort=False):
         parts.append(f"<h3>{escape(str(name))}</h3>" + _table(part, columns, text=("label",)))
+    return "".join(parts)
+
+
+def _general(value: Any) -> str:
+    """A disagreement with 3 significant digits (they can be small), blank where the measure has none."""
+    if isinstance(value, float) and math.isfinite(value):
+        return f"{value:.3g}"
+    return ""
+
+
+def _spread(mean: Any, sd: Any) -> str:
+    if isinstance(mean, float) and math.isnan(mean):
+        return _number(mean)
+    return f"{_number(mean)}&nbsp;&plusmn;&nbsp;{_number(sd)}"
+
+
+def _spans(report: Report) -> str:
+    if report.span_measures.empty:
+        return ""
+    parts = [('<p class="note">Span controls scored as spans rather than as aligned items. Pairwise F1 is '
+              "2&middot;TP / (|A| + |B|) for each pair of annotators, counts summed over tasks; shown as the mean "
+              "&plusmn; the population SD over the pairs. The alphas and gamma are 1 for perfect agreement and 0 "
+              "for agreement at chance.</p>")]
+    for name, measures in report.span_measures.groupby("control", sort=False):
+        labels = report.span_labels[report.span_labels["control"] == name]
+        pairs = report.span_pairs[report.span_pairs["control"] == name]
+        offsets = report.span_offsets[report.span_offsets["control"] == name]
+        interval = measures.apply(lambda r: "" if math.isnan(r["low"]) else
+                                  f"[{_number(r['low'])},&nbsp;{_number(r['high'])}]", axis=1)
+        table = _table(measures.assign(interval=interval, n_pairs=measures["n_pairs"].map(
+                           lambda n: "" if n is None or (isinstance(n, float) and math.isnan(n)) else str(int(n)))),
+                       [("name", "measure"), ("value", "value"), ("sd", "SD over pairs"), ("interval", "interval"),
+                        ("observed", "observed dis."), ("expected", "expected dis."), ("n_pairs", "pairs"),
+                        ("answers", "what it answers")],
+                       text=("name", "answers"),
+                       cell={"interval": str, "n_pairs": str, "observed": _general, "expected": _general,
+                             "sd": lambda v: "" if isinstance(v, float) and math.isnan(v) else _number(v)})
+        per_label = _table(labels.assign(
+            exact=[_spread(m, d) for m, d in zip(labels["f1_exact"], labels["f1_exact_sd"], strict=True)],
+            overlap=[_spread(m, d) for m, d in zip(labels["f1_overlap"], labels["f1_overlap_sd"], strict=True)]),
+            [("label", "label"), ("n_spans", "spans"), ("exact", "F1 exact"), ("f1_exact_pairs", "pairs"),
+             ("overlap", "F1 overlap"), ("f1_overlap_pairs", "pairs"), ("unitizing_alpha", "unitizing alpha")],
+            text=("label",), cell={"exact": str, "overlap": str})
+        pair_table = _table(pairs, [("first", "annotator"), ("second", "annotator"), ("n_first", "spans"),
+                                    ("n_second", "spans"), ("f1_exact", "F1 exact"), ("f1_overlap", "F1 overlap")],
+                            text=("first", "second"))
+        unit = str(offsets["unit"].iloc[0]) if len(offsets) else ""
+        same = int(((offsets["start_offset"] == 0) & (offsets["end_offset"] == 0)).sum())
+        chart = charts.offset_chart(offsets, control=str(name), unit=unit)
+        about = (f'<p class="note">{len(offsets):,} pair{"s" if len(offsets) > 1 else ""} of spans matched by overlap '
+                 f"(same label, as overlap F1 matches them); {same:,} of them have the same start and end. Each bar counts the pairs whose "
+                 f"second annotator's boundary lies that far from the first's ({escape(unit)}).</p>"
+                 if len(offsets) else '<p class="note">No two annotators\' spans matched.</p>')
+        first = measures.iloc[0]
+        spans_all = labels[labels["label"] == "(all labels)"]
+        n_spans = int(spans_all["n_spans"].iloc[0]) if len(spans_all) else 0
+        where = {"text": "each task's text", "media": "the media's length",
+                 "extent": "the extent of the spans where the task gives no length"}.get(str(first["lengths"]), "")
+        counted = (f'<p class="note">{n_spans:,} spans on {int(first["n_continua"]):,} continua (a task, or a part '
+                   f"of one); the continua's lengths, which unitizing alpha and gamma depend on: {escape(where)}.</p>")
+        parts.append(f"<h3>{escape(str(name))}</h3>{counted}{table}<h3>{escape(str(name))}: per label</h3>"
+                     f'<div class="pair"><div>{per_label}</div><div>{pair_table}</div></div>'
+                     f"<h3>{escape(str(name))}: boundaries of matched spans</h3>{about}{chart}")
     return "".join(parts)
 
 
@@ -140,8 +207,10 @@ def _flagged(report: Report) -> str:
     flagged = report.tasks[report.tasks["flagged"]]
     shown = flagged.head(report.options.max_listed_tasks)
     link = (lambda url: f'<a href="{escape(url)}">open</a>' if isinstance(url, str) else "")
+    f1 = [(column, column.replace("f1_overlap", "F1 overlap", 1).replace("f1", "F1 exact", 1))
+          for column in report.tasks.columns if column.startswith("f1")]
     table = _table(shown, [("task", "task"), ("link", "in Label Studio"), ("n_annotations", "annotations"),
-                           ("spa", "SPA"), ("alpha", "alpha"), ("reasons", "why")],
+                           ("spa", "SPA"), ("alpha", "alpha"), *f1, ("reasons", "why")],
                    text=("reasons", "link"), cell={"link": link, "task": lambda t: str(int(t))})
     more = (f'<p class="note">The first {len(shown):,} of {len(flagged):,}; the CSV and JSON formats list all.</p>'
             if len(flagged) > len(shown) else "")
@@ -157,9 +226,14 @@ def render_html(report: Report) -> str:
                  "bootstrap interval as the band, and alpha dashed.</p>"
                  + charts.timeline_chart(report.timeline, controls=controls)),
         "family": _family(report),
+        "spans": _spans(report),
         "annotators": _annotators(report),
         "labels": _labels(report),
-        "tasks": charts.distribution_chart(report.tasks, threshold=float(report.overview["threshold"])),
+        "tasks": (('<p class="note">Each task\'s mean SPA over its controls; red: the tasks flagged. A span control '
+                   "flags a task on its own value there (overlap F1 unless --span-flag-on says otherwise), so a "
+                   "flagged task's mean SPA may lie above the threshold.</p>"
+                   if any(c.startswith("f1") for c in report.tasks.columns) else "")
+                  + charts.distribution_chart(report.tasks, threshold=float(report.overview["threshold"]))),
         "sweep": ('<p class="note">The augmented kappa weighs an annotator\'s first choice p and the others 1 - p '
                   "(Rosenberg &amp; Binkowski 2004); a curve that rises towards p = 0.5 means annotators agree on "
                   "the set of choices more than on which comes first.</p>" + charts.sweep_chart(report.sweep)

@@ -21,16 +21,28 @@ from agreement.alpha import coincidence_matrix
 from agreement.confusion import specific_agreement
 from agreement.counts import LabelCounts
 from agreement.family import ALL_LABELS, FAMILY_COLUMNS, agreement_family, undefined_notes, weighted_mean
+from agreement.span_f1 import span_f1
 from agreement.timeline import TIMELINE_COLUMNS, agreement_over_time, annotations_needed
+from plugin.mapping import MappedControl
+from plugin.mapping.span_units import span_units
 from plugin.scoring import ControlScore, name_of
 from plugin.settings import ReportOptions
 from plugin.state import ProjectScores, ProjectSnapshot
 
-__all__ = ["Report", "build_report"]
+__all__ = ["SPAN_MEASURES", "Report", "build_report", "span_offsets", "span_unit"]
 
 HEADLINE_COLUMNS = ("control", "tag", "level", "n_items", "n_annotations", "spa", "spa_low", "spa_high", "alpha",
                     "gwet", "gwet_coefficient", "annotations_needed")
 TASK_COLUMNS = ("task", "n_annotations", "spa", "alpha", "flagged", "reasons", "link")
+SPAN_LABEL_COLUMNS = ("control", "label", "n_spans", "f1_exact", "f1_exact_sd", "f1_exact_pairs", "f1_overlap",
+                      "f1_overlap_sd", "f1_overlap_pairs", "unitizing_alpha", "unitizing_observed",
+                      "unitizing_expected")
+SPAN_MEASURE_COLUMNS = ("control", "measure", "name", "value", "sd", "low", "high", "observed", "expected",
+                        "n_pairs", "answers", "n_continua", "lengths")
+SPAN_PAIR_COLUMNS = ("control", "first", "second", "f1_exact", "tp_exact", "f1_overlap", "tp_overlap", "n_first",
+                     "n_second")
+SPAN_OFFSET_COLUMNS = ("control", "task", "scope", "label", "first", "second", "start_offset", "end_offset",
+                       "unit")
 
 
 @dataclass(frozen=True)
@@ -62,9 +74,26 @@ class Report:
     timeline : DataFrame
         Per control and moment: SPA with its band, alpha.
     tasks : DataFrame
-        Every task's scores, flag, reasons and link, worst first.
+        Every task's scores, flag, reasons and link, worst first. A span
+        control adds its pairwise F1 on the task, exact (``f1``) and overlap
+        (``f1_overlap``); with several span controls, ``f1:<control>`` and
+        ``f1_overlap:<control>``.
     sweep : DataFrame
         Multiple choices: the augmented kappa at each p.
+    span_labels : DataFrame
+        Per span control and label: pairwise F1, exact and overlap, with its
+        mean, population SD and number of annotator pairs, and unitizing alpha
+        (1995/2004) with its disagreements; the row ``(all labels)`` holds the totals.
+    span_measures : DataFrame
+        Per span control, its measures side by side (:data:`SPAN_MEASURES`), each
+        with the question it answers; ``n_continua`` and ``lengths`` (``"text"``,
+        ``"media"`` or ``"extent"``: where the continua's lengths came from,
+        which unitizing alpha and gamma depend on) repeat on each row.
+    span_pairs : DataFrame
+        Per span control and pair of annotators: pairwise F1 exact and overlap.
+    span_offsets : DataFrame
+        Per span control, one row per pair of spans matched by overlap: where
+        the second annotator's start and end lie from the first's.
     notes : DataFrame
         ``kind``, ``control``, ``message``: what was skipped or undefined, and why.
     """
@@ -83,13 +112,18 @@ class Report:
     tasks: pd.DataFrame
     sweep: pd.DataFrame
     notes: pd.DataFrame
+    span_labels: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=list(SPAN_LABEL_COLUMNS)))
+    span_measures: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=list(SPAN_MEASURE_COLUMNS)))
+    span_pairs: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=list(SPAN_PAIR_COLUMNS)))
+    span_offsets: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=list(SPAN_OFFSET_COLUMNS)))
     options: ReportOptions = field(default_factory=ReportOptions)
 
     def tables(self) -> dict[str, pd.DataFrame]:
         """The report's tables by name, in the page's order (what CSV and JSON write)."""
         return {"headline": self.headline, "family": self.family, "annotators": self.annotators,
                 "pairwise": self.pairwise, "confusion": self.confusion, "timeline": self.timeline,
-                "tasks": self.tasks, "sweep": self.sweep, "notes": self.notes}
+                "span_labels": self.span_labels, "span_measures": self.span_measures, "span_pairs": self.span_pairs,
+                "span_offsets": self.span_offsets, "tasks": self.tasks, "sweep": self.sweep, "notes": self.notes}
 
 
 def _nan(value: float | None) -> float:
@@ -217,11 +251,170 @@ def _control_tables(name: str, snapshot: ProjectSnapshot, score: ControlScore, t
     return out
 
 
+SPAN_MEASURES = (
+    ("f1_exact", "pairwise F1, exact",
+     ("How often two annotators mark the same entity with the same label and exactly the same boundaries "
+     "(Hripcsak & Rothschild 2005); mean over annotator pairs.")),
+    ("f1_overlap", "pairwise F1, overlap",
+     ("How often two annotators mark the same entity with the same label, the boundaries overlapping by at least "
+     "the Jaccard threshold; mean over annotator pairs.")),
+    ("unitizing_alpha", "unitizing alpha (1995/2004)",
+     ("Do annotators agree on which stretches carry which label, against chance (Krippendorff 2004, the form "
+     "INCEpTION and DKPro report; it can misbehave with more than two annotators).")),
+    ("u_alpha", "u-alpha (2016)",
+     ("Do annotators agree on where the units are and how they are labelled, against chance (Krippendorff, "
+     "Mathet, Bouvry & Widlöcher 2016).")),
+    ("binary_u_alpha", "|u-alpha",
+     "Do annotators agree where the units are, whatever their labels?"),
+    ("coding_u_alpha", "cu-alpha",
+     "Given units overlap, do they get the same label?"),
+    ("gamma", "gamma",
+     ("Agreement on positions and labels together, with partial credit for near boundaries, against chance "
+     "(Mathet, Widlöcher & Métivier 2015); the interval is that of the sampled expected disorder.")),
+    ("spa", "SPA on aligned items",
+     ("How often two annotators give an aligned span item the same label (\"no span\" included): the item agreement "
+     "the rest of this report uses.")),
+    ("alpha", "alpha on aligned items",
+     "Krippendorff's alpha over the same aligned items: their agreement against chance."),
+)
+"""``(measure, name, question)`` of each row of a span control's :attr:`Report.span_measures`."""
+
+
+def span_unit(mapped: MappedControl) -> str:
+    """What a span control's positions count: characters, seconds, frames, or the time column's units."""
+    control = mapped.control
+    if control.tag == "timelinelabels":
+        return "frames"
+    if control.object_tag in ("audio", "audioplus", "video"):
+        return "seconds"
+    if control.object_tag == "timeseries" or control.tag == "timeserieslabels":
+        return "time units"
+    return "characters"
+
+
+def span_offsets(mapped: MappedControl, *, jaccard: float, people: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """Where the boundaries of every pair of spans matched by overlap lie from each other.
+
+    The spans are those the mapping keeps (``mapped.spans``), on the continua
+    of :func:`plugin.mapping.span_units.span_units`; two spans of different
+    annotators match as overlap F1 matches them
+    (:func:`agreement.span_f1.span_f1` with ``match="overlap"``: same
+    continuum and label, Jaccard at least ``jaccard``, one to one by an
+    optimal assignment).
+
+    Returns
+    -------
+    DataFrame
+        One row per matched pair: ``control``, ``task``, ``scope`` (where in
+        the task, as text; empty for the whole task), ``label``, ``first``,
+        ``second`` (the annotators, named from ``people``; ``first`` sorts
+        before ``second``), ``start_offset`` = second's start minus first's,
+        ``end_offset`` likewise, and ``unit`` (:func:`span_unit`).
+    """
+    people = people or {}
+    units = span_units(mapped, lengths=mapped.lengths)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedMeasureWarning)
+        matches = span_f1(units, match="overlap", jaccard=jaccard).matches
+    first, second = matches[:, 0], matches[:, 1]
+    docs = [units.docs[d] for d in units.doc[first]]
+    names = [name_of(a, people) for a in units.annotators]
+    return pd.DataFrame({
+        "control": mapped.control.name, "task": [int(task) for task, _ in docs],
+        "scope": [" ".join(str(part) for part in scope) for _, scope in docs],
+        "label": [units.labels[code] for code in units.label[first]],
+        "first": [names[code] for code in units.annotator[first]],
+        "second": [names[code] for code in units.annotator[second]],
+        "start_offset": units.start[second] - units.start[first], "end_offset": units.end[second] - units.end[first],
+        "unit": span_unit(mapped)}, columns=list(SPAN_OFFSET_COLUMNS))
+
+
+def _span_labels(name: str, mapped: MappedControl, spans: Mapping[str, Any]) -> pd.DataFrame:
+    exact, overlap = spans["f1"]["exact"], spans["f1"]["overlap"]
+    unitizing = spans["unitizing_alpha"]
+    counts = pd.Series([row[3] for row in mapped.spans or ()], dtype=object).value_counts()
+    labels = list(dict.fromkeys([*exact["per_label"], *unitizing["per_label"]]))
+    rows = [{"label": ALL_LABELS, "n_spans": len(mapped.spans or ()), "f1_exact": exact["mean"],
+             "f1_exact_sd": exact["sd"], "f1_exact_pairs": len(exact["pairs"]), "f1_overlap": overlap["mean"],
+             "f1_overlap_sd": overlap["sd"], "f1_overlap_pairs": len(overlap["pairs"]),
+             "unitizing_alpha": unitizing["value"], "unitizing_observed": unitizing["observed"],
+             "unitizing_expected": unitizing["expected"]}]
+    for label in labels:
+        e, o = exact["per_label"].get(label, {}), overlap["per_label"].get(label, {})
+        u = unitizing["per_label"].get(label, {})
+        rows.append({"label": label, "n_spans": int(counts.get(label, 0)), "f1_exact": e.get("mean"),
+                     "f1_exact_sd": e.get("sd"), "f1_exact_pairs": e.get("n_pairs", 0), "f1_overlap": o.get("mean"),
+                     "f1_overlap_sd": o.get("sd"), "f1_overlap_pairs": o.get("n_pairs", 0),
+                     "unitizing_alpha": u.get("value"), "unitizing_observed": u.get("observed"),
+                     "unitizing_expected": u.get("expected")})
+    frame = pd.DataFrame(rows, columns=list(SPAN_LABEL_COLUMNS)[1:])
+    for column in frame.columns:
+        if column not in ("label", "n_spans", "f1_exact_pairs", "f1_overlap_pairs"):
+            frame[column] = frame[column].map(_nan).astype(float)
+    frame.insert(0, "control", name)
+    return frame
+
+
+def _span_measures(name: str, score: ControlScore, spans: Mapping[str, Any]) -> pd.DataFrame:
+    exact, overlap = spans["f1"]["exact"], spans["f1"]["overlap"]
+    unitizing, family, gamma = spans["unitizing_alpha"], spans["u_alpha"], spans["gamma"]
+    low, high = score.spa_ci if score.spa_ci else (None, None)
+    values: dict[str, dict[str, Any]] = {
+        "f1_exact": {"value": exact["mean"], "sd": exact["sd"], "n_pairs": len(exact["pairs"])},
+        "f1_overlap": {"value": overlap["mean"], "sd": overlap["sd"], "n_pairs": len(overlap["pairs"])},
+        "unitizing_alpha": {"value": unitizing["value"], "observed": unitizing["observed"],
+                            "expected": unitizing["expected"]},
+        "u_alpha": {"value": family["value"]}, "binary_u_alpha": {"value": family["binary"]},
+        "coding_u_alpha": {"value": family["coding"]},
+        "gamma": {"value": gamma["value"], "low": gamma["low"], "high": gamma["high"], "observed": gamma["observed"],
+                  "expected": gamma["expected"]},
+        "spa": {"value": score.spa, "low": low, "high": high}, "alpha": {"value": score.alpha},
+    }
+    rows = []
+    for key, title, question in SPAN_MEASURES:
+        if key == "f1_overlap":
+            title = f"{title} (Jaccard >= {overlap['jaccard']:g})"
+        found = values[key]
+        rows.append({"control": name, "measure": key, "name": title,
+                     **{c: _nan(found.get(c)) for c in ("value", "sd", "low", "high", "observed", "expected")},
+                     "n_pairs": found.get("n_pairs"), "answers": question, "n_continua": spans["n_continua"],
+                     "lengths": spans["lengths"]})
+    return pd.DataFrame(rows, columns=list(SPAN_MEASURE_COLUMNS))
+
+
+def _span_pairs(name: str, spans: Mapping[str, Any], people: Mapping[str, str]) -> pd.DataFrame:
+    overlap = {tuple(p["annotators"]): p for p in spans["f1"]["overlap"]["pairs"]}
+    rows = []
+    for pair in spans["f1"]["exact"]["pairs"]:
+        other = overlap.get(tuple(pair["annotators"]), {})
+        rows.append({"control": name, "first": name_of(pair["annotators"][0], people),
+                     "second": name_of(pair["annotators"][1], people), "f1_exact": _nan(pair["f1"]),
+                     "tp_exact": pair["tp"], "f1_overlap": _nan(other.get("f1")), "tp_overlap": other.get("tp"),
+                     "n_first": pair["n_a"], "n_second": pair["n_b"]})
+    return pd.DataFrame(rows, columns=list(SPAN_PAIR_COLUMNS))
+
+
+def _span_tables(name: str, snapshot: ProjectSnapshot, score: ControlScore,
+                 people: Mapping[str, str]) -> dict[str, pd.DataFrame]:
+    """A span control's tables: per label, the measures side by side, per pair, and the matched boundaries."""
+    spans = score.spans
+    if spans is None:
+        return {}
+    mapped = snapshot.mapped[name]
+    return {"span_labels": _span_labels(name, mapped, spans), "span_measures": _span_measures(name, score, spans),
+            "span_pairs": _span_pairs(name, spans, people),
+            "span_offsets": span_offsets(mapped, jaccard=float(spans["f1"]["overlap"]["jaccard"]), people=people)}
+
+
 def _tasks(scores: ProjectScores, task_url: str | None) -> pd.DataFrame:
+    span = [name for name, score in scores.controls.items() if score.spans is not None]
+    f1 = {(name, key): key if len(span) == 1 else f"{key}:{name}" for name in span for key in ("f1", "f1_overlap")}
     rows = [{"task": t.task, "n_annotations": t.n_annotations, "spa": _nan(t.spa), "alpha": _nan(t.alpha),
+             **{column: _nan(t.controls.get(name, {}).get(key)) for (name, key), column in f1.items()},
              "flagged": t.flagged, "reasons": "; ".join(t.reasons),
              "link": task_url.format(task=t.task) if task_url else None} for t in scores.tasks.values()]
-    frame = pd.DataFrame(rows, columns=list(TASK_COLUMNS))
+    columns = [*TASK_COLUMNS[:4], *f1.values(), *TASK_COLUMNS[4:]]
+    frame = pd.DataFrame(rows, columns=columns)
     return frame.sort_values(["flagged", "spa", "task"], ascending=[False, True, True], na_position="last",
                              kind="stable").reset_index(drop=True)
 
@@ -257,9 +450,12 @@ def build_report(snapshot: ProjectSnapshot, *, source: str, generated_at: str, p
     times = _annotation_times(snapshot)
     notes: list[dict[str, str]] = []
     parts: dict[str, list[pd.DataFrame]] = {key: [] for key in
-                                            ("family", "timeline", "annotators", "pairwise", "confusion", "sweep")}
+                                            ("family", "timeline", "annotators", "pairwise", "confusion", "sweep",
+                                             "span_labels", "span_measures", "span_pairs", "span_offsets")}
     for name, score in scores.controls.items():
         for key, table in _control_tables(name, snapshot, score, times, people, options, notes).items():
+            parts[key].append(table)
+        for key, table in _span_tables(name, snapshot, score, people).items():
             parts[key].append(table)
     for reason, count in scores.skips.reasons.most_common():
         notes.append({"kind": "skipped", "control": "", "message": f"{count} x {reason}"})
@@ -282,5 +478,9 @@ def build_report(snapshot: ProjectSnapshot, *, source: str, generated_at: str, p
         timeline=_concat(parts["timeline"], ["control", *TIMELINE_COLUMNS]),
         tasks=tasks,
         sweep=_concat(parts["sweep"], ["control", "p", "kappa"]),
+        span_labels=_concat(parts["span_labels"], list(SPAN_LABEL_COLUMNS)),
+        span_measures=_concat(parts["span_measures"], list(SPAN_MEASURE_COLUMNS)),
+        span_pairs=_concat(parts["span_pairs"], list(SPAN_PAIR_COLUMNS)),
+        span_offsets=_concat(parts["span_offsets"], list(SPAN_OFFSET_COLUMNS)),
         notes=pd.DataFrame(notes, columns=["kind", "control", "message"]),
     )

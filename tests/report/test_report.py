@@ -128,7 +128,7 @@ def test_json_and_csv_hold_the_same_tables_and_no_nan(report, tmp_path):
 def test_the_page_is_self_contained_and_holds_every_section(report):
     report, _ = report
     page = render_html(report)
-    for section in ("headline", "time", "family", "annotators", "labels", "tasks", "sweep", "flagged"):
+    for section in ("headline", "time", "family", "spans", "annotators", "labels", "tasks", "sweep", "flagged"):
         assert f'id="{section}"' in page
     assert "<script" not in page and " src=" not in page and "@import" not in page
     assert not re.search(r"url\((?!#)", page)  # only references inside the page's own SVG
