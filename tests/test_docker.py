@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parents[1]
 COMPOSE = yaml.safe_load((ROOT / "docker" / "docker-compose.yml").read_text())
 DOCKERFILE = (ROOT / "docker" / "Dockerfile").read_text()
 VARIABLE = re.compile(r"\$\{([A-Z_]+)(:-([^}]*)|:\?([^}]*))?\}")
-SECRETS = {"LABEL_STUDIO_PASSWORD", "LABEL_STUDIO_API_KEY", "AGREEMENT_WEBHOOK_SECRET"}
+SECRETS = {"POSTGRES_PASSWORD", "LABEL_STUDIO_PASSWORD", "LABEL_STUDIO_API_KEY", "AGREEMENT_WEBHOOK_SECRET"}
 
 
 def substitute(text: str) -> str:
