@@ -8,7 +8,7 @@ if [ ! -s "$PGDATA/PG_VERSION" ]; then
   initdb --username="${POSTGRES_USER:-postgres}" --pwfile="$pwfile" --auth-host=scram-sha-256 --auth-local=trust \
     -D "$PGDATA" >/dev/null
   rm -f "$pwfile"
-  if [ -n "${POSTGRES_DB:-}" ] && [ "$POSTGRES_DB" != "${POSTGRES_USER:-postgres}" ]; then
+  if [ -n "${POSTGRES_DB:-}" ] && [ "$POSTGRES_DB" != postgres ]; then  # initdb makes only "postgres"
     pg_ctl -D "$PGDATA" -o "-c listen_addresses=''" -w start >/dev/null
     createdb --username="${POSTGRES_USER:-postgres}" "$POSTGRES_DB"
     pg_ctl -D "$PGDATA" -m fast -w stop >/dev/null
