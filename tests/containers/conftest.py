@@ -32,7 +32,7 @@ def _why_not() -> str | None:
         return f"no {PODMAN_HERE} (the container tool of these machines; or set PODMAN_HERE)"
     if shutil.which("podman") is None:
         return "podman is not installed (`make test` installs it with apt, as root or through sudo)"
-    if os.geteuid() != 0 and subprocess.run(["sudo", "-n", "true"], capture_output=True).returncode != 0:
+    if os.geteuid() != 0 and subprocess.run(["sudo", "-n", "true"], capture_output=True, check=False).returncode != 0:
         return "podman-here needs root, and sudo asks for a password"
     return None
 
@@ -49,7 +49,7 @@ def pytest_collection_modifyitems(config, items):
 def podman_here(*args: str, check: bool = True, timeout: float = 900, env: dict | None = None,
                 cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
     """``podman-here ARGS``; its output is in the error when it fails."""
-    done = subprocess.run([str(PODMAN_HERE), *args], capture_output=True, text=True, timeout=timeout, cwd=cwd,
+    done = subprocess.run([str(PODMAN_HERE), *args], capture_output=True, text=True, timeout=timeout, cwd=cwd, check=False,
                           env={**os.environ, **(env or {})})
     if check and done.returncode != 0:
         raise AssertionError(f"podman-here {' '.join(args)} failed ({done.returncode}):\n{done.stdout[-3000:]}\n"
@@ -60,7 +60,7 @@ def podman_here(*args: str, check: bool = True, timeout: float = 900, env: dict 
 def podman(*args: str, check: bool = True, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     """Plain ``podman ARGS`` (through sudo unless root), for inspecting and removing."""
     sudo = [] if os.geteuid() == 0 else ["sudo", "-n"]
-    done = subprocess.run([*sudo, "podman", *args], capture_output=True, text=True, timeout=timeout)
+    done = subprocess.run([*sudo, "podman", *args], capture_output=True, text=True, timeout=timeout, check=False)
     if check and done.returncode != 0:
         raise AssertionError(f"podman {' '.join(args)} failed ({done.returncode}): {done.stderr[-2000:]}")
     return done

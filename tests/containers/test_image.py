@@ -85,13 +85,13 @@ def test_serve_in_the_container_keeps_meta_current(label_studio, service):
     name, url = service(label_studio.url, label_studio.token, project.id)
     wait_for(lambda: health(url) == 200, 90, "the service's /health")
     wait_for(lambda: podman("healthcheck", "run", name, check=False).returncode == 0, 30, "the image's health check")
-    status = lambda: requests.get(f"{url}/status", headers={"X-Agreement-Secret": SECRET},  # noqa: E731
+    status = lambda: requests.get(f"{url}/status", headers={"X-Agreement-Secret": SECRET},
                                   timeout=5).json()["projects"][str(project.id)]
     wait_for(lambda: status()["passes"] >= 1, 60, "the first pass")
 
     users[0].annotations.create(id=tasks[0], result=choice("pos"))
     users[1].annotations.create(id=tasks[0], result=choice("neg"))
-    meta = lambda task: admin.tasks.get(id=str(task)).meta  # noqa: E731
+    meta = lambda task: admin.tasks.get(id=str(task)).meta
     block = wait_for(lambda: (m := meta(tasks[0]).get("agreement")) and m["n_annotations"] == 2 and m, 30,
                      "the task's meta after two annotations")
     assert block["controls"]["sentiment"]["spa"] == 0.0 and block["flagged"]

@@ -148,7 +148,7 @@ def test_the_stack_comes_up_scores_and_keeps_everything_across_down_and_up(stack
     users[1].annotations.create(id=tasks[0], result=choice("neg"))
     users[0].annotations.create(id=tasks[1], result=choice("pos"))
     users[1].annotations.create(id=tasks[1], result=choice("pos"))
-    meta = lambda task: admin.tasks.get(id=str(task)).meta  # noqa: E731
+    meta = lambda task: admin.tasks.get(id=str(task)).meta
     wait_for(lambda: (m := meta(tasks[0]).get("agreement")) and m["n_annotations"] == 2 and m["flagged"], 30,
              "the disagreeing task's meta")
     wait_for(lambda: (m := meta(tasks[1]).get("agreement")) and m["n_annotations"] == 2 and not m["flagged"], 30,
