@@ -40,7 +40,13 @@ $(CHROMIUM):
 	$(SUDO) apt-get update -qq
 	$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
 
-test: $(STAMP) $(LS_STAMP) $(CHROMIUM)
+# podman (Debian's package) for the container tests, installed the same way; they skip without it.
+PODMAN := /usr/bin/podman
+$(PODMAN):
+	$(SUDO) apt-get update -qq
+	$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq podman runc debootstrap >/dev/null
+
+test: $(STAMP) $(LS_STAMP) $(CHROMIUM) $(PODMAN)
 	$(BIN)/python -m pytest -q
 
 # The whole thing on a local Label Studio: a demo project, simulated annotators, the live monitor and its scores.

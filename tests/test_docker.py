@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parents[1]
 COMPOSE = yaml.safe_load((ROOT / "docker" / "docker-compose.yml").read_text())
 DOCKERFILE = (ROOT / "docker" / "Dockerfile").read_text()
 VARIABLE = re.compile(r"\$\{([A-Z_]+)(:-([^}]*)|:\?([^}]*))?\}")
-SECRETS = {"LABEL_STUDIO_PASSWORD", "LABEL_STUDIO_API_KEY", "AGREEMENT_WEBHOOK_SECRET"}
+SECRETS = {"POSTGRES_PASSWORD", "LABEL_STUDIO_PASSWORD", "LABEL_STUDIO_API_KEY", "AGREEMENT_WEBHOOK_SECRET"}
 
 
 def substitute(text: str) -> str:
@@ -55,7 +55,7 @@ def test_the_webhook_secret_and_token_are_shared():
 
 def test_health_checks_ports_and_volume():
     agreement = COMPOSE["services"]["agreement"]
-    assert "/health" in " ".join(agreement["healthcheck"]["test"]) and ":9090/" in " ".join(agreement["healthcheck"]["test"])
+    assert "/health" in " ".join(agreement["healthcheck"]["test"]) and ":9090/" in substitute(" ".join(agreement["healthcheck"]["test"]))
     assert "/health" in " ".join(COMPOSE["services"]["label-studio"]["healthcheck"]["test"])
     assert substitute(agreement["ports"][0]).endswith(":9090")
     assert agreement["depends_on"]["label-studio"]["condition"] == "service_healthy"
