@@ -15,18 +15,7 @@ from agreement.alignment import (
     solve_set_partition,
     unitary_candidates,
 )
-
-
-def set_partitions(items: list[int]):
-    """Every partition of ``items`` into blocks (Bell-number many)."""
-    if not items:
-        yield []
-        return
-    head, rest = items[0], items[1:]
-    for partition in set_partitions(rest):
-        yield [[head], *partition]
-        for i in range(len(partition)):
-            yield [*partition[:i], [head, *partition[i]], *partition[i + 1:]]
+from tests.agreement.strategies import set_partitions
 
 
 def brute_force_disorder(annotator, matrix, n_annotators, delta_empty):

@@ -12,6 +12,7 @@ from plugin.mapping import grouping
 from plugin.mapping.grouping import best_groups
 from plugin.mapping.regions import span_jaccard
 from plugin.settings import MappingOptions
+from tests.agreement.strategies import set_partitions
 from tests.plugin.conftest import map_one
 
 
@@ -37,17 +38,6 @@ def test_the_optimum_matches_where_most_similar_first_blocks_two_matches():
     ])
 
 
-def _partitions(units):
-    if not units:
-        yield []
-        return
-    first, rest = units[0], units[1:]
-    for partition in _partitions(rest):
-        yield [[first], *partition]
-        for k in range(len(partition)):
-            yield [*partition[:k], [first, *partition[k]], *partition[k + 1:]]
-
-
 def _valid(group, annotators, candidates):
     return (len({annotators[u] for u in group}) == len(group)
             and all((i, j) in candidates for i, j in itertools.combinations(sorted(group), 2)))
@@ -60,7 +50,7 @@ def _total(groups, candidates):
 def _brute_force(annotators, candidates):
     """The greatest total over every partition of the units, and one partition reaching it."""
     best = (-1.0, None)
-    for partition in _partitions(list(range(len(annotators)))):
+    for partition in set_partitions(list(range(len(annotators)))):
         if all(_valid(g, annotators, candidates) for g in partition):
             total = _total(partition, candidates)
             if total > best[0] + 1e-12:
