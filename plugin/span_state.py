@@ -120,6 +120,8 @@ class SpanTasks:
         The project's expected disorder as of the last time every task was scored.
     version : int
         Counts changes, so that :attr:`expected` is sampled again only when a task changed.
+    dirty : set of int
+        Tasks changed since they were last scored, so that :meth:`live_f1` finds them without a scan.
     """
 
     control: Control
@@ -130,6 +132,7 @@ class SpanTasks:
     sums: dict[str, dict[Pair, list[int]]] = field(default_factory=lambda: {m: {} for m in MATCHES})
     expected: ExpectedDisorder | None = None
     version: int = 0
+    dirty: set[int] = field(default_factory=set)
     _expected_version: int = -1
 
     def set_task(self, task: int, mapped: MappedControl, lengths: Mapping[Continuum, float | None]) -> None:
@@ -157,6 +160,7 @@ class SpanTasks:
 
     def _forget(self, task: int) -> None:
         self.version += 1
+        self.dirty.add(task)
         old = self.scored.pop(task, None)
         if old is not None:
             for match, counts in old.pairs.items():
@@ -174,7 +178,7 @@ class SpanTasks:
                              lengths={key: value for t in tasks for key, value in self.lengths.get(t, {}).items()})
 
     def task_scores(self, tasks: Iterable[int], mapping: MappingOptions, scoring: ScoringOptions, *,
-                    every_task: bool = False) -> dict[int, dict[str, float | None]]:
+                    every_task: bool = False, resample: bool = True) -> dict[int, dict[str, float | None]]:
         """``f1``, ``f1_overlap`` and ``gamma`` of each of ``tasks`` that annotators submitted.
 
         With ``scoring.span_flag_on`` other than ``"items"``, ``flag_on`` names
@@ -183,11 +187,12 @@ class SpanTasks:
 
         Tasks not scored since they changed are scored together, from their own
         units; with ``every_task`` (``tasks`` is every task) the project's
-        expected disorder is sampled first, if any task changed since it last was.
+        expected disorder is sampled first, if any task changed since it last was
+        (with ``resample=False`` only if it was never sampled).
         """
         wanted = [t for t in tasks if t in self.submitted]
         self._score([t for t in wanted if t not in self.scored], mapping, scoring)
-        if every_task and self._expected_version != self.version:
+        if every_task and self._expected_version != self.version and (resample or self.expected is None):
             self.expected = self._expected(scoring)
             self._expected_version = self.version
         expected = self.expected.value if self.expected is not None else None
@@ -209,6 +214,7 @@ class SpanTasks:
         if not tasks:
             return
         tasks = sorted(tasks)
+        self.dirty.difference_update(tasks)
         mapped = MappedControl(self.control, "nominal", (),
                                spans=tuple(row for t in tasks for row in self.rows.get(t, ())),
                                submitted=tuple(pair for t in tasks for pair in self.submitted[t]))
@@ -247,6 +253,8 @@ class SpanTasks:
 
         Tasks changed since they were last scored are scored first (O(their spans)).
         """
-        self._score([t for t in self.submitted if t not in self.scored], mapping, scoring)
+        pending = [t for t in self.dirty if t in self.submitted]  # O(tasks changed), not O(project)
+        self.dirty.clear()
+        self._score(pending, mapping, scoring)
         return {match: number(pair_f1({pair: (tp, total) for pair, (tp, total) in self.sums[match].items()}))
                 for match in MATCHES}

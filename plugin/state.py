@@ -210,12 +210,12 @@ class ControlState:
             return self.sums.expected_disagreement(level=self.level, values=self.values())  # type: ignore[arg-type]
 
     def task_scores(self, tasks: Iterable[int], *, every_task: bool = False, mapping: MappingOptions | None = None,
-                    scoring: ScoringOptions | None = None) -> dict[int, dict[str, Any]]:
+                    scoring: ScoringOptions | None = None, resample: bool = True) -> dict[int, dict[str, Any]]:
         """``spa``, ``alpha`` and ``n_items`` of this control for each of ``tasks`` that has items.
 
         A span-like control adds ``f1``, ``f1_overlap`` and ``gamma``
-        (:meth:`plugin.span_state.SpanTasks.task_scores`, with ``mapping`` and
-        ``scoring``; the defaults without).
+        (:meth:`plugin.span_state.SpanTasks.task_scores`, with ``mapping``,
+        ``scoring`` and ``resample``; the defaults without).
 
         One vectorized :func:`plugin.scoring.task_terms` over all their items.
         Multiple choices add each task's ``item_class``: from the running sums
@@ -232,7 +232,8 @@ class ControlState:
                 keys.append(item)
                 owners.append(task)
         spans = (self.spans.task_scores(tasks, mapping or MappingOptions(), scoring or ScoringOptions(),
-                                        every_task=every_task) if self.spans is not None else {})
+                                        every_task=every_task, resample=resample)
+                 if self.spans is not None else {})
         if not keys:
             return {task: {"spa": None, "alpha": None, "n_items": 0, **values} for task, values in spans.items()}
         nominal = self.level == "nominal"
@@ -547,13 +548,18 @@ class ProjectState:
         total.reasons.update(self.refused)
         return total
 
-    def task_scores(self, tasks: Iterable[int] | None = None) -> dict[int, TaskScore]:
-        """The scores of ``tasks`` (default: every known task), one vectorized pass per control."""
+    def task_scores(self, tasks: Iterable[int] | None = None, *, resample: bool = True) -> dict[int, TaskScore]:
+        """The scores of ``tasks`` (default: every known task), one vectorized pass per control.
+
+        Scoring every task samples each span control's expected disorder again
+        if a task changed; with ``resample=False`` the disorder held from the
+        last time is kept (sampled only if there is none yet).
+        """
         wanted = [t for t in (self.tasks if tasks is None else tasks) if t in self.tasks]
         by_task: dict[int, dict[str, dict[str, Any]]] = {task: {} for task in wanted}
         for name, control in self.controls.items():
             for task, score in control.task_scores(wanted, every_task=tasks is None, mapping=self.mapping,
-                                                   scoring=self.scoring).items():
+                                                   scoring=self.scoring, resample=resample).items():
                 by_task[task][name] = score
         if self.scoring.lowest_decile and tasks is None:  # every task scored: the cut moves here, and only here
             self.decile_cut = lowest_decile(by_task.values(), (len(self.tasks[t].submissions) for t in wanted))
@@ -597,7 +603,9 @@ class ProjectState:
     def snapshot(self) -> ProjectSnapshot:
         """What the full scores are computed from, without computing them (see :class:`ProjectSnapshot`)."""
         created = tuple((s.task, s.annotator, s.created_at) for entry in self.tasks.values() for s in entry.submissions)
-        tasks = self.task_scores()  # samples each span control's expected disorder if a task changed
+        # Taken under the service's lock: a span control's expected disorder (seconds of sampling) is the one held
+        # from the last pass, and sampled here only when there is none yet (an offline report).
+        tasks = self.task_scores(resample=False)
         expected = {name: control.spans.expected for name, control in self.controls.items()
                     if control.spans is not None and control.spans.expected is not None}
         return ProjectSnapshot(mapped=self.mapped(),

@@ -164,7 +164,7 @@ def needed_write(task: TaskAsRead, block: Mapping[str, Any], *, review: ReviewOp
     """
     meta = merged_meta(task.meta, block, alpha_tolerance=alpha_tolerance)
     score = task_score(block) if review.mirror_to_data else None
-    mirror = review.mirror_to_data and task.data_score != score
+    mirror = review.mirror_to_data and not _same_score(task.data_score, score, block, alpha_tolerance)
     overlap = escalated_overlap(task.overlap, block, cap=review.max_overlap) if review.escalate else None
     if meta is None and not mirror and overlap is None:
         return None
@@ -196,8 +196,28 @@ def escalated_overlap(overlap: object, block: Mapping[str, Any], *, cap: int) ->
     return wanted if annotations >= overlap and wanted > overlap else None
 
 
+def _same_score(mirrored: object, score: float | None, block: Mapping[str, Any], tolerance: float) -> bool:
+    """Whether the mirrored score stands for ``score``: equal, or within ``tolerance`` when a gamma gives it.
+
+    A span control flagged on gamma (``flag_on``) moves with every new sample
+    of the project's expected disorder, as alpha moves with its expected
+    disagreement; the meta counts that drift as no change, and so does the
+    mirrored score.
+
+    >>> block = {"controls": {"ner": {"gamma": 0.994, "flag_on": "gamma"}}}
+    >>> _same_score(0.995, 0.994, block, 0.01), _same_score(0.995, 0.994, {"controls": {}}, 0.01)
+    (True, False)
+    """
+    if mirrored == score:
+        return True
+    drifts = any(isinstance(c, Mapping) and c.get("flag_on") == "gamma" for c in (block.get("controls") or {}).values())
+    numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (mirrored, score))
+    return drifts and numbers and abs(float(mirrored) - float(score)) <= tolerance  # type: ignore[arg-type]
+
+
 def task_score(block: Mapping[str, Any]) -> float | None:
-    """A task's score for the grid: its lowest control agreement (weighted for ordered controls), or None.
+    """A task's score for the grid: its lowest control value (:func:`plugin.scoring.control_value`: the flagged
+    value of a span control, the weighted agreement of an ordered one, else SPA), or None.
 
     >>> task_score({"controls": {"sentiment": {"spa": 1.0}, "quality": {"spa": 0.0, "agreement": 0.9}}})
     0.9

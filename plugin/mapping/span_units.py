@@ -113,7 +113,7 @@ def _stretches(control: Control, geometry: Geometry) -> tuple[tuple[Any, ...], t
         return "shape"
     if any(end <= start for start, end in parts):
         return short
-    if parts[0][0] < 0:
+    if min(start for start, _ in parts) < 0:
         return "negative"
     return scope, parts
 
@@ -218,7 +218,7 @@ def _last_end(control: Control, results: Iterable[Mapping[str, Any]], scope: tup
         if control.pattern:
             where = (*where, str(result.get("from_name")))
         if where == scope:
-            last = max(last, parts[-1][1])
+            last = max(last, *(end for _, end in parts))
     return last
 
 

@@ -46,13 +46,25 @@ def pytest_collection_modifyitems(config, items):
                 item.add_marker(pytest.mark.skip(reason=reason))
 
 
+_SECRET_NAME = re.compile(r"^([A-Z_]*(?:KEY|SECRET|PASSWORD|TOKEN)[A-Z_]*)=.*$")
+
+
+def shown(args: tuple[str, ...]) -> str:
+    """The arguments as an error may print them: the values of ``--env`` secrets replaced by ``***``.
+
+    >>> shown(("run", "--env", "LABEL_STUDIO_API_KEY=abc", "--env", "LABEL_STUDIO_URL=http://x"))
+    'run --env LABEL_STUDIO_API_KEY=*** --env LABEL_STUDIO_URL=http://x'
+    """
+    return " ".join(_SECRET_NAME.sub(r"\1=***", arg) for arg in args)
+
+
 def podman_here(*args: str, check: bool = True, timeout: float = 900, env: dict | None = None,
                 cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
     """``podman-here ARGS``; its output is in the error when it fails."""
     done = subprocess.run([str(PODMAN_HERE), *args], capture_output=True, text=True, timeout=timeout, cwd=cwd, check=False,
                           env={**os.environ, **(env or {})})
     if check and done.returncode != 0:
-        raise AssertionError(f"podman-here {' '.join(args)} failed ({done.returncode}):\n{done.stdout[-3000:]}\n"
+        raise AssertionError(f"podman-here {shown(args)} failed ({done.returncode}):\n{done.stdout[-3000:]}\n"
                              f"{done.stderr[-3000:]}")
     return done
 
@@ -62,7 +74,7 @@ def podman(*args: str, check: bool = True, timeout: float = 120) -> subprocess.C
     sudo = [] if os.geteuid() == 0 else ["sudo", "-n"]
     done = subprocess.run([*sudo, "podman", *args], capture_output=True, text=True, timeout=timeout, check=False)
     if check and done.returncode != 0:
-        raise AssertionError(f"podman {' '.join(args)} failed ({done.returncode}): {done.stderr[-2000:]}")
+        raise AssertionError(f"podman {shown(args)} failed ({done.returncode}): {done.stderr[-2000:]}")
     return done
 
 

@@ -211,3 +211,19 @@ def test_a_task_read_again_unchanged_keeps_its_scores_and_the_expected_disorder(
     state.set_task(_task(2, {1: [(21, 26, "LOC")], 2: [(21, 26, "LOC")]}))
     assert spans.version == version + 1 and 2 not in spans.scored and 1 in spans.scored
     assert state.task_scores([2])[2].controls["label"]["f1"] == 1.0
+
+
+def test_a_snapshot_keeps_the_expected_disorder_of_the_last_pass():
+    # the report's snapshot is taken under the service's lock: it must not spend seconds sampling
+    tasks = [_task(1, {1: [(0, 12, "PER")], 2: [(0, 10, "PER")]}), _task(2, {1: [(21, 26, "LOC")], 2: []})]
+    offline = _state(tasks)
+    assert offline.snapshot().expected["label"] is offline.controls["label"].spans.expected  # none yet: sampled
+    state = _state(tasks)
+    state.task_scores()  # a pass
+    held = state.controls["label"].spans.expected
+    state.set_task(_task(2, {1: [(21, 26, "LOC")], 2: [(20, 26, "LOC")]}))
+    snapshot = state.snapshot()
+    assert state.controls["label"].spans.expected is held and snapshot.expected["label"] is held
+    assert snapshot.tasks[2].controls["label"]["gamma"] == round(state.controls["label"].spans.scored[2].gamma(held.value), 6)
+    state.task_scores()  # the next pass samples again
+    assert state.controls["label"].spans.expected is not held

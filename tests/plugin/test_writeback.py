@@ -119,3 +119,19 @@ def test_the_task_as_read_takes_meta_score_and_overlap_from_a_task():
     read = TaskAsRead.of({"id": 3, "meta": {"k": 1}, "data": {"agreement_score": 0.4}, "overlap": 3})
     assert read == TaskAsRead(meta={"k": 1}, data_score=0.4, overlap=3)
     assert TaskAsRead.of({"id": 3, "data": "not a dict"}) == TaskAsRead()
+
+
+def test_a_mirrored_gamma_drifting_within_the_tolerance_needs_no_write():
+    def block(gamma):
+        return {"n_annotations": 2, "flagged": False, "alpha": None,
+                "controls": {"ner": {"spa": 1.0, "f1_overlap": 1.0, "gamma": gamma, "flag_on": "gamma"}}}
+
+    mirror = ReviewOptions(mirror_to_data=True)
+    held = TaskAsRead(meta={"agreement": block(0.9946)}, data_score=0.995)
+    assert needed_write(held, block(0.9944), review=mirror) is None  # a new sample of the expected disorder
+    write = needed_write(held, block(0.97), review=mirror)  # a real change
+    assert write is not None and write.mirror and write.score == 0.97
+    # a score that is not a gamma is mirrored exactly, as before
+    f1 = {"n_annotations": 2, "flagged": False, "controls": {"ner": {"spa": 1.0, "f1_overlap": 0.9944,
+                                                                     "flag_on": "f1_overlap"}}}
+    assert needed_write(TaskAsRead(meta={"agreement": f1}, data_score=0.995), f1, review=mirror).score == 0.994
