@@ -169,7 +169,17 @@ def test_span_flag_on_gamma_and_items_and_the_score_mirrored(tmp_path, capsys):
     state = _state(tasks, span_flag_on="gamma")
     scores = state.task_scores()
     assert scores[1].controls["label"]["flag_on"] == "gamma"
-    assert flagged["gamma"] == sum(score.flagged for score in scores.values())
+    # by hand (Mathet et al. 2015, alpha = beta = empty cost = 1): task 1 aligns [0, 12) with [0, 10), positional
+    # dissimilarity ((0 + 2) / (12 + 10))^2, one unit per annotator; task 2's one LOC stands alone, Δ∅ = 1 over half a
+    # unit per annotator: disorder 2. Each task's gamma is 1 - disorder / the project's expected disorder.
+    spans = state.controls["label"].spans
+    expected = spans.expected.value
+    assert spans.scored[1].disorder / spans.scored[1].weight == pytest.approx((2 / 22) ** 2)
+    assert spans.scored[2].disorder / spans.scored[2].weight == pytest.approx(2.0)
+    assert scores[1].controls["label"]["gamma"] == pytest.approx(1 - (2 / 22) ** 2 / expected, abs=1e-6)
+    assert scores[2].controls["label"]["gamma"] == pytest.approx(1 - 2.0 / expected, abs=1e-6)
+    assert [t for t, score in scores.items() if score.flagged] == [2] and flagged["gamma"] == 1
+    assert scores[2].reasons == (f"label: gamma {1 - 2.0 / expected:.2f} below 0.50",)
     from plugin.writeback import task_score
     block = state.blocks([1], updated_at="now")[1]
     assert task_score(block) == round(block["controls"]["label"]["gamma"], 3)
