@@ -290,8 +290,10 @@ def item_classes(kappa_p1: ArrayLike, kappa_p05: ArrayLike, *, tolerance: float 
     ['constant high', 'constant low', 'better at p=1.0', 'better at p=0.5']
     """
     at_one, at_half = np.asarray(kappa_p1, dtype=float), np.asarray(kappa_p05, dtype=float)
-    difference = at_one - at_half
-    mean = (at_one + at_half) / 2.0
+    # kappa' is a ratio of small counts, so a difference of exactly ``tolerance`` (or a mean of exactly ``high``) is
+    # common; rounded to 9 places, sums taken in another order (live or batch) fall on the same side of the bound.
+    difference = np.round(at_one - at_half, 9)
+    mean = np.round((at_one + at_half) / 2.0, 9)
     return np.select([difference > tolerance, difference < -tolerance, mean >= high, mean < high],
                      ["better at p=1.0", "better at p=0.5", "constant high", "constant low"], default="")
 

@@ -125,3 +125,12 @@ def test_bad_input_is_a_clear_error():
         ranked_labels(pd.DataFrame({"item": [1, 1], "annotator": ["a", "a"], "label": ["x", "y"], "rank": [1, 1]}))
     with pytest.raises(ValueError, match="no column 'rank'"):
         ranked_labels(pd.DataFrame({"item": [1], "annotator": ["a"], "label": ["x"]}))
+
+
+def test_a_difference_of_exactly_the_tolerance_is_one_class_whatever_the_rounding():
+    # 0.1 + 0.2 - 0.2 is 0.10000000000000003 and 0.3 - 0.2 is 0.09999999999999998: the same kappa' reached by sums
+    # in another order (the live sums, the batch) must give the same class, "nearly constant" at the bound
+    from agreement.augmented import item_classes
+
+    assert item_classes([0.1 + 0.2], [0.2]).tolist() == item_classes([0.3], [0.2]).tolist() == ["constant low"]
+    assert item_classes([0.65 + 0.05], [0.6]).tolist() == item_classes([0.7], [0.6]).tolist() == ["constant high"]
