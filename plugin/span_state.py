@@ -171,7 +171,10 @@ class SpanTasks:
 
     def mapped(self, level: str) -> MappedControl:
         """Every task's span rows, submitters and lengths (in task order) as one mapped control, without items."""
-        tasks = sorted(self.rows.keys() | self.submitted.keys())
+        return self._mapped(sorted(self.rows.keys() | self.submitted.keys()), level)
+
+    def _mapped(self, tasks: list[int], level: str = "nominal") -> MappedControl:
+        """The span rows, submitters and lengths of ``tasks`` (sorted) as one mapped control, without items."""
         return MappedControl(self.control, level, (),  # type: ignore[arg-type]
                              spans=tuple(row for t in tasks for row in self.rows.get(t, ())),
                              submitted=tuple(pair for t in tasks for pair in self.submitted.get(t, ())),
@@ -215,11 +218,8 @@ class SpanTasks:
             return
         tasks = sorted(tasks)
         self.dirty.difference_update(tasks)
-        mapped = MappedControl(self.control, "nominal", (),
-                               spans=tuple(row for t in tasks for row in self.rows.get(t, ())),
-                               submitted=tuple(pair for t in tasks for pair in self.submitted[t]))
-        lengths = {key: value for t in tasks for key, value in self.lengths.get(t, {}).items()}
-        units = span_units(mapped, lengths=lengths)
+        mapped = self._mapped(tasks)
+        units = span_units(mapped, lengths=mapped.lengths)
         task_of = np.array([task for task, _ in units.docs], dtype=np.int64)
         pairs: dict[int, dict[str, dict[Pair, tuple[int, int]]]] = {t: {m: {} for m in MATCHES} for t in tasks}
         for match in MATCHES:
