@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
 from agreement.cli import add_compute_parser
+from plugin.logs import LOG_FORMATS, LOG_LEVELS, configure_logging
 from plugin.settings import (
     SPAN_FLAG_ON,
     Connection,
@@ -252,6 +253,10 @@ def _add_serve_parser(commands: _Commands) -> None:
                         help="tasks per second a full pass reads at most (200; 0 for no limit)")
     parser.add_argument("--unhealthy-after", type=float, default=300.0,
                         help="/health answers 503 once Label Studio has been unreachable this many seconds (300)")
+    parser.add_argument("--log-level", choices=LOG_LEVELS, default="INFO",
+                        help="INFO (default): one line per pass and per problem; DEBUG adds one per request")
+    parser.add_argument("--log-format", choices=LOG_FORMATS, default="text",
+                        help="text (default) or json (one object per line, for log shippers)")
     _add_connection_options(parser)
     _add_scoring_options(parser)
     _add_review_options(parser)
@@ -259,8 +264,6 @@ def _add_serve_parser(commands: _Commands) -> None:
 
 
 def _run_serve(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
-    import logging
-
     import uvicorn
 
     from plugin.labelstudio import LabelStudioClient
@@ -287,10 +290,11 @@ def _run_serve(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     except SettingsError as error:
         print(f"ls-agreement serve: error: {error}", file=stderr)
         return 2
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    configure_logging(level=args.log_level, fmt=args.log_format)
     app = create_app(settings, LabelStudioClient(connection))
     # No access log: paths under /s/<secret>/ would write the secret into it.
-    uvicorn.run(app, host=args.host, port=args.port, access_log=False, log_level="info")
+    uvicorn.run(app, host=args.host, port=args.port, access_log=False, log_level=args.log_level.lower(),
+                log_config=None)
     return 0
 
 
