@@ -43,8 +43,10 @@ def test_the_handbook_four_raters_example():
     assert (round(fleiss.value, 5), round(fleiss.std_error, 5)) == (0.76117, 0.15302)
     ac2 = gwet_ac(KRIPPENDORFF_2011, level="interval", values=[1, 2, 3, 4, 5])
     assert (round(ac2.value, 5), round(ac2.std_error, 5)) == (0.914, 0.10396)
-    # The interval is the estimate -/+ 1.96 standard errors, kept within [-1, 1].
-    assert ac1.low == pytest.approx(0.77544 - 1.959964 * 0.14295, abs=1e-4) and ac1.high == 1.0
+    # The interval is the estimate -/+ t(0.975, 11) = 2.200985 standard errors, kept within [-1, 1]: Gwet's printed
+    # 95% interval for AC1 on this example, and irrCAC's, is (0.461, 1); Fleiss' kappa's (0.424, 1); AC2's (0.685, 1).
+    assert ac1.low == pytest.approx(0.77544 - 2.200985 * 0.14295, abs=1e-4) and ac1.high == 1.0
+    assert (round(ac1.low, 3), round(fleiss.low, 3), round(ac2.low, 3)) == (0.461, 0.424, 0.685)
 
 
 @pytest.mark.parametrize("dataset", ["random_4x25_missing", "raw_4raters"])
@@ -61,6 +63,8 @@ def test_equals_irrcac(dataset, weights):
         assert estimate.std_error == pytest.approx(expected["se"], abs=6e-6), name
         assert estimate.observed == pytest.approx(expected["pa"], abs=6e-6), name
         assert estimate.expected == pytest.approx(expected["pe"], abs=6e-6), name
+        # irrCAC's 95% interval: Student's t with n - 1 degrees of freedom, bounds within [-1, 1], 5 decimals.
+        assert (estimate.low, estimate.high) == pytest.approx(expected["interval"], abs=6e-5), name
 
 
 def test_fleiss_pooled_and_gwet_forms_agree_with_equal_ratings_and_differ_without():

@@ -24,7 +24,8 @@ def record(frame: pd.DataFrame, categories: list[float]) -> dict:
     for weights in WEIGHTS:
         cac = CAC(frame, weights=weights, categories=categories)
         gwet, fleiss = cac.gwet()["est"], cac.fleiss()["est"]
-        out[weights] = {name: {"value": est["coefficient_value"], "se": est["se"], "pa": est["pa"], "pe": est["pe"]}
+        out[weights] = {name: {"value": est["coefficient_value"], "se": est["se"], "pa": est["pa"], "pe": est["pe"],
+                               "interval": list(est["confidence_interval"])}
                         for name, est in (("gwet", gwet), ("fleiss", fleiss))}
     return out
 
