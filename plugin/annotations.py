@@ -34,6 +34,8 @@ __all__ = [
     "collect_submissions",
     "is_imported",
     "latest_per_annotator",
+    "people_of_tasks",
+    "person_name",
     "submission_of",
     "task_id",
 ]
@@ -105,6 +107,47 @@ def annotator_key(completed_by: Any) -> str | None:
     if isinstance(completed_by, str) and completed_by.strip():
         return completed_by.strip()
     return None
+
+
+def person_name(user: Any) -> str:
+    """How reports name a Label Studio user: "First Last <email>", else the email, the name, or the id.
+
+    ``user`` is a user object (``users.list``, or ``completed_by`` in a JSON export) or a mapping with the same
+    fields.
+
+    >>> person_name({"id": 2, "first_name": "Ann", "last_name": "Lee", "email": "ann@example.com"})
+    'Ann Lee <ann@example.com>'
+    >>> person_name({"id": 3, "first_name": "", "last_name": "", "email": "bo@example.com"}), person_name({"id": 4})
+    ('bo@example.com', '4')
+    """
+    def field_of(key: str) -> str:
+        value = user.get(key) if isinstance(user, Mapping) else getattr(user, key, None)
+        return value.strip() if isinstance(value, str) else ""
+
+    name = " ".join(part for part in (field_of("first_name"), field_of("last_name")) if part)
+    email = field_of("email")
+    identifier = user.get("id") if isinstance(user, Mapping) else getattr(user, "id", None)
+    return f"{name} <{email}>" if name and email else (email or name or str(identifier))
+
+
+def people_of_tasks(tasks: Iterable[Any]) -> dict[str, str]:
+    """Annotator id -> :func:`person_name` from the user objects a JSON export writes as ``completed_by``.
+
+    A task list from the API carries ids only; those annotators are left to :meth:`users` (or named by id).
+
+    >>> people_of_tasks([{"annotations": [{"completed_by": {"id": 2, "email": "ann@example.com"}},
+    ...                                   {"completed_by": 3}]}])
+    {'2': 'ann@example.com'}
+    """
+    out: dict[str, str] = {}
+    for task in tasks:
+        annotations = task.get("annotations") if isinstance(task, Mapping) else None
+        for annotation in annotations if isinstance(annotations, list) else ():
+            user = annotation.get("completed_by") if isinstance(annotation, Mapping) else None
+            key = annotator_key(user) if isinstance(user, Mapping) else None
+            if key is not None and key not in out:
+                out[key] = person_name(user)
+    return out
 
 
 def _as_int(value: Any) -> int | None:

@@ -204,6 +204,7 @@ def _add_report_parser(commands: _Commands) -> None:
 
 
 def _run_report(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    from plugin.annotations import people_of_tasks
     from plugin.clock import now_text
     from plugin.labelstudio import LabelStudioClient, LabelStudioError
     from plugin.report import build_report, write_report, written_text
@@ -218,7 +219,7 @@ def _run_report(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int
         if controls is not None:
             state = ProjectState.from_tasks(tasks, controls, mapping=mapping, scoring=scoring)
             report = build_report(state.snapshot(), source=f"Export {args.export.name}", generated_at=now_text(),
-                                  options=options)
+                                  people=people_of_tasks(tasks), options=options)
         else:
             connection = _connection(args)
             report = report_project(LabelStudioClient(connection), args.project, connection.url, mapping=mapping,
@@ -379,6 +380,7 @@ def _progress_bar(stderr: TextIO, quiet: bool) -> Progress | None:
 
 
 def _run_sync(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    from plugin.annotations import people_of_tasks
     from plugin.labelstudio import LabelStudioClient, LabelStudioError
     from plugin.summary import summary_text, sync_summary
     from plugin.sync import score_export, sync_project
@@ -389,7 +391,8 @@ def _run_sync(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         progress = _progress_bar(stderr, args.quiet)
         if controls is not None:
             scores, to_write = score_export(tasks, controls, mapping=mapping, scoring=scoring)
-            summary = sync_summary(f"Export {args.export}", scores, scoring, dry_run=True, to_write=to_write)
+            summary = sync_summary(f"Export {args.export}", scores, scoring, dry_run=True, to_write=to_write,
+                                   people=people_of_tasks(tasks))
         else:
             client = LabelStudioClient(_connection(args))
             report = sync_project(client, args.project, None, mapping=mapping, scoring=scoring,

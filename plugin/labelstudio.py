@@ -20,6 +20,7 @@ import httpx
 from label_studio_sdk import LabelStudio
 from label_studio_sdk.core.api_error import ApiError
 
+from plugin.annotations import person_name
 from plugin.settings import Connection
 
 __all__ = ["LabelStudioClient", "LabelStudioError", "LabelStudioNotFound", "Reachability", "annotator_names",
@@ -266,13 +267,7 @@ class LabelStudioClient:
 
     def users(self) -> dict[str, str]:
         """Every user's id (as text, as annotators are keyed) -> "First Last <email>" (or just the email)."""
-        out = {}
-        for user in self._call(lambda: list(self._sdk.users.list())):
-            name = " ".join(part for part in (getattr(user, "first_name", ""), getattr(user, "last_name", ""))
-                            if part)
-            email = getattr(user, "email", "") or ""
-            out[str(user.id)] = f"{name} <{email}>" if name and email else (email or name or str(user.id))
-        return out
+        return {str(user.id): person_name(user) for user in self._call(lambda: list(self._sdk.users.list()))}
 
     def ensure_view(self, project: int, *, title: str, filters: dict[str, Any], ordering: Sequence[str],
                     hidden: Sequence[str] = ()) -> int:

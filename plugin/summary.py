@@ -19,8 +19,10 @@ __all__ = ["summary_text", "sync_summary"]
 
 
 def sync_summary(source: str, scores: ProjectScores, scoring: ScoringOptions, *, dry_run: bool, to_write: int,
-                 report: SyncReport | None = None) -> dict[str, Any]:
-    """The JSON summary of a sync (also the text report's data)."""
+                 report: SyncReport | None = None, people: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """The JSON summary of a sync (also the text report's data); annotators are named from ``people``, else from
+    the ``report``'s read of Label Studio's users."""
+    people = people if people is not None else ({} if report is None else report.people)
     return {
         "source": source,
         "dry_run": dry_run,
@@ -35,7 +37,7 @@ def sync_summary(source: str, scores: ProjectScores, scoring: ScoringOptions, *,
         "tasks_failed": [] if report is None else [{"task": t, "error": e} for t, e in report.failures],
         "tasks_escalated": 0 if report is None else report.tasks_escalated,
         "seconds": {} if report is None else {k: round(v, 3) for k, v in report.seconds.items()},
-        "controls": {name: _named(score.summary(), {} if report is None else report.people)
+        "controls": {name: _named(score.summary(), people)
                      for name, score in scores.controls.items()},
         "skipped": dict(scores.skips.reasons.most_common()),
         "config": scores.config,

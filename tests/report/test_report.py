@@ -167,6 +167,30 @@ def test_many_distinct_labels_are_summarized_not_drawn():
     assert "60 distinct labels" in " ".join(report.notes["message"])
 
 
+def test_an_export_names_its_annotators_from_its_user_objects(tmp_path, capsys):
+    # A Label Studio JSON export writes completed_by as the user object; the offline report and sync name the
+    # annotators from it as the live ones do from Label Studio's users (an annotator given by id stays an id).
+    tasks = simulated_export(30)
+    users = {1: {"id": 1, "email": "ann@example.com", "first_name": "Ann", "last_name": "Lee"},
+             2: {"id": 2, "email": "bo@example.com", "first_name": "", "last_name": ""}}
+    for task in tasks:
+        for annotation in task["annotations"]:
+            annotation["completed_by"] = users.get(annotation["completed_by"], annotation["completed_by"])
+    export, config = tmp_path / "export.json", tmp_path / "config.xml"
+    export.write_text(json.dumps(tasks))
+    config.write_text(CONFIG)
+    out = tmp_path / "r.json"
+    assert main(["report", "--export", str(export), "--label-config", str(config), "--out", str(out), "--format",
+                 "json", "--quiet"]) == 0
+    names = {row["annotator"]: row["name"] for row in json.loads(out.read_text())["annotators"]}
+    assert names["1"] == "Ann Lee <ann@example.com>" and names["2"] == "bo@example.com" and names["3"] == "3"
+    capsys.readouterr()
+    assert main(["sync", "--export", str(export), "--label-config", str(config), "--json", "--quiet"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    rows = {row["annotator"]: row["name"] for row in summary["controls"]["sentiment"]["annotators"]}
+    assert rows["1"] == "Ann Lee <ann@example.com>" and rows["3"] == "3"
+
+
 def test_report_command_offline(tmp_path, capsys):
     export = tmp_path / "export.json"
     export.write_text(json.dumps(simulated_export(40)))
