@@ -23,7 +23,7 @@ from numpy.typing import ArrayLike
 
 from agreement.counts import LabelCounts, as_count_matrix
 
-__all__ = ["confused_pairs", "specific_agreement"]
+__all__ = ["confused_pairs", "set_coincidences", "specific_agreement"]
 
 
 def _pairable(counts: ArrayLike | LabelCounts) -> tuple[np.ndarray, np.ndarray]:
@@ -81,3 +81,57 @@ def specific_agreement(counts: ArrayLike | LabelCounts) -> np.ndarray:
     involved = x.sum(axis=0)
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(involved > 0, diagonal / np.where(involved > 0, involved, 1.0), np.nan)
+
+
+def set_coincidences(chosen: pd.DataFrame, categories: Sequence[Any]) -> np.ndarray:
+    """The coincidence matrix of label *sets*: which label one annotator chose where another chose which.
+
+    For multiple choices and multi-path taxonomies each annotator gives an item a set :math:`A` of labels. Every
+    ordered pair of annotators ``(a, b)`` on an item spreads one unit of mass over :math:`A \\times B`, each cell
+    :math:`1 / (|A| |B|)`, and an item with :math:`r` annotators weights its pairs :math:`1 / (r - 1)`:
+
+    .. math:: o_{xy} = \\sum_i \\frac{1}{r_i - 1} \\sum_{a \\ne b}
+              \\frac{[x \\in A_{ia}] [y \\in B_{ib}]}{|A_{ia}| |B_{ib}|}
+
+    With one label per set it is Krippendorff's coincidence matrix (:func:`agreement.coincidence_matrix`); the
+    total is the number of annotations on items with two or more. An empty set has to be given a label of its
+    own (the caller's "none").
+
+    Parameters
+    ----------
+    chosen : DataFrame
+        Columns ``item``, ``annotator``, ``label``: one row per label in an annotator's set.
+    categories : sequence
+        The labels, in the order of the matrix; a label outside them is an error.
+
+    Returns
+    -------
+    ndarray, with shape (n_categories, n_categories)
+
+    Examples
+    --------
+    >>> chosen = pd.DataFrame({"item": [1, 1, 1], "annotator": ["a", "a", "b"], "label": ["x", "y", "x"]})
+    >>> set_coincidences(chosen, ["x", "y"]).tolist()
+    [[1.0, 0.5], [0.5, 0.0]]
+    """
+    q = len(categories)
+    if chosen.empty:
+        return np.zeros((q, q))
+    if not chosen["label"].isin(list(categories)).all():
+        raise ValueError("A chosen label is not among the categories given.")
+    code = pd.Categorical(chosen["label"], categories=list(categories)).codes
+    sets = pd.factorize(pd.MultiIndex.from_frame(chosen[["item", "annotator"]]))[0]
+    size = np.bincount(sets)
+    n_sets = len(size)
+    # One row per annotator's set, its labels spread evenly: m_a = 1_A / |A|.
+    share = np.zeros((n_sets, q))
+    np.add.at(share, (sets, code), 1.0 / size[sets])
+    set_item = np.zeros(n_sets, dtype=np.int64)
+    items = pd.factorize(chosen["item"])[0]
+    set_item[sets] = items
+    raters = np.bincount(set_item)
+    weight = np.divide(1.0, raters - 1.0, out=np.zeros(len(raters)), where=raters >= 2)
+    per_item = np.zeros((len(raters), q))
+    np.add.at(per_item, set_item, share)
+    # sum_{a != b} m_a m_b^T = S S^T - sum_a m_a m_a^T, with S the item's sum of m_a.
+    return (per_item.T * weight) @ per_item - (share.T * weight[set_item]) @ share

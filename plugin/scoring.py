@@ -54,6 +54,7 @@ from agreement.span_f1 import SpanF1, span_f1
 from agreement.unitizing import u_alpha, unitizing_alpha
 from agreement.units import Units
 from plugin.mapping import MappedControl
+from plugin.mapping.choices import is_label_set, split_label_items
 from plugin.mapping.span_units import span_units
 from plugin.settings import ScoringOptions
 
@@ -304,8 +305,8 @@ def _augmented(ranked: pd.DataFrame) -> dict[str, Any] | None:
 
 
 def _per_label(mapped: MappedControl, counts: LabelCounts) -> dict[str, dict[str, float | None]]:
-    """Multiple choices: agreement on each label's yes/no items."""
-    names = np.asarray(counts.items.str.split(":", n=1).str[1], dtype=object)
+    """A label set (multiple choices, multi-path taxonomy): agreement on each label's yes/no items."""
+    names = np.asarray(split_label_items(pd.Series(counts.items), mapped.control.labels or None)[1], dtype=object)
     out = {}
     for label in mapped.control.labels or sorted(set(names)):
         subset = counts.counts[names == label]
@@ -453,7 +454,7 @@ def score_control(mapped: MappedControl, options: ScoringOptions, *, span_jaccar
             annotators=annotator_rows(rows),
             confusions=confusions, label_agreement=label_agreement,
             augmented=_augmented(mapped.ranked) if mapped.ranked is not None and len(mapped.ranked) else None,
-            labels=_per_label(mapped, counts) if mapped.ranked is not None else None,
+            labels=_per_label(mapped, counts) if is_label_set(mapped) else None,
             spans=span_scores(mapped, options, span_jaccard=span_jaccard, expected=expected),
         )
 

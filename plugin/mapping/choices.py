@@ -14,13 +14,58 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
+import pandas as pd
+
 from plugin.annotations import Skips
 from plugin.labelconfig import Control
 from plugin.mapping.base import MappedControl, SkipResult, Unit, reason, single_labels
 
-__all__ = ["NO", "YES", "map_choices", "map_pairwise", "yes_no_rows"]
+__all__ = ["NO", "NONE", "YES", "chosen_sets", "is_label_set", "map_choices", "map_pairwise", "split_label_items",
+           "yes_no_rows"]
 
 YES, NO = "yes", "no"
+NONE = "(none)"  # the set of an annotator who submitted without choosing anything
+
+
+def is_label_set(mapped: MappedControl) -> bool:
+    """Whether ``mapped`` is a control where each annotator chooses a set of labels (multiple Choices, a
+    multi-path Taxonomy), mapped as one yes/no item per label (:func:`yes_no_rows`)."""
+    return mapped.control.multiple and mapped.categories == (NO, YES)
+
+
+def split_label_items(items: pd.Series, labels: Sequence[str] | None) -> tuple[pd.Series, pd.Series]:
+    """The item and the label of each yes/no item ``"{item}:{label}"``.
+
+    Items may hold colons themselves (per-region items are ``"{task}:{region}"``) and so may labels, so a known
+    label is matched as the item's suffix, the longest first; without the config's labels the text after the
+    last colon is the label.
+
+    >>> items, labels = split_label_items(pd.Series(["7:r1:Yes: sure", "7:r1:No"]), ["Yes: sure", "No"])
+    >>> items.tolist(), labels.tolist()
+    (['7:r1', '7:r1'], ['Yes: sure', 'No'])
+    """
+    text = items.astype(str)
+    found = pd.Series(np.full(len(text), None, dtype=object), index=text.index)
+    for label in sorted(labels or (), key=len):
+        found[text.str.endswith(f":{label}")] = label
+    unknown = found.isna()
+    if unknown.any():
+        found[unknown] = text[unknown].str.rsplit(":", n=1).str[-1]
+    base = pd.Series([t[: len(t) - len(str(f)) - 1] for t, f in zip(text, found, strict=True)], index=text.index,
+                     dtype=object)
+    return base, found
+
+
+def chosen_sets(rows: pd.DataFrame, labels: Sequence[str] | None) -> pd.DataFrame:
+    """Each annotator's set per item, from the yes/no rows of a label-set control: columns ``item``,
+    ``annotator``, ``label``, one row per label chosen, and :data:`NONE` for an annotator who chose nothing."""
+    base, label = split_label_items(rows["item"], labels)
+    table = pd.DataFrame({"item": base, "annotator": rows["annotator"].to_numpy(), "label": label,
+                          "yes": rows["label"].to_numpy() == YES})
+    chose = table.groupby(["item", "annotator"], sort=False)["yes"].transform("any")
+    empty = table[~chose].drop_duplicates(["item", "annotator"]).assign(label=NONE)
+    return pd.concat([table[table["yes"]], empty], ignore_index=True)[["item", "annotator", "label"]]
 
 
 def _choices(value: Mapping[str, Any]) -> list[str] | None:

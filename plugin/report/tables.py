@@ -18,12 +18,13 @@ import pandas as pd
 
 from agreement import UndefinedMeasureWarning, annotator_labels, label_counts
 from agreement.alpha import coincidence_matrix
-from agreement.confusion import specific_agreement
+from agreement.confusion import set_coincidences, specific_agreement
 from agreement.counts import LabelCounts
 from agreement.family import ALL_LABELS, FAMILY_COLUMNS, agreement_family, undefined_notes, weighted_mean
 from agreement.span_f1 import span_f1
 from agreement.timeline import TIMELINE_COLUMNS, agreement_over_time, annotations_needed
 from plugin.mapping import MappedControl
+from plugin.mapping.choices import NONE, chosen_sets, is_label_set, split_label_items
 from plugin.mapping.span_units import span_units
 from plugin.scoring import ControlScore, name_of
 from plugin.settings import ReportOptions
@@ -171,7 +172,7 @@ def _multiple_choice_family(labels: tuple[str, ...] | None, rows: pd.DataFrame, 
     categories = counts.categories
     whole = agreement_family(annotator_labels(rows, categories=categories), counts, per_label=False)
     whole["specific_agreement"] = math.nan
-    choice = rows["item"].astype(str).str.split(":", n=1).str[1]
+    choice = split_label_items(rows["item"], labels)[1]
     parts = [whole]
     yes = list(categories).index("yes") if "yes" in list(categories) else None
     for label in labels or sorted(choice.dropna().unique()):
@@ -198,9 +199,14 @@ def _control_tables(name: str, snapshot: ProjectSnapshot, score: ControlScore, t
         warnings.simplefilter("always", UndefinedMeasureWarning)
         counts = label_counts(rows, categories=mapped.categories)
         values = None if mapped.level == "nominal" else counts.numeric_values()
-        n_labels = counts.counts.shape[1]
+        label_set = is_label_set(mapped)
+        chosen = chosen_sets(rows, mapped.control.labels or None) if label_set else None
+        labels = ([*(mapped.control.labels or sorted(set(chosen["label"]) - {NONE})),
+                   *([NONE] if (chosen["label"] == NONE).any() else [])] if chosen is not None
+                  else [str(c) for c in counts.categories])
+        n_labels = len(labels)
         if len(rows) and n_labels <= options.max_categories:
-            if mapped.ranked_records is not None:
+            if label_set:
                 family = _multiple_choice_family(mapped.control.labels, rows, counts)
             else:
                 family = agreement_family(annotator_labels(rows, categories=counts.categories), counts,
@@ -208,8 +214,9 @@ def _control_tables(name: str, snapshot: ProjectSnapshot, score: ControlScore, t
                 specific = score.label_agreement or {}
                 family["specific_agreement"] = [math.nan if label == ALL_LABELS else _nan(specific.get(label))
                                                 for label in family["label"]]
-            o = coincidence_matrix(counts)
-            labels = [str(c) for c in counts.categories]
+            # A label set's confusion is between its labels (which one annotator chose where another chose
+            # which), not between "yes" and "no".
+            o = set_coincidences(chosen, labels) if chosen is not None else coincidence_matrix(counts)
             first, second = np.meshgrid(np.arange(n_labels), np.arange(n_labels), indexing="ij")
             out["confusion"] = pd.DataFrame({"control": name, "first": np.array(labels, dtype=object)[first.ravel()],
                                              "second": np.array(labels, dtype=object)[second.ravel()],
