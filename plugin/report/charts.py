@@ -141,16 +141,19 @@ def confusion_chart(confusion: pd.DataFrame, *, control: str) -> str:
 
 
 def distribution_chart(tasks: pd.DataFrame, *, threshold: float) -> str:
-    """How the tasks' agreement (mean SPA over their controls) is spread, flagged tasks in red, with the threshold.
+    """How the tasks' scores are spread, flagged tasks in red, with the threshold.
 
-    The colour is the task's flag, not its SPA against the threshold: a span
-    control flags on its own per-task value (overlap F1 by default), and a
-    task may be flagged for one control while its mean SPA is high.
+    A task's score is the value the flag compares with the threshold: its
+    lowest control's (:func:`plugin.scoring.task_score_of`; a span control's
+    overlap F1 unless ``--span-flag-on`` says otherwise, an ordered control's
+    weighted agreement, else SPA). A task left of the line is red; a red task
+    right of it was flagged by another rule (a control's own threshold,
+    "constant low", the lowest tenth), which its reasons name.
     """
-    scored = tasks[tasks["spa"].notna()]
+    scored = tasks[tasks["score"].notna()]
     if scored.empty:
         return ""
-    spa = scored["spa"].astype(float)
+    spa = scored["score"].astype(float)
     flagged = scored["flagged"].astype(bool).to_numpy()
     with _figure(9.0, 2.6) as figure:
         ax = figure.subplots()
@@ -158,7 +161,7 @@ def distribution_chart(tasks: pd.DataFrame, *, threshold: float) -> str:
         ax.hist([spa[~flagged], spa[flagged]], bins=bins, color=[SPA_COLOUR, FLAG_COLOUR], stacked=True,
                 label=["not flagged", "flagged"])
         ax.axvline(threshold, color="black", linestyle=":", linewidth=1)
-        ax.set_xlabel("task agreement (mean SPA over its controls)")
+        ax.set_xlabel("task score (its lowest control's agreement, as the flag compares it)")
         ax.set_ylabel("tasks")
         ax.legend(frameon=False)
         return _svg(figure)

@@ -229,10 +229,10 @@ def render_html(report: Report) -> str:
         "spans": _spans(report),
         "annotators": _annotators(report),
         "labels": _labels(report),
-        "tasks": (('<p class="note">Each task\'s mean SPA over its controls; red: the tasks flagged. A span control '
-                   "flags a task on its own value there (overlap F1 unless --span-flag-on says otherwise), so a "
-                   "flagged task's mean SPA may lie above the threshold.</p>"
-                   if any(c.startswith("f1") for c in report.tasks.columns) else "")
+        "tasks": ('<p class="note">Each task\'s score, the value its flag compares with the threshold: the lowest '
+                  "over its controls of SPA, an ordered control's weighted agreement, or a span control's own value "
+                  "(overlap F1 unless --span-flag-on says otherwise). Red: the tasks flagged; a red task right of "
+                  "the line was flagged by another rule, which its reasons name.</p>"
                   + charts.distribution_chart(report.tasks, threshold=float(report.overview["threshold"]))),
         "sweep": ('<p class="note">The augmented kappa weighs an annotator\'s first choice p and the others 1 - p '
                   "(Rosenberg &amp; Binkowski 2004); a curve that rises towards p = 0.5 means annotators agree on "

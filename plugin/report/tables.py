@@ -26,7 +26,7 @@ from agreement.timeline import TIMELINE_COLUMNS, agreement_over_time, annotation
 from plugin.mapping import MappedControl
 from plugin.mapping.choices import NONE, chosen_sets, is_label_set, split_label_items
 from plugin.mapping.span_units import span_units
-from plugin.scoring import ControlScore, name_of
+from plugin.scoring import ControlScore, name_of, task_score_of
 from plugin.settings import ReportOptions
 from plugin.state import ProjectScores, ProjectSnapshot
 
@@ -34,7 +34,7 @@ __all__ = ["SPAN_MEASURES", "Report", "build_report", "span_offsets", "span_unit
 
 HEADLINE_COLUMNS = ("control", "tag", "level", "n_items", "n_annotations", "spa", "spa_low", "spa_high", "alpha",
                     "gwet", "gwet_coefficient", "annotations_needed")
-TASK_COLUMNS = ("task", "n_annotations", "spa", "alpha", "flagged", "reasons", "link")
+TASK_COLUMNS = ("task", "n_annotations", "score", "spa", "alpha", "flagged", "reasons", "link")
 SPAN_LABEL_COLUMNS = ("control", "label", "n_spans", "f1_exact", "f1_exact_sd", "f1_exact_pairs", "f1_overlap",
                       "f1_overlap_sd", "f1_overlap_pairs", "unitizing_alpha", "unitizing_observed",
                       "unitizing_expected")
@@ -416,13 +416,14 @@ def _span_tables(name: str, snapshot: ProjectSnapshot, score: ControlScore,
 def _tasks(scores: ProjectScores, task_url: str | None) -> pd.DataFrame:
     span = [name for name, score in scores.controls.items() if score.spans is not None]
     f1 = {(name, key): key if len(span) == 1 else f"{key}:{name}" for name in span for key in ("f1", "f1_overlap")}
-    rows = [{"task": t.task, "n_annotations": t.n_annotations, "spa": _nan(t.spa), "alpha": _nan(t.alpha),
+    rows = [{"task": t.task, "n_annotations": t.n_annotations, "score": _nan(task_score_of(t.controls)),
+             "spa": _nan(t.spa), "alpha": _nan(t.alpha),
              **{column: _nan(t.controls.get(name, {}).get(key)) for (name, key), column in f1.items()},
              "flagged": t.flagged, "reasons": "; ".join(t.reasons),
              "link": task_url.format(task=t.task) if task_url else None} for t in scores.tasks.values()]
-    columns = [*TASK_COLUMNS[:4], *f1.values(), *TASK_COLUMNS[4:]]
+    columns = [*TASK_COLUMNS[:5], *f1.values(), *TASK_COLUMNS[5:]]
     frame = pd.DataFrame(rows, columns=columns)
-    return frame.sort_values(["flagged", "spa", "task"], ascending=[False, True, True], na_position="last",
+    return frame.sort_values(["flagged", "score", "task"], ascending=[False, True, True], na_position="last",
                              kind="stable").reset_index(drop=True)
 
 

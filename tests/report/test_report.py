@@ -101,12 +101,24 @@ def test_confusion_is_the_coincidence_matrix(report):
 
 
 def test_tasks_are_worst_first_with_links(report):
-    report, _ = report
+    report, state = report
     tasks = report.tasks
     flagged = tasks[tasks["flagged"]]
     assert len(flagged) == report.overview["flagged"] > 0
     assert tasks["flagged"].iloc[: len(flagged)].all()  # the flagged first
-    assert flagged["spa"].is_monotonic_increasing
+    assert flagged["score"].is_monotonic_increasing
+    # The histogram draws the score the flag compares: every task left of the threshold is red.
+    threshold = report.overview["threshold"]
+    below = tasks[(tasks["score"] < threshold) & (tasks["n_annotations"] >= 2)]
+    assert len(below) > 0 and below["flagged"].all()
+    scores = state.task_scores()
+    # The flag's value per control: a span control's flag_on (overlap F1), a rating's weighted agreement, else SPA.
+    def flag_value(control):
+        return control[control["flag_on"]] if "flag_on" in control else control.get("agreement", control["spa"])
+
+    lowest = {t: min(v for c in s.controls.values() if (v := flag_value(c)) is not None)
+              for t, s in scores.items() if any(flag_value(c) is not None for c in s.controls.values())}
+    assert tasks.set_index("task")["score"].dropna().to_dict() == pytest.approx(lowest)
     assert flagged["link"].iloc[0] == URL.format(task=flagged["task"].iloc[0])
     assert all(reason for reason in flagged["reasons"])
 

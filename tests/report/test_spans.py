@@ -225,7 +225,7 @@ def test_tasks_carry_each_span_controls_f1():
     assert set(report.span_measures["control"]) == {"ner", "topic"}  # the choices are no span control
     page = render_html(report)
     assert "<th class=\"\">F1 overlap:topic</th>" in page  # the flagged tasks' table
-    assert "a flagged task's mean SPA may lie above the threshold" in page
+    assert "the value its flag compares with the threshold" in page
     one = [_task(1, {1: [(0, 10, "PER")], 2: [(0, 10, "PER")]})]
     _, single = _report(one, parse_label_config(CONFIG))
     assert [c for c in single.tasks.columns if c.startswith("f1")] == ["f1", "f1_overlap"]
