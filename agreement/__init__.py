@@ -43,6 +43,7 @@ from agreement.kappa import (
     scott_pi,
 )
 from agreement.pairwise import AnnotatorLabels, PairwiseMatrix, annotator_labels, pairwise_matrix
+from agreement.reference import KappaEstimate, against_reference, kappa_estimate, wilson_interval
 from agreement.running import RunningAgreement
 from agreement.spa import item_agreement, item_agreement_variance, spa, spa_weights
 from agreement.undefined import UndefinedMeasureWarning
@@ -53,12 +54,14 @@ __all__ = [
     "ConfidenceInterval",
     "GwetEstimate",
     "InformationAgreement",
+    "KappaEstimate",
     "KappaReport",
     "LabelCounts",
     "PairwiseMatrix",
     "RankedLabels",
     "RunningAgreement",
     "UndefinedMeasureWarning",
+    "against_reference",
     "aggregate_raters",
     "agreement_weights",
     "alpha_item_disagreement",
@@ -82,6 +85,7 @@ __all__ = [
     "information_agreement_many",
     "item_agreement",
     "item_agreement_variance",
+    "kappa_estimate",
     "kappa_report",
     "klemens_ordinal_weights",
     "krippendorff_alpha",
@@ -93,6 +97,7 @@ __all__ = [
     "scott_pi",
     "spa",
     "spa_weights",
+    "wilson_interval",
 ]
 
 __version__ = "0.1.0"
