@@ -30,6 +30,7 @@ Fleiss, J. L., Cohen, J. & Everitt, B. S. (1969). Large sample standard errors o
 from __future__ import annotations
 
 import math
+import warnings
 from statistics import NormalDist
 from typing import NamedTuple
 
@@ -39,8 +40,12 @@ from numpy.typing import ArrayLike, NDArray
 
 from agreement.counts import code_labels
 from agreement.gwet import LEVEL_WEIGHTS, agreement_weights
+from agreement.kappa import cohen_kappa
+from agreement.pairwise import annotator_labels
+from agreement.undefined import UndefinedMeasureWarning
 
-__all__ = ["REFERENCE_COLUMNS", "KappaEstimate", "against_reference", "kappa_estimate", "wilson_interval"]
+__all__ = ["REFERENCE_COLUMNS", "KappaEstimate", "against_reference", "kappa_estimate", "majority_labels",
+           "pairwise_kappa_mean", "wilson_interval"]
 
 REFERENCE_COLUMNS = ("annotator", "n_items", "accuracy", "accuracy_low", "accuracy_high", "agreement", "kappa",
                      "kappa_low", "kappa_high")
@@ -196,3 +201,78 @@ def against_reference(labels: pd.DataFrame, reference: pd.DataFrame, *, level: s
                          "accuracy_low": low, "accuracy_high": high, "agreement": agreement,
                          "kappa": [k.value for k in kappas], "kappa_low": [k.low for k in kappas],
                          "kappa_high": [k.high for k in kappas]}, columns=list(REFERENCE_COLUMNS))
+
+
+def majority_labels(labels: pd.DataFrame) -> pd.DataFrame:
+    """The annotators' majority label of each item with two labels or more and one most frequent label (ties
+    have no majority): columns ``item``, ``label``, ``n_labels``.
+
+    >>> labels = pd.DataFrame({"item": [1, 1, 1, 2, 2, 3], "annotator": list("abcabc"),
+    ...                        "label": ["x", "x", "y", "x", "y", "y"]})
+    >>> majority_labels(labels).to_dict("records")
+    [{'item': 1, 'label': 'x', 'n_labels': 3}]
+    """
+    present = labels[labels["label"].notna()]
+    counts = present.groupby(["item", "label"], sort=False).size().rename("votes").reset_index()
+    totals = present.groupby("item", sort=False).size()
+    counts["n_labels"] = counts["item"].map(totals).to_numpy()
+    top = counts.groupby("item", sort=False)["votes"].transform("max")
+    winners = counts[counts["votes"] == top]
+    unique = winners.groupby("item", sort=False)["label"].transform("size") == 1
+    out = winners[unique & (winners["n_labels"] >= 2)]
+    return out[["item", "label", "n_labels"]].reset_index(drop=True)
+
+
+def pairwise_kappa_mean(labels: pd.DataFrame, *, level: str = "nominal", values: ArrayLike | None = None,
+                        categories: ArrayLike | None = None) -> tuple[float, pd.DataFrame]:
+    """The mean of Cohen's kappa over the pairs of annotators with a shared item (quadratic-weighted for ordered
+    levels), and per annotator the pooled share of their items on which the other annotators gave the same label
+    (``with_others``, with ``n_pairs``, the pairs it is over).
+
+    The mean kappa among people is the ceiling a model's kappa against them is held to; an annotator who agrees
+    with a model far more than with the other annotators accepts its predictions without looking.
+
+    Examples
+    --------
+    >>> labels = pd.DataFrame({"item": [1, 2, 3, 1, 2, 3], "annotator": ["a"] * 3 + ["b"] * 3,
+    ...                        "label": ["x", "y", "x", "x", "y", "y"]})
+    >>> mean, table = pairwise_kappa_mean(labels)
+    >>> round(mean, 4), table.round(4).to_dict("records")
+    (0.4, [{'annotator': 'a', 'with_others': 0.6667, 'n_pairs': 3}, {'annotator': 'b', 'with_others': 0.6667, \
+'n_pairs': 3}])
+    """
+    present = labels[labels["label"].notna()]
+    if present.empty:
+        return math.nan, pd.DataFrame(columns=["annotator", "with_others", "n_pairs"])
+    arranged = annotator_labels(present, categories=categories)
+    codes = arranged.codes
+    ordered = level != "nominal"
+    weights = None
+    if ordered:
+        numbers = (np.asarray(values, dtype=np.float64) if values is not None
+                   else pd.to_numeric(pd.Series(arranged.categories), errors="raise").to_numpy(dtype=np.float64))
+        weights = agreement_weights(len(arranged.categories), kind="quadratic", values=numbers)
+    kappas = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedMeasureWarning)
+        for a in range(codes.shape[1]):
+            for b in range(a + 1, codes.shape[1]):
+                measures = arranged.measures(a, b)
+                if not measures["n_items"]:
+                    continue
+                kappas.append(cohen_kappa(arranged.table(a, b), weights=weights) if ordered else measures["cohen"])
+    defined = [k for k in kappas if not math.isnan(k)]
+    rated = codes >= 0
+    same = np.zeros(codes.shape[1])
+    pairs = np.zeros(codes.shape[1])
+    for a in range(codes.shape[1]):
+        mine = rated[:, a]
+        others = codes[mine]
+        other_rated = rated[mine].copy()
+        other_rated[:, a] = False
+        same[a] = float(((others == codes[mine, a][:, None]) & other_rated).sum())
+        pairs[a] = float(other_rated.sum())
+    with np.errstate(divide="ignore", invalid="ignore"):
+        share = np.where(pairs > 0, same / pairs, np.nan)
+    table = pd.DataFrame({"annotator": list(arranged.annotators), "with_others": share, "n_pairs": pairs.astype(int)})
+    return (float(np.mean(defined)) if defined else math.nan), table

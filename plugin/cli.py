@@ -137,6 +137,12 @@ def _add_scoring_options(parser: argparse.ArgumentParser) -> None:
     options.add_argument("--gamma-samples", type=int, default=30,
                          help="sampled corpora behind gamma's expected disorder (30)")
     options.add_argument("--gamma-seed", type=int, default=0, help="seed of gamma's sampling (0)")
+    options.add_argument("--min-gt-accuracy", type=float, default=None, metavar="VALUE",
+                         help="name the annotators whose accuracy against the ground truth is below VALUE (and "
+                              "list their tasks in a Data Manager tab)")
+    options.add_argument("--min-gt-items", type=int, default=10,
+                         help="the least ground-truth items an annotator needs before --min-gt-accuracy judges "
+                              "them (10)")
 
 
 def _add_review_options(parser: argparse.ArgumentParser) -> None:
@@ -173,7 +179,8 @@ def _options(args: argparse.Namespace) -> tuple[MappingOptions, ScoringOptions]:
                                    lowest_decile=args.flag_lowest_decile, span_flag_on=args.span_flag_on,
                                    gamma_alpha=args.gamma_alpha, gamma_beta=args.gamma_beta,
                                    gamma_empty=args.gamma_empty, gamma_samples=args.gamma_samples,
-                                   gamma_seed=args.gamma_seed)
+                                   gamma_seed=args.gamma_seed, min_gt_accuracy=args.min_gt_accuracy,
+                                   min_gt_items=args.min_gt_items)
 
 
 def _review(args: argparse.Namespace) -> ReviewOptions:

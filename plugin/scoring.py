@@ -110,6 +110,10 @@ class ControlScore:
         Span-like controls (None for the others): the span measures of
         :func:`span_scores`, pairwise F1 exact and overlap, unitizing alpha
         (1995/2004), the 2016 uα family and gamma.
+    references : dict, optional
+        With a ground truth or model predictions on some task
+        (:func:`plugin.references.reference_block`): ``ground_truth`` and
+        ``models``, each annotator against them.
     """
 
     name: str
@@ -131,6 +135,7 @@ class ControlScore:
     confusions: list[dict[str, Any]] = field(default_factory=list)
     label_agreement: dict[str, float | None] | None = None
     spans: dict[str, Any] | None = None
+    references: dict[str, Any] | None = None
 
     def summary(self) -> dict[str, Any]:
         """The control's scores as JSON-ready data (without the per-task table)."""
@@ -147,6 +152,8 @@ class ControlScore:
         if self.labels is not None:
             out["labels"] = self.labels
         out["spans"] = self.spans
+        if self.references is not None:
+            out["references"] = self.references
         return out
 
 

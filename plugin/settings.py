@@ -149,6 +149,11 @@ class ScoringOptions:
         Sampled corpora behind gamma's expected disorder.
     gamma_seed : int
         Seed of that sampling, so that a repeated sync reports the same gamma.
+    min_gt_accuracy : float, optional
+        Annotators whose accuracy against the ground truth is below it, over
+        at least ``min_gt_items`` ground-truth items, are named (sync summary,
+        ``/status``, the report) and their tasks listed in a Data Manager tab.
+    min_gt_items : int
     """
 
     threshold: float = 0.5
@@ -163,6 +168,8 @@ class ScoringOptions:
     gamma_empty: float = 1.0
     gamma_samples: int = 30
     gamma_seed: int = 0
+    min_gt_accuracy: float | None = None
+    min_gt_items: int = 10
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.threshold <= 1.0:
@@ -182,6 +189,12 @@ class ScoringOptions:
         if self.gamma_alpha == 0 and self.gamma_beta == 0:
             raise SettingsError("Gamma needs a positional or a categorical weight above 0 (--gamma-alpha, "
                                 "--gamma-beta); both are 0.")
+        if self.min_gt_accuracy is not None and not 0.0 <= self.min_gt_accuracy <= 1.0:
+            raise SettingsError("The least accuracy against the ground truth (--min-gt-accuracy) must lie between 0 "
+                                f"and 1; got {self.min_gt_accuracy}.")
+        if self.min_gt_items < 1:
+            raise SettingsError("The least number of ground-truth items (--min-gt-items) must be at least 1; got "
+                                f"{self.min_gt_items}.")
         if not self.gamma_empty > 0:
             raise SettingsError(f"Gamma's cost of an unaligned unit (--gamma-empty) must be above 0; got "
                                 f"{self.gamma_empty}.")

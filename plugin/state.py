@@ -26,7 +26,7 @@ import math
 import warnings
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -43,6 +43,7 @@ from plugin.clock import now_iso
 from plugin.labelconfig import Control
 from plugin.mapping import MappedControl, map_control, map_project
 from plugin.mapping.span_units import continuum_length
+from plugin.references import is_reference, reference_block, reference_frame, task_reference_shares, task_references
 from plugin.scoring import (
     ControlScore,
     TaskScore,
@@ -106,6 +107,9 @@ class ControlState:
     spans : SpanTasks, optional
         Span-like controls: each task's spans, submitters and continua's
         lengths, and the span measures (pairwise F1, gamma) of each task.
+    references : dict of int to tuple
+        Per task with a reference (:mod:`plugin.references`), the rows of the
+        task mapped with its references as more annotators.
     categories : tuple, optional
         The config's categories, or None when the labels seen are the categories.
     """
@@ -120,6 +124,7 @@ class ControlState:
     ranked: dict[int, tuple[tuple[Any, ...], ...]] = field(default_factory=dict)
     augmented: RunningAugmented | None = None
     spans: SpanTasks | None = None
+    references: dict[int, tuple[tuple[Any, ...], ...]] = field(default_factory=dict)
 
     @classmethod
     def create(cls, probe: MappedControl) -> ControlState:
@@ -174,6 +179,7 @@ class ControlState:
         for item in self.items.pop(task, {}):
             self.sums.remove_item(item)
         self.records.pop(task, None)
+        self.references.pop(task, None)
         self._set_ranked(task, ())
         if self.spans is not None:
             self.spans.remove_task(task)
@@ -389,6 +395,11 @@ class ProjectSnapshot:
     expected : dict of str to ExpectedDisorder
         Per span-like control, gamma's expected disorder as sampled when
         every task was scored (so that it is sampled once per pass).
+    references : dict of str to tuple
+        Per control with references, the rows mapped with them (see
+        :attr:`ControlState.references`).
+    reference_authors : dict of int to str
+        Per task whose ground truth a reviewer marked, its author.
     """
 
     mapped: dict[str, MappedControl]
@@ -401,13 +412,26 @@ class ProjectSnapshot:
     scoring: ScoringOptions
     mapping: MappingOptions = field(default_factory=MappingOptions)
     expected: dict[str, ExpectedDisorder] = field(default_factory=dict)
+    references: dict[str, tuple[tuple[Any, ...], ...]] = field(default_factory=dict)
+    reference_authors: dict[int, str] = field(default_factory=dict)
+
+    def reference_scores(self, name: str) -> dict[str, Any] | None:
+        """The control's ``references`` block (:func:`plugin.references.reference_block`), None without any."""
+        rows = self.references.get(name)
+        if not rows:
+            return None
+        mapped = self.mapped[name]
+        return reference_block(reference_frame(rows), self.reference_authors, level=mapped.level,
+                               categories=mapped.categories, confidence=self.scoring.confidence,
+                               min_gt_accuracy=self.scoring.min_gt_accuracy, min_gt_items=self.scoring.min_gt_items)
 
     def scores(self) -> ProjectScores:
-        """The full project scores (kappa family, augmented kappa, per label, span measures) and every task's
-        scores."""
+        """The full project scores (kappa family, augmented kappa, per label, span measures, references) and every
+        task's scores."""
         return ProjectScores(
-            controls={name: score_control(mapped, self.scoring, span_jaccard=self.mapping.span_jaccard,
-                                          expected=self.expected.get(name))
+            controls={name: replace(score_control(mapped, self.scoring, span_jaccard=self.mapping.span_jaccard,
+                                                  expected=self.expected.get(name)),
+                                    references=self.reference_scores(name))
                       for name, mapped in self.mapped.items()},
             tasks=self.tasks, skips=self.skips, n_annotations=self.n_annotations, annotators=self.annotators,
             config=self.config)
@@ -446,6 +470,8 @@ class ProjectState:
         self._task_of_annotation: dict[int, int] = {}
         self.refused: Counter[str] = Counter()
         self.decile_cut: float | None = None
+        self.reference_authors: dict[int, str] = {}
+        self.latest_models: dict[int, str] = {}
 
     @classmethod
     def from_tasks(cls, tasks: Iterable[Mapping[str, Any]], controls: Mapping[str, Control], *,
@@ -474,7 +500,10 @@ class ProjectState:
         skips = Skips()
         submissions = collect_submissions([task], skips, include_ground_truth=self.mapping.include_ground_truth)
         counted = submissions.get(identifier, [])
-        mapped = self._map(identifier, counted, skips)
+        alone = Skips()
+        mapped = self._map(identifier, counted, alone)
+        skips.reasons.update(alone.reasons)
+        self._set_references(identifier, task, counted, skips, alone=alone)
         data = task.get("data")
         results = [result for submission in counted for result in submission.results]
         for name, control in self.controls.items():
@@ -492,6 +521,32 @@ class ProjectState:
             self._task_of_annotation[annotation] = identifier
         self.tasks[identifier] = TaskEntry(tuple(counted), ids, TaskAsRead.of(task), skips.reasons)
         return identifier
+
+    def _set_references(self, task: int, read: Mapping[str, Any], counted: list[Submission], skips: Skips, *,
+                        alone: Skips) -> None:
+        """Map the task's references with its annotations (:mod:`plugin.references`) and keep the rows; what only
+        the references brought into the mapping's skips is counted as theirs."""
+        references = task_references(read, task, skips)
+        self.reference_authors.pop(task, None)
+        self.latest_models.pop(task, None)
+        if not references.submissions:
+            for control in self.controls.values():
+                control.references.pop(task, None)
+            return
+        if references.author is not None:
+            self.reference_authors[task] = references.author
+        if references.latest_model is not None:
+            self.latest_models[task] = references.latest_model
+        joint = Skips()
+        mapped = self._map(task, [*counted, *references.submissions], joint)
+        for reason, count in (joint.reasons - alone.reasons).items():
+            skips.add(f"in a reference: {reason}", count)
+        for name, control in self.controls.items():
+            rows = mapped[name].records
+            if any(is_reference(row[2]) for row in rows):
+                control.references[task] = rows
+            else:
+                control.references.pop(task, None)
 
     def _map(self, task: int, counted: list[Submission], skips: Skips) -> dict[str, MappedControl]:
         """The task's items per control; a control whose mapping fails on this task is skipped with the reason."""
@@ -521,6 +576,8 @@ class ProjectState:
             self._task_of_annotation.pop(annotation, None)
         for control in self.controls.values():
             control.remove_task(task)
+        self.reference_authors.pop(task, None)
+        self.latest_models.pop(task, None)
         return True
 
     def load(self, tasks: Iterable[Mapping[str, Any]]) -> None:
@@ -561,6 +618,11 @@ class ProjectState:
             for task, score in control.task_scores(wanted, every_task=tasks is None, mapping=self.mapping,
                                                    scoring=self.scoring, resample=resample).items():
                 by_task[task][name] = score
+            if control.references:
+                rows = reference_frame(row for task in wanted for row in control.references.get(task, ()))
+                for task, shares in task_reference_shares(rows, self.reference_authors, self.latest_models).items():
+                    if name in by_task[task]:
+                        by_task[task][name].update(shares)
         if self.scoring.lowest_decile and tasks is None:  # every task scored: the cut moves here, and only here
             self.decile_cut = lowest_decile(by_task.values(), (len(self.tasks[t].submissions) for t in wanted))
         cut = self.decile_cut if self.scoring.lowest_decile else None
@@ -608,10 +670,13 @@ class ProjectState:
         tasks = self.task_scores(resample=False)
         expected = {name: control.spans.expected for name, control in self.controls.items()
                     if control.spans is not None and control.spans.expected is not None}
+        references = {name: tuple(row for task in sorted(control.references) for row in control.references[task])
+                      for name, control in self.controls.items() if control.references}
         return ProjectSnapshot(mapped=self.mapped(),
                                tasks=tasks, skips=self.skips(), n_annotations=self.n_annotations(),
                                annotators=self.annotators(), config=self.config_remarks(), created=created,
-                               scoring=self.scoring, mapping=self.mapping, expected=expected)
+                               scoring=self.scoring, mapping=self.mapping, expected=expected,
+                               references=references, reference_authors=dict(self.reference_authors))
 
     def scores(self) -> ProjectScores:
         """The full project scores (kappa family, augmented kappa, per label) and every task's scores."""

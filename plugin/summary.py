@@ -48,6 +48,10 @@ def _named(control: dict[str, Any], people: Mapping[str, str]) -> dict[str, Any]
     """The control's summary with each annotator's name and email beside the id, where Label Studio knows them."""
     if "annotators" in control:
         control["annotators"] = named_rows(control["annotators"], people)
+    references = control.get("references") or {}
+    for block in [references.get("ground_truth"), *(references.get("models") or {}).values()]:
+        if block:
+            block["annotators"] = named_rows(block["annotators"], people)
     return control
 
 
