@@ -212,8 +212,9 @@ def reference_block(rows: pd.DataFrame, authors: Mapping[int, str], *, level: st
     the same tasks, agreement with their majority, and each annotator's agreement with the other annotators
     beside that with the model). None when the control has no reference.
 
-    With ``min_gt_accuracy``, annotators with at least ``min_gt_items`` ground-truth items whose accuracy is
-    below it are listed in ``ground_truth.below``.
+    With ``min_gt_accuracy``, annotators with at least ``min_gt_items`` ground-truth items whose agreement with
+    it is below it are listed in ``ground_truth.below`` (the accuracy for nominal labels; for ordered ones the
+    weighted agreement, so a 4 against a 5 is not a miss).
     """
     if rows.empty or not rows["annotator"].str.startswith(REFERENCE_PREFIX).any():
         return None
@@ -226,7 +227,8 @@ def reference_block(rows: pd.DataFrame, authors: Mapping[int, str], *, level: st
         table = against_reference(annotators, truth[["item", "label"]], **options)
         block: dict[str, Any] = {"n_tasks": int(truth["task"].nunique()), "annotators": _rows(table, people)}
         if min_gt_accuracy is not None:
-            low = table[(table["n_items"] >= min_gt_items) & (table["accuracy"] < min_gt_accuracy)]
+            # The agreement the flags use: the accuracy for nominal labels, Gwet-weighted for ordered ones.
+            low = table[(table["n_items"] >= min_gt_items) & (table["agreement"] < min_gt_accuracy)]
             block["below"] = sorted(str(a) for a in low["annotator"])
             block["min_accuracy"], block["min_items"] = min_gt_accuracy, min_gt_items
         out["ground_truth"] = block

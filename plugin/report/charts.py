@@ -22,7 +22,8 @@ from matplotlib.colors import LinearSegmentedColormap
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
-__all__ = ["confusion_chart", "distribution_chart", "heatmap_chart", "offset_chart", "sweep_chart", "timeline_chart"]
+__all__ = ["confusion_chart", "distribution_chart", "heatmap_chart", "offset_chart", "reference_chart", "sweep_chart",
+           "timeline_chart"]
 
 STYLE: dict[str, Any] = {"svg.fonttype": "none", "svg.hashsalt": "ls-agreement", "font.size": 9,
                          "axes.spines.top": False, "axes.spines.right": False, "font.family": "sans-serif"}
@@ -212,4 +213,35 @@ def offset_chart(offsets: pd.DataFrame, *, control: str, unit: str) -> str:
             ax.set_title(f"{control}: {title}", loc="left", fontweight="bold")
             ax.grid(axis="y", alpha=0.3)
         axes[0].set_ylabel("matched pairs")
+        return _svg(figure)
+
+
+def reference_chart(references: pd.DataFrame, *, control: str, threshold: float | None = None) -> str:
+    """Each annotator's accuracy against each reference of one control, with its Wilson interval as a bar;
+    the ground truth in the flag colour, model versions in blues; ``threshold`` (``--min-gt-accuracy``) dotted."""
+    if references.empty:
+        return ""
+    names = list(dict.fromkeys(references["name"]))
+    kinds = list(dict.fromkeys(references["reference"]))
+    height = 0.9 + 0.28 * len(names) * max(1, min(len(kinds), 3))
+    with _figure(7.5, min(height, 9.0)) as figure:
+        ax = figure.subplots()
+        step = 0.8 / max(1, len(kinds))
+        blues = ["#1f6fb2", "#6baed6", "#08306b", "#4292c6", "#2171b5"]
+        for k, (kind, part) in enumerate(references.groupby("reference", sort=False)):
+            colour = FLAG_COLOUR if kind == "ground truth" else blues[k % len(blues)]
+            y = np.array([names.index(n) for n in part["name"]]) - 0.4 + step * (k + 0.5)
+            accuracy = part["accuracy"].to_numpy(dtype=float)
+            low = accuracy - part["accuracy_low"].to_numpy(dtype=float)
+            high = part["accuracy_high"].to_numpy(dtype=float) - accuracy
+            ax.errorbar(accuracy, y, xerr=[low, high], fmt="o", color=colour, markersize=4, capsize=2,
+                        label=str(kind))
+        if threshold is not None:
+            ax.axvline(threshold, color="black", linestyle=":", linewidth=1)
+        ax.set_yticks(range(len(names)), labels=names)
+        ax.invert_yaxis()
+        ax.set_xlim(0, 1.02)
+        ax.set_xlabel("accuracy against the reference (share of items with its label), 95% Wilson interval")
+        ax.set_title(control, loc="left", fontweight="bold")
+        ax.legend(frameon=False, fontsize=8, loc="lower left")
         return _svg(figure)

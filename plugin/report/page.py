@@ -47,7 +47,8 @@ svg{max-width:100%;height:auto}
 """
 
 SECTIONS = (("headline", "Headline"), ("time", "Over time"), ("family", "Per control and label"),
-            ("spans", "Spans"), ("annotators", "Annotators"), ("labels", "Confused labels"), ("tasks", "Tasks"),
+            ("spans", "Spans"), ("annotators", "Annotators"), ("references", "Against references"),
+            ("labels", "Confused labels"), ("tasks", "Tasks"),
             ("sweep", "Multiple choices"), ("flagged", "Flagged tasks"), ("notes", "Notes"))
 
 
@@ -194,6 +195,56 @@ def _annotators(report: Report) -> str:
     return "".join(parts)
 
 
+def _references(report: Report) -> str:
+    """Annotators against the ground truth and each model version; model versions against the annotators."""
+    if report.references.empty:
+        return ""
+    threshold = report.overview.get("min_gt_accuracy")
+    parts = [('<p class="note">Each annotator against the references on the items both labelled: the ground '
+              "truth (imported, or marked by a reviewer: never the reference for its own author) and each model "
+              "version's latest prediction. Accuracy is the share of items with the reference's label, with "
+              "Wilson's 95% interval; kappa is Cohen's (quadratic-weighted for ordered controls), with the "
+              "Fleiss-Cohen-Everitt interval. <em>with others</em> is the annotator's agreement with the other "
+              "annotators on the same tasks: far below the agreement with a model, it suggests predictions "
+              "accepted without looking.</p>")]
+    below = report.references[report.references["below_min"].astype(bool)]
+    if threshold is not None:
+        named = ", ".join(escape(f"{r.name} ({r.control})") for r in below.itertuples()) or "none"
+        parts.append(f'<p class="{"flag" if len(below) else ""}">Below the least accuracy against the ground truth '
+                     f"({float(threshold):.2f}): {named}.</p>")
+    columns = [("reference", "reference"), ("name", "annotator"), ("n_items", "items"), ("accuracy", "accuracy"),
+               ("accuracy_low", "low"), ("accuracy_high", "high"), ("agreement", "weighted"), ("kappa", "kappa"),
+               ("kappa_low", "low"), ("kappa_high", "high"), ("with_others", "with others")]
+    for name, part in report.references.groupby("control", sort=False):
+        chart = charts.reference_chart(part, control=str(name),
+                                       threshold=float(threshold) if threshold is not None else None)
+        table = _table(part, columns, text=("reference", "name"),
+                       row_class=lambda r: "outlier" if r["below_min"] else "")
+        parts.append(f'<h3>{escape(str(name))}</h3><div class="pair"><div>{chart}</div><div>{table}</div></div>')
+    if len(report.models):
+        parts.append('<h3>Model versions against the annotators</h3><p class="note">A model version\'s mean kappa '
+                     "against the annotators beside the annotators' mean pairwise kappa on the same tasks (the "
+                     "ceiling a model can be held to), and its agreement with the annotators' majority (items with "
+                     "one most frequent label among two or more).</p>")
+        parts.append(_table(report.models, [("control", "control"), ("model", "model"), ("n_tasks", "tasks"),
+                                            ("kappa_mean", "kappa vs annotators"),
+                                            ("human_kappa_mean", "annotators' kappa"), ("ratio", "ratio"),
+                                            ("majority_items", "majority items"),
+                                            ("majority_accuracy", "with majority"),
+                                            ("majority_kappa", "kappa vs majority")], text=("control", "model")))
+        matrices = []
+        for (control, model), part in report.model_confusion.groupby(["control", "model"], sort=False):
+            order = list(dict.fromkeys([*part["majority_label"], *part["model_label"]]))
+            full = pd.MultiIndex.from_product([order, order], names=["first", "second"])
+            counts = part.groupby(["model_label", "majority_label"])["n_items"].sum()
+            counts.index.names = ["first", "second"]
+            frame = counts.reindex(full, fill_value=0).rename("coincidences").reset_index()
+            matrices.append(f"<div>{charts.confusion_chart(frame, control=f'{control}: model {model}')}"
+                            '<p class="note">rows: the model; columns: the annotators\' majority.</p></div>')
+        parts.append(f'<div class="pair">{"".join(matrices)}</div>')
+    return "".join(parts)
+
+
 def _labels(report: Report) -> str:
     parts = [('<p class="note">Krippendorff\'s coincidences: how often two annotators gave these two labels to the '
              "same item. Off the diagonal: the labels they confuse.</p>")]
@@ -228,6 +279,7 @@ def render_html(report: Report) -> str:
         "family": _family(report),
         "spans": _spans(report),
         "annotators": _annotators(report),
+        "references": _references(report),
         "labels": _labels(report),
         "tasks": ('<p class="note">Each task\'s score, the value its flag compares with the threshold: the lowest '
                   "over its controls of SPA, an ordered control's weighted agreement, or a span control's own value "

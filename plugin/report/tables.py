@@ -26,6 +26,7 @@ from agreement.timeline import TIMELINE_COLUMNS, agreement_over_time, annotation
 from plugin.mapping import MappedControl
 from plugin.mapping.choices import NONE, chosen_sets, is_label_set, split_label_items
 from plugin.mapping.span_units import span_units
+from plugin.report.references import MODEL_COLUMNS, MODEL_CONFUSION_COLUMNS, REFERENCE_TABLE_COLUMNS, reference_tables
 from plugin.scoring import ControlScore, name_of, task_score_of
 from plugin.settings import ReportOptions
 from plugin.state import ProjectScores, ProjectSnapshot
@@ -95,6 +96,11 @@ class Report:
     span_offsets : DataFrame
         Per span control, one row per pair of spans matched by overlap: where
         the second annotator's start and end lie from the first's.
+    references, models, model_confusion : DataFrame
+        Against references (:func:`plugin.report.references.reference_tables`):
+        each annotator against the ground truth and each model version, with
+        intervals; each model version's mean kappa beside the annotators' own
+        and its agreement with their majority; its labels against that majority.
     notes : DataFrame
         ``kind``, ``control``, ``message``: what was skipped or undefined, and why.
     """
@@ -117,6 +123,10 @@ class Report:
     span_measures: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=list(SPAN_MEASURE_COLUMNS)))
     span_pairs: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=list(SPAN_PAIR_COLUMNS)))
     span_offsets: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=list(SPAN_OFFSET_COLUMNS)))
+    references: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=list(REFERENCE_TABLE_COLUMNS)))
+    models: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=list(MODEL_COLUMNS)))
+    model_confusion: pd.DataFrame = field(
+        default_factory=lambda: pd.DataFrame(columns=list(MODEL_CONFUSION_COLUMNS)))
     options: ReportOptions = field(default_factory=ReportOptions)
 
     def tables(self) -> dict[str, pd.DataFrame]:
@@ -124,7 +134,9 @@ class Report:
         return {"headline": self.headline, "family": self.family, "annotators": self.annotators,
                 "pairwise": self.pairwise, "confusion": self.confusion, "timeline": self.timeline,
                 "span_labels": self.span_labels, "span_measures": self.span_measures, "span_pairs": self.span_pairs,
-                "span_offsets": self.span_offsets, "tasks": self.tasks, "sweep": self.sweep, "notes": self.notes}
+                "span_offsets": self.span_offsets, "references": self.references, "models": self.models,
+                "model_confusion": self.model_confusion, "tasks": self.tasks, "sweep": self.sweep,
+                "notes": self.notes}
 
 
 def _nan(value: float | None) -> float:
@@ -471,11 +483,13 @@ def build_report(snapshot: ProjectSnapshot, *, source: str, generated_at: str, p
         notes.extend({"kind": "not scored", "control": name, "message": p} for p in remarks["problems"])
         notes.extend({"kind": "config", "control": name, "message": n} for n in remarks["notes"])
     tasks = _tasks(scores, task_url)
+    against = reference_tables(scores.controls, people)
     return Report(
         title=title or source, source=source, generated_at=generated_at, task_url=task_url, options=options,
         overview={"n_tasks": len(scores.tasks), "n_annotations": scores.n_annotations,
                   "n_annotators": len(scores.annotators), "flagged": int(tasks["flagged"].sum()),
-                  "threshold": snapshot.scoring.threshold, "target_width": options.target_width},
+                  "threshold": snapshot.scoring.threshold, "target_width": options.target_width,
+                  "min_gt_accuracy": snapshot.scoring.min_gt_accuracy},
         headline=pd.DataFrame([_headline(n, s, options) for n, s in scores.controls.items()],
                               columns=list(HEADLINE_COLUMNS)),
         family=_concat(parts["family"], ["control", *FAMILY_COLUMNS, "specific_agreement"]),
@@ -490,5 +504,6 @@ def build_report(snapshot: ProjectSnapshot, *, source: str, generated_at: str, p
         span_measures=_concat(parts["span_measures"], list(SPAN_MEASURE_COLUMNS)),
         span_pairs=_concat(parts["span_pairs"], list(SPAN_PAIR_COLUMNS)),
         span_offsets=_concat(parts["span_offsets"], list(SPAN_OFFSET_COLUMNS)),
+        references=against["references"], models=against["models"], model_confusion=against["model_confusion"],
         notes=pd.DataFrame(notes, columns=["kind", "control", "message"]),
     )

@@ -192,3 +192,31 @@ def test_an_annotator_identical_to_the_model_scores_one_and_names_change_nothing
     assert strip == [{k: v for k, v in row.items() if k not in ("annotator", "name")}
                      for row in second["annotators"]]
     assert first["kappa_mean"] == second["kappa_mean"]
+
+
+def test_the_report_shows_annotators_and_models_against_the_references(tmp_path):
+    from plugin.report import build_report, write_report
+    from plugin.report.page import render_html
+
+    state = _state(_project(), min_gt_accuracy=0.6, min_gt_items=3)
+    report = build_report(state.snapshot(), source="references", generated_at="2026-11-24 12:00 UTC",
+                          people={"3": "Cy <cy@example.com>"})
+    table = report.references.set_index(["control", "reference", "annotator"])
+    assert table.loc[("sentiment", "ground truth", "2"), "accuracy"] == 0.75
+    assert table.loc[("sentiment", "ground truth", "3"), "below_min"]
+    assert table.loc[("sentiment", "model v1", "1"), "with_others"] == pytest.approx(0.6)
+    models = report.models.set_index(["control", "model"])
+    assert models.loc[("sentiment", "v1"), "majority_accuracy"] == 1.0
+    assert models.loc[("sentiment", "v2"), "n_tasks"] == 2
+    confusion = report.model_confusion
+    v2 = confusion[(confusion["control"] == "sentiment") & (confusion["model"] == "v2")]
+    assert v2[["model_label", "majority_label", "n_items"]].values.tolist() == [["pos", "neg", 1]]
+    page = render_html(report)
+    assert 'id="references"' in page and "Against references" in page
+    assert "Below the least accuracy against the ground truth (0.60): Cy &lt;cy@example.com&gt; (sentiment)." in page
+    written = write_report(report, tmp_path / "csv", format="csv")
+    assert {"references", "models", "model_confusion"} <= {p.stem for p in written}
+    plain = build_report(_state([dict(t, predictions=[], annotations=[a for a in t["annotations"]
+                                                                      if not a.get("ground_truth")])
+                                 for t in _project()]).snapshot(), source="none", generated_at="now")
+    assert plain.references.empty and 'id="references"' not in render_html(plain)
