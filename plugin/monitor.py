@@ -133,6 +133,7 @@ class ProjectMonitor:
         self._reading = False
         self._failures: dict[int, str] = {}  # tasks whose last refresh failed for good: the next pass writes them
         self._annotators: AnnotatorRows = {}  # as of the last pass: too costly for every /status
+        self._references: dict[str, Any] = {}
         self._counters: Counter[str] = Counter()
         self._last_pass: PassReport | None = None
         self.passes = 0
@@ -196,11 +197,18 @@ class ProjectMonitor:
         with self._lock:
             self._last_pass = report
 
-    def publish(self, annotators: AnnotatorRows) -> None:
-        """A service's pass is done: its stale tasks are requested, and ``annotators`` is who agrees with whom."""
+    def publish(self, annotators: AnnotatorRows, references: dict[str, Any] | None = None) -> None:
+        """A service's pass is done: its stale tasks are requested, ``annotators`` is who agrees with whom, and
+        ``references`` each control's annotators against its references (:func:`plugin.state.control_references`)."""
         with self._lock:
             self._annotators = annotators
+            self._references = references or {}
             self.passes += 1
+
+    def reference_inputs(self) -> tuple[dict[str, Any], dict[int, str]]:
+        """What the references are scored from (:meth:`plugin.state.ProjectState.reference_inputs`)."""
+        with self._lock:
+            return self.state.reference_inputs() if self.state is not None else ({}, {})
 
     # --- the state ---
 
@@ -347,5 +355,6 @@ class ProjectMonitor:
                 "failures": [{"task": t, "error": e} for t, e in sorted(self._failures.items())[:20]],
                 "last_pass": self._last_pass.as_dict() if self._last_pass is not None else None,
                 "annotators": self._annotators,
+                "references": self._references,
                 "merge_window_ms": percentiles_ms(self._windows),
             }

@@ -120,6 +120,10 @@ def task_references(task: Mapping[str, Any], identifier: int, skips: Skips) -> T
         predictions = []
     latest: dict[str, Mapping[str, Any]] = {}
     for prediction in predictions or ():
+        if isinstance(prediction, int) and not isinstance(prediction, bool):
+            skips.add("prediction given by its id only (Label Studio's quick JSON export; export a snapshot with "
+                      "predictions included to score model versions)")
+            continue
         if not isinstance(prediction, Mapping):
             skips.add("prediction that is not an object")
             continue

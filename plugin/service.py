@@ -54,6 +54,7 @@ from plugin.report.page import render_html
 from plugin.review import ensure_review_tab
 from plugin.scoring import annotator_rows, named_rows
 from plugin.settings import Connection, MappingOptions, ReviewOptions, ScoringOptions, SettingsError
+from plugin.state import control_references
 from plugin.writer import TaskWriter
 
 __all__ = ["ServiceSettings", "ServiceState", "check_secret_strength", "create_app"]
@@ -227,7 +228,12 @@ class ServiceState:
         self.writer.request(project, report.stale, background=True)
         people = self._people()
         mapped = monitor.mapped()  # only the rows: who disagrees is computed after the lock is released
-        monitor.publish({name: named_rows(annotator_rows(control.rows), people) for name, control in mapped.items()})
+        inputs, authors = monitor.reference_inputs()
+        references = {name: control_references(rows, authors, level=level, categories=categories,
+                                               scoring=monitor.scoring, people=people)
+                      for name, (rows, level, categories) in inputs.items()}
+        monitor.publish({name: named_rows(annotator_rows(control.rows), people) for name, control in mapped.items()},
+                        references={name: block for name, block in references.items() if block})
         log.info("Project %s: %s pass read %d tasks in %.1f s; %d to write.", project, report.kind, report.n_tasks,
                  report.seconds.get("read", 0.0), len(report.stale))
 

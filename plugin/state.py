@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -417,13 +417,9 @@ class ProjectSnapshot:
 
     def reference_scores(self, name: str) -> dict[str, Any] | None:
         """The control's ``references`` block (:func:`plugin.references.reference_block`), None without any."""
-        rows = self.references.get(name)
-        if not rows:
-            return None
         mapped = self.mapped[name]
-        return reference_block(reference_frame(rows), self.reference_authors, level=mapped.level,
-                               categories=mapped.categories, confidence=self.scoring.confidence,
-                               min_gt_accuracy=self.scoring.min_gt_accuracy, min_gt_items=self.scoring.min_gt_items)
+        return control_references(self.references.get(name, ()), self.reference_authors, level=mapped.level,
+                                  categories=mapped.categories, scoring=self.scoring)
 
     def scores(self) -> ProjectScores:
         """The full project scores (kappa family, augmented kappa, per label, span measures, references) and every
@@ -435,6 +431,17 @@ class ProjectSnapshot:
                       for name, mapped in self.mapped.items()},
             tasks=self.tasks, skips=self.skips, n_annotations=self.n_annotations, annotators=self.annotators,
             config=self.config)
+
+
+def control_references(rows: Sequence[tuple[Any, ...]], authors: Mapping[int, str], *, level: str,
+                       categories: tuple[Any, ...] | None, scoring: ScoringOptions,
+                       people: Mapping[str, str] | None = None) -> dict[str, Any] | None:
+    """A control's ``references`` block from its rows mapped with the references (None without any)."""
+    if not rows:
+        return None
+    return reference_block(reference_frame(rows), authors, level=level, categories=categories,
+                           confidence=scoring.confidence, min_gt_accuracy=scoring.min_gt_accuracy,
+                           min_gt_items=scoring.min_gt_items, people=people)
 
 
 class ProjectState:
@@ -650,6 +657,15 @@ class ProjectState:
         """Every control's rows over all tasks (immutable: safe to score after the lock is released)."""
         return {name: control.mapped() for name, control in self.controls.items()}
 
+    def reference_inputs(self) -> tuple[dict[str, tuple[tuple[Any, ...], str, tuple[Any, ...] | None]],
+                                        dict[int, str]]:
+        """Per control with references, its rows mapped with them, its level and categories; and the authors of
+        reviewer-marked ground truths: what :func:`control_references` scores, taken in O(rows) under the lock."""
+        inputs = {name: (tuple(row for task in sorted(control.references) for row in control.references[task]),
+                         control.level, control.categories)
+                  for name, control in self.controls.items() if control.references}
+        return inputs, dict(self.reference_authors)
+
     def annotators(self) -> tuple[str, ...]:
         """Every annotator with a counted annotation."""
         return tuple(sorted({s.annotator for entry in self.tasks.values() for s in entry.submissions}))
@@ -670,13 +686,13 @@ class ProjectState:
         tasks = self.task_scores(resample=False)
         expected = {name: control.spans.expected for name, control in self.controls.items()
                     if control.spans is not None and control.spans.expected is not None}
-        references = {name: tuple(row for task in sorted(control.references) for row in control.references[task])
-                      for name, control in self.controls.items() if control.references}
+        inputs, authors = self.reference_inputs()
         return ProjectSnapshot(mapped=self.mapped(),
                                tasks=tasks, skips=self.skips(), n_annotations=self.n_annotations(),
                                annotators=self.annotators(), config=self.config_remarks(), created=created,
                                scoring=self.scoring, mapping=self.mapping, expected=expected,
-                               references=references, reference_authors=dict(self.reference_authors))
+                               references={name: rows for name, (rows, _, _) in inputs.items()},
+                               reference_authors=authors)
 
     def scores(self) -> ProjectScores:
         """The full project scores (kappa family, augmented kappa, per label) and every task's scores."""

@@ -69,6 +69,29 @@ def _span_lines(name: str, spans: Mapping[str, Any] | None) -> list[str]:
             f"corpora, seed {gamma['seed']}), over {spans['n_units']} spans on {spans['n_continua']} continua.")]
 
 
+def reference_lines(name: str, references: Mapping[str, Any] | None) -> list[str]:
+    """A control's references in a few lines: accuracy against the ground truth and who falls below the least,
+    and each model version's mean kappa beside the annotators' own."""
+    if not references:
+        return []
+    lines = []
+    truth = references.get("ground_truth")
+    if truth:
+        rows = truth["annotators"]
+        shown = ", ".join(f"{r.get('name', r['annotator'])} {_fmt(r['accuracy'], 2)}" for r in rows[:8])
+        lines.append(f"{name}: against the ground truth on {truth['n_tasks']} tasks, accuracy {shown}"
+                     f"{' ...' if len(rows) > 8 else ''}.")
+        if truth.get("below"):
+            names = {r["annotator"]: r.get("name", r["annotator"]) for r in rows}
+            lines.append(f"{name}: below the least agreement with the ground truth ({truth['min_accuracy']:.2f} over "
+                         f"at least {truth['min_items']} items): {', '.join(names[a] for a in truth['below'])}.")
+    for version, model in (references.get("models") or {}).items():
+        lines.append(f"{name}: model {version} on {model['n_tasks']} tasks: mean kappa {_fmt(model['kappa_mean'])} "
+                     f"against the annotators, whose own mean pairwise kappa there is "
+                     f"{_fmt(model['human_kappa_mean'])}.")
+    return lines
+
+
 def _fmt(value: float | None, digits: int = 3) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
 
@@ -111,6 +134,8 @@ def summary_text(summary: Mapping[str, Any]) -> str:
         if c.get("confusions"):
             top = c["confusions"][0]
             lines.append(f"{name}: most confused labels {top['labels'][0]!r} and {top['labels'][1]!r}.")
+    for name, c in summary["controls"].items():
+        lines.extend(reference_lines(name, c.get("references")))
     for name, remarks in summary["config"].items():
         for problem in remarks["problems"]:
             lines.append(f"Control {name!r} is not scored: {problem}.")
