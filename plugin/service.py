@@ -51,7 +51,7 @@ from plugin.monitor import ProjectMonitor
 from plugin.reconcile import full_pass
 from plugin.report import Report, project_report, report_json
 from plugin.report.page import render_html
-from plugin.review import ensure_review_tab
+from plugin.review import below_ground_truth, ensure_ground_truth_tab, ensure_review_tab
 from plugin.scoring import annotator_rows, named_rows
 from plugin.settings import Connection, MappingOptions, ReviewOptions, ScoringOptions, SettingsError
 from plugin.state import control_references
@@ -234,6 +234,8 @@ class ServiceState:
                       for name, (rows, level, categories) in inputs.items()}
         monitor.publish({name: named_rows(annotator_rows(control.rows), people) for name, control in mapped.items()},
                         references={name: block for name, block in references.items() if block})
+        if monitor.scoring.min_gt_accuracy is not None:
+            ensure_ground_truth_tab(self.client, project, self.settings.review, below_ground_truth(references))
         log.info("Project %s: %s pass read %d tasks in %.1f s; %d to write.", project, report.kind, report.n_tasks,
                  report.seconds.get("read", 0.0), len(report.stale))
 

@@ -213,6 +213,9 @@ class ReviewOptions:
         Keep a "Low agreement" tab in the project's Data Manager whose filter
         finds the flagged tasks (created once, updated after).
     tab_title : str
+    ground_truth_tab_title : str
+        With ``--min-gt-accuracy``: the tab listing the tasks of the
+        annotators whose agreement with the ground truth is below it.
     mirror_to_data : bool
         Also write each task's score into ``data["agreement_score"]``, so the
         Data Manager shows it as a column and the tab sorts worst first. It
@@ -227,6 +230,7 @@ class ReviewOptions:
 
     tab: bool = True
     tab_title: str = "Low agreement"
+    ground_truth_tab_title: str = "Below ground truth"
     mirror_to_data: bool = False
     escalate: bool = False
     max_overlap: int = 5

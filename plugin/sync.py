@@ -18,7 +18,7 @@ from plugin.labelstudio import LabelStudioClient, annotator_names
 from plugin.monitor import PassReport, ProjectMonitor
 from plugin.reconcile import Progress, full_pass
 from plugin.report import Report, project_report
-from plugin.review import ensure_review_tab
+from plugin.review import below_ground_truth, ensure_ground_truth_tab, ensure_review_tab
 from plugin.settings import MappingOptions, ReportOptions, ReviewOptions, ScoringOptions
 from plugin.state import ProjectScores, ProjectState
 from plugin.writer import TaskWriter
@@ -155,6 +155,9 @@ def sync_project(client: LabelStudioClient, project: int, controls: Mapping[str,
             writer.stop()
         written = writer.outcomes["written"]
     scores = monitor.scores()
+    if not dry_run and scoring.min_gt_accuracy is not None:
+        ensure_ground_truth_tab(client, project, review, below_ground_truth(
+            {name: control.references for name, control in scores.controls.items()}))
     return SyncReport(scores=scores, tasks_to_write=len(read.stale), tasks_written=written,
                       people=annotator_names(client),
                       tasks_unchanged=len(scores.tasks) - written, failures=monitor.failed(),

@@ -149,3 +149,20 @@ def test_serve_picks_up_a_prediction_created_while_it_runs(label_studio, project
             assert models["n_tasks"] == 1
         finally:
             stop(process)
+
+
+def test_a_tab_lists_the_tasks_of_the_annotators_below_the_ground_truth(capsys, label_studio, project):
+    summary = json.loads(run(capsys, "sync", "--project", str(project["id"]), "--url", label_studio.url,
+                             "--api-key", label_studio.token, "--json", "--min-gt-accuracy", "0.45",
+                             "--min-gt-items", "2"))
+    ids = {str(user): who for who, (user, _) in enumerate(project["annotators"])}
+    assert [ids[a] for a in summary["controls"]["sentiment"]["references"]["ground_truth"]["below"]] == [1]
+    admin, tasks = project["admin"], project["tasks"]
+    views = [v for v in admin.views.list(project=project["id"]) if v.data.get("title") == "Below ground truth"]
+    assert len(views) == 1
+    listed = sorted(t.id for t in admin.tasks.list(project=project["id"], view=views[0].id))
+    assert listed == [tasks[i] for i in sorted(i for i, plan in PLAN.items() if 1 in plan)]
+    run(capsys, "sync", "--project", str(project["id"]), "--url", label_studio.url, "--api-key",
+        label_studio.token, "--min-gt-accuracy", "0.2")  # nobody below now: the same tab, empty
+    views = [v for v in admin.views.list(project=project["id"]) if v.data.get("title") == "Below ground truth"]
+    assert len(views) == 1 and not list(admin.tasks.list(project=project["id"], view=views[0].id))
