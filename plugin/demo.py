@@ -20,6 +20,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -32,6 +33,7 @@ from label_studio_sdk import LabelStudio
 from plugin import localserver
 from plugin.labelstudio import LabelStudioClient, LabelStudioError
 from plugin.settings import Connection, MappingOptions, ScoringOptions, SettingsError
+from plugin.summary import reference_lines
 
 __all__ = ["CONFIG", "DemoSettings", "run_demo", "simulated_export"]
 
@@ -54,6 +56,11 @@ TOPICS = ("price", "service", "quality", "delivery")
 SENTIMENTS = ("positive", "negative", "neutral")
 WORDING = {"positive": "loved", "negative": "was let down by", "neutral": "had an ordinary time with"}
 RELIABILITY = (0.95, 0.85, 0.75, 0.6, 0.4)
+MODELS = (("sim-model-v1", 0.7), ("sim-model-v2", 0.9))
+"""The simulated model versions that pre-annotate every task, and how often each is right."""
+GROUND_TRUTH_SHARE = 0.1
+"""The share of the demo's tasks imported with a known answer (at most 30)."""
+MIN_GT_ACCURACY = 0.7
 
 
 @dataclass(frozen=True)
@@ -127,13 +134,37 @@ def annotate(truth: Truth, reliability: float, rnd: random.Random) -> list[dict[
     return out
 
 
+def truth_result(truth: Truth) -> list[dict[str, Any]]:
+    """The known answer of a task, as the result of an annotation imported with it (its ground truth)."""
+    return annotate(truth, 1.0, random.Random(0))
+
+
+def references_of(truths: Sequence[Truth], rnd: random.Random) -> list[dict[str, Any]]:
+    """Per task, what the demo imports with it beside its data: every :data:`MODELS` version's prediction, and
+    on the first tasks (:data:`GROUND_TRUTH_SHARE`, at most 30) the known answer as an imported annotation."""
+    known = min(30, max(1, round(len(truths) * GROUND_TRUTH_SHARE)))
+    out = []
+    for index, truth in enumerate(truths):
+        extra: dict[str, Any] = {"predictions": [
+            {"model_version": version, "score": reliability, "result": annotate(truth, reliability, rnd)}
+            for version, reliability in MODELS]}
+        if index < known:
+            extra["annotations"] = [{"result": truth_result(truth), "ground_truth": True}]
+        out.append(extra)
+    return out
+
+
 def simulated_export(n_tasks: int, *, annotators: int = 5, per_task: tuple[int, int] = (2, 3), seed: int = 0,
-                     start: datetime | None = None, spacing: timedelta = timedelta(minutes=2)) -> list[dict[str, Any]]:
+                     start: datetime | None = None, spacing: timedelta = timedelta(minutes=2),
+                     references: bool = False) -> list[dict[str, Any]]:
     """The demo's project as a Label Studio JSON export, without a server: for tests, benchmarks and screenshots.
 
     Annotator ``k`` (user id ``k + 1``) errs as the demo's annotator ``k``
     does; each task gets ``per_task`` annotators at random, and annotations
-    are created ``spacing`` apart in a random order from ``start``.
+    are created ``spacing`` apart in a random order from ``start``. With
+    ``references``, the tasks carry the demo's references
+    (:func:`references_of`): predictions of every model version, and the
+    known answer imported as ground truth on the first tasks.
     """
     rnd = random.Random(seed)
     truths = make_truths(n_tasks, rnd)
@@ -150,6 +181,15 @@ def simulated_export(n_tasks: int, *, annotators: int = 5, per_task: tuple[int, 
         tasks[task]["annotations"].append({"id": order + 1, "completed_by": who + 1, "result": result,
                                            "was_cancelled": False, "ground_truth": False,
                                            "created_at": when, "updated_at": when})
+    if references:
+        first = (start - spacing).isoformat().replace("+00:00", "Z")
+        for task, extra in zip(tasks, references_of(truths, random.Random(seed + 1)), strict=True):
+            task["predictions"] = [{"id": task["id"] * 10 + k, "created_at": first, **prediction}
+                                   for k, prediction in enumerate(extra["predictions"])]
+            for imported in extra.get("annotations", ()):
+                task["annotations"].append({"id": 10**6 + task["id"], "completed_by": annotators + 1,
+                                            "import_id": task["id"], "was_cancelled": False, "created_at": first,
+                                            "updated_at": first, **imported})
     return tasks
 
 
@@ -198,7 +238,8 @@ def _write_report(url: str, token: str, project: int, data_dir: Path, out: TextI
     from plugin.sync import report_project
 
     report = report_project(LabelStudioClient(Connection(url=url, api_key=token)), project, url,
-                            mapping=MappingOptions(), scoring=ScoringOptions())
+                            mapping=MappingOptions(),
+                            scoring=ScoringOptions(min_gt_accuracy=MIN_GT_ACCURACY, min_gt_items=3))
     path = data_dir / "report.html"
     print(written_text(report, path, write_report(report, path)), file=out, flush=True)
     return path.resolve()
@@ -237,8 +278,11 @@ def run_demo(settings: DemoSettings, out: TextIO) -> int:
             title=TITLE, label_config=CONFIG, description="Simulated annotators; scores in task meta",
             maximum_annotations=settings.per_task[1], overlap_cohort_percentage=100)).id)
         truths = make_truths(settings.tasks, rnd)
-        admin.projects.import_tasks(id=project, request=cast(Any, [{"data": {"text": t.text}, "meta": {"source": "demo"}}
-                                                                   for t in truths]))
+        # Each task comes with two model versions' predictions, and the first tasks with their known answer
+        # (imported annotations are ground truth): the report's "Against references" section.
+        admin.projects.import_tasks(id=project, request=cast(Any, [
+            {"data": {"text": t.text}, "meta": {"source": "demo"}, **extra}
+            for t, extra in zip(truths, references_of(truths, rnd), strict=True)]))
         tasks = sorted(int(t.id) for t in cast(Any, admin.tasks.list(project=project, page_size=1000)))
         print(f"Created project {project} with {len(tasks)} tasks; signing up {settings.annotators} annotators...",
               file=out, flush=True)
@@ -255,7 +299,8 @@ def run_demo(settings: DemoSettings, out: TextIO) -> int:
         log = open(settings.data_dir / "service.log", "ab")  # noqa: SIM115 - closed with the process
         service = subprocess.Popen([sys.executable, "-m", "plugin", "serve", "--project", str(project), "--port",
                                     str(settings.service_port), "--reconcile-interval",
-                                    str(settings.reconcile_interval), "--mirror-to-data"],
+                                    str(settings.reconcile_interval), "--mirror-to-data", "--min-gt-accuracy",
+                                    str(MIN_GT_ACCURACY), "--min-gt-items", "3"],
                                    env=env, stdout=log, stderr=subprocess.STDOUT)
         _wait_for_service(service_url, secret, project, service)
         print(f"The agreement service is live at {service_url}/status; annotators start now.\n", file=out, flush=True)
@@ -305,6 +350,9 @@ def run_demo(settings: DemoSettings, out: TextIO) -> int:
             print(f"  {name:12s} {control['tag']:8s} {control['level']:8s} items {control['n_items']:4d}  "
                   f"SPA {control['spa']} [{ci[0]}, {ci[1]}]  alpha {control['alpha']}", file=out)
         print(f"  event-to-meta latency: {final['write_latency_ms']}", file=out)
+        for name, references in status.get("references", {}).items():
+            for line in reference_lines(name, references):
+                print(f"  {line}", file=out)
         flagged = sum(1 for t in cast(Any, admin.tasks.list(project=project, page_size=1000))
                       if ((t.meta or {}).get("agreement") or {}).get("flagged"))
         print(f"\n{flagged} tasks are flagged for low agreement. Open the project's \"Low agreement\" tab: it lists "

@@ -79,17 +79,21 @@ def reference_lines(name: str, references: Mapping[str, Any] | None) -> list[str
     if truth:
         rows = truth["annotators"]
         shown = ", ".join(f"{r.get('name', r['annotator'])} {_fmt(r['accuracy'], 2)}" for r in rows[:8])
-        lines.append(f"{name}: against the ground truth on {truth['n_tasks']} tasks, accuracy {shown}"
+        lines.append(f"{name}: against the ground truth on {_tasks(truth['n_tasks'])}, accuracy {shown}"
                      f"{' ...' if len(rows) > 8 else ''}.")
         if truth.get("below"):
             names = {r["annotator"]: r.get("name", r["annotator"]) for r in rows}
             lines.append(f"{name}: below the least agreement with the ground truth ({truth['min_accuracy']:.2f} over "
                          f"at least {truth['min_items']} items): {', '.join(names[a] for a in truth['below'])}.")
     for version, model in (references.get("models") or {}).items():
-        lines.append(f"{name}: model {version} on {model['n_tasks']} tasks: mean kappa {_fmt(model['kappa_mean'])} "
+        lines.append(f"{name}: model {version} on {_tasks(model['n_tasks'])}: mean kappa {_fmt(model['kappa_mean'])} "
                      f"against the annotators, whose own mean pairwise kappa there is "
                      f"{_fmt(model['human_kappa_mean'])}.")
     return lines
+
+
+def _tasks(n: int) -> str:
+    return f"{n} task{'' if n == 1 else 's'}"
 
 
 def _fmt(value: float | None, digits: int = 3) -> str:

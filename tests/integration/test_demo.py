@@ -28,6 +28,10 @@ def test_demo_runs_twice_and_stops_everything(label_studio_template, tmp_path, c
             assert f"  {control}" in out
         assert f"http://127.0.0.1:{port}/projects/" in out and "admin@example.com" in out
         assert "tasks are flagged for low agreement" in out
+        # References: one task of 12 imported with its known answer, and two model versions on every task.
+        assert "sentiment: against the ground truth on 1 task," in out
+        assert "sentiment: model sim-model-v1 on 12 tasks" in out and "model sim-model-v2 on 12 tasks" in out
+        assert 'id="references"' in (data_dir / "report.html").read_text()
         # The admin report is written into the data dir and its path printed; Label Studio counts a task as
         # labeled only once it holds the overlap's number of annotations (3), so some wait for more.
         report = data_dir / "report.html"
