@@ -6,7 +6,11 @@ project state from the tasks (what ``sync`` computes too), the report's tables, 
 size. With ``--serve`` it also imports the tasks into a throwaway Label Studio and times reading them back through
 the client this project uses (the live report's read), so our share is printed against Label Studio's.
 
-    python bench/report_render.py [--tasks 10000] [--serve]
+With ``--references`` the same tasks are timed again carrying the demo's references (two model versions'
+predictions on every task, the known answer imported on the first tasks), and the cost of scoring them against the
+annotators is printed as a share of the report's compute without them.
+
+    python bench/report_render.py [--tasks 10000] [--serve] [--references]
 """
 
 from __future__ import annotations
@@ -54,15 +58,8 @@ def label_studio_read_seconds(tasks: list[dict]) -> float:
             server.stop()
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tasks", type=int, default=10_000)
-    parser.add_argument("--serve", action="store_true", help="also time Label Studio serving the same tasks")
-    args = parser.parse_args()
-    tasks = simulated_export(args.tasks, seed=1)
-    n_annotations = sum(len(t["annotations"]) for t in tasks)
-    print(f"{args.tasks:,} tasks, {n_annotations:,} annotations; {platform.processor() or platform.machine()}, "
-          f"{os.cpu_count()} cores")
+def timed_report(tasks: list[dict]) -> tuple[float, float, float, int]:
+    """Seconds to build the state, the tables and the page of ``tasks``, and the page's size in bytes."""
     started = time.perf_counter()
     state = ProjectState(None, parse_label_config(CONFIG), mapping=MappingOptions(), scoring=ScoringOptions())
     state.load(tasks)
@@ -75,9 +72,32 @@ def main() -> None:
         write_report(report, out)
         drawn = time.perf_counter()
         size = out.stat().st_size
-    ours = drawn - started
-    print(f"state {loaded - started:.2f} s, tables {tabled - loaded:.2f} s, page {drawn - tabled:.2f} s: "
+    return loaded - started, tabled - loaded, drawn - tabled, size
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tasks", type=int, default=10_000)
+    parser.add_argument("--serve", action="store_true", help="also time Label Studio serving the same tasks")
+    parser.add_argument("--references", action="store_true",
+                        help="also time the same tasks with predictions and ground truth")
+    args = parser.parse_args()
+    tasks = simulated_export(args.tasks, seed=1)
+    n_annotations = sum(len(t["annotations"]) for t in tasks)
+    print(f"{args.tasks:,} tasks, {n_annotations:,} annotations; {platform.processor() or platform.machine()}, "
+          f"{os.cpu_count()} cores")
+    state, tables, page, size = timed_report(tasks)
+    ours = state + tables + page
+    print(f"state {state:.2f} s, tables {tables:.2f} s, page {page:.2f} s: "
           f"{ours:.2f} s in all; page {size / 1024:.0f} KiB")
+    if args.references:
+        with_refs = simulated_export(args.tasks, seed=1, references=True)
+        r_state, r_tables, r_page, r_size = timed_report(with_refs)
+        extra = (r_state + r_tables + r_page) - ours
+        print(f"with references (2 model versions on every task, ground truth on "
+              f"{sum(any(a.get('import_id') for a in t['annotations']) for t in with_refs):,}): state {r_state:.2f} s, "
+              f"tables {r_tables:.2f} s, page {r_page:.2f} s; the references cost {extra:.2f} s, "
+              f"{extra / ours:.2f} of the report's compute without them (goal: at most 0.20)")
     if args.serve:
         theirs = label_studio_read_seconds(tasks)
         print(f"Label Studio serving the tasks: {theirs:.2f} s; the report's share of the live run "

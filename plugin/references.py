@@ -146,19 +146,17 @@ def task_references(task: Mapping[str, Any], identifier: int, skips: Skips) -> T
     return TaskReferences(tuple(out), author, newest)
 
 
-def _split(rows: pd.DataFrame, authors: Mapping[int, str], reference: str) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The annotators' rows (without a reviewer-marked ground truth's author on their task) and the reference's."""
-    is_ref = rows["annotator"].str.startswith(REFERENCE_PREFIX)
-    people = rows[~is_ref]
-    if reference == GROUND_TRUTH and authors:
-        author = people["task"].map(authors)
-        people = people[author.isna() | (author != people["annotator"])]
-    return people, rows[rows["annotator"] == reference]
+def _without_authors(people: pd.DataFrame, authors: Mapping[int, str]) -> pd.DataFrame:
+    """The annotators' rows without a reviewer-marked ground truth's author on their task."""
+    if not authors:
+        return people
+    author = people["task"].map(authors)
+    return people[author.isna() | (author != people["annotator"])]
 
 
 def _keyed(frame: pd.DataFrame) -> pd.DataFrame:
-    """Items keyed by task and item, so one item id on two tasks never meets."""
-    return frame.assign(item=frame["task"].astype(str) + "\x1f" + frame["item"].astype(str))
+    """Items numbered by task and item, so one item id on two tasks never meets."""
+    return frame.assign(item=frame.groupby(["task", "item"], sort=False).ngroup().to_numpy())
 
 
 def task_reference_shares(rows: pd.DataFrame, authors: Mapping[int, str], latest: Mapping[int, str]
@@ -171,13 +169,14 @@ def task_reference_shares(rows: pd.DataFrame, authors: Mapping[int, str], latest
     out: dict[int, dict[str, float]] = {}
     if rows.empty:
         return out
-    refs = rows["annotator"].str.startswith(REFERENCE_PREFIX)
+    refs = rows["annotator"].str.startswith(REFERENCE_PREFIX).to_numpy()
+    everyone = rows[~refs]
     wanted = rows["task"].map(latest)
     for name, reference in (("ground_truth", rows[rows["annotator"] == GROUND_TRUTH]),
-                            ("prediction", rows[refs & (rows["annotator"] == wanted)])):
+                            ("prediction", rows[refs & (rows["annotator"] == wanted).to_numpy()])):
         if reference.empty:
             continue
-        people, _ = _split(rows, authors, GROUND_TRUTH if name == "ground_truth" else "")
+        people = _without_authors(everyone, authors) if name == "ground_truth" else everyone
         merged = people.merge(reference[["task", "item", "label"]].rename(columns={"label": "reference"}),
                               on=["task", "item"], how="inner")
         merged = merged[merged["label"].notna() & merged["reference"].notna()]
@@ -226,8 +225,12 @@ def reference_block(rows: pd.DataFrame, authors: Mapping[int, str], *, level: st
     keyed = _keyed(rows)
     options: dict[str, Any] = {"level": level, "values": values, "categories": categories, "confidence": confidence}
     out: dict[str, Any] = {}
-    annotators, truth = _split(keyed, authors, GROUND_TRUTH)
+    is_ref = keyed["annotator"].str.startswith(REFERENCE_PREFIX).to_numpy()
+    everyone, references = keyed[~is_ref], keyed[is_ref]
+    by_reference = dict(iter(references.groupby("annotator", sort=True)))
+    truth = by_reference.get(GROUND_TRUTH, references.iloc[:0])
     if len(truth):
+        annotators = _without_authors(everyone, authors)
         table = against_reference(annotators, truth[["item", "label"]], **options)
         block: dict[str, Any] = {"n_tasks": int(truth["task"].nunique()), "annotators": _rows(table, people)}
         if min_gt_accuracy is not None:
@@ -237,9 +240,10 @@ def reference_block(rows: pd.DataFrame, authors: Mapping[int, str], *, level: st
             block["min_accuracy"], block["min_items"] = min_gt_accuracy, min_gt_items
         out["ground_truth"] = block
     models: dict[str, Any] = {}
-    for key in sorted(k for k in keyed["annotator"].unique() if str(k).startswith(MODEL_PREFIX)):
-        people_rows, model = _split(keyed, authors, key)
-        predicted = people_rows[people_rows["task"].isin(model["task"].unique())]
+    for key, model in by_reference.items():
+        if not str(key).startswith(MODEL_PREFIX):
+            continue
+        predicted = everyone[everyone["task"].isin(model["task"].unique())]
         table = against_reference(predicted, model[["item", "label"]], **options)
         human_mean, others = pairwise_kappa_mean(predicted, level=level, values=values, categories=categories)
         table = table.merge(others, on="annotator", how="left")

@@ -41,7 +41,7 @@ from plugin import __version__
 from plugin.annotations import Skips, Submission, collect_submissions, task_id
 from plugin.clock import now_iso
 from plugin.labelconfig import Control
-from plugin.mapping import MappedControl, map_control, map_project
+from plugin.mapping import UNIT_MAPPERS, MappedControl, count_unmapped_results, map_control, map_project
 from plugin.mapping.span_units import continuum_length
 from plugin.references import is_reference, reference_block, reference_frame, task_reference_shares, task_references
 from plugin.scoring import (
@@ -433,6 +433,14 @@ class ProjectSnapshot:
             config=self.config)
 
 
+def _items_are_fixed(control: Control) -> bool:
+    """Whether a control's items on a task are the same whoever answered it (a task-level control with the
+    config's labels), so a reference's rows can be mapped apart from the annotators'."""
+    if control.tag not in UNIT_MAPPERS or control.tag == "ranker" or control.per_region or control.pattern:
+        return False
+    return not (control.multiple and (control.tag == "taxonomy" or not control.labels))
+
+
 def control_references(rows: Sequence[tuple[Any, ...]], authors: Mapping[int, str], *, level: str,
                        categories: tuple[Any, ...] | None, scoring: ScoringOptions,
                        people: Mapping[str, str] | None = None) -> dict[str, Any] | None:
@@ -507,10 +515,10 @@ class ProjectState:
         skips = Skips()
         submissions = collect_submissions([task], skips, include_ground_truth=self.mapping.include_ground_truth)
         counted = submissions.get(identifier, [])
-        alone = Skips()
-        mapped = self._map(identifier, counted, alone)
-        skips.reasons.update(alone.reasons)
-        self._set_references(identifier, task, counted, skips, alone=alone)
+        own = Skips()
+        mapped = self._map(identifier, counted, own)
+        skips.reasons.update(own.reasons)
+        self._set_references(identifier, task, counted, skips, mapped=mapped, own=own)
         data = task.get("data")
         results = [result for submission in counted for result in submission.results]
         for name, control in self.controls.items():
@@ -530,9 +538,10 @@ class ProjectState:
         return identifier
 
     def _set_references(self, task: int, read: Mapping[str, Any], counted: list[Submission], skips: Skips, *,
-                        alone: Skips) -> None:
-        """Map the task's references with its annotations (:mod:`plugin.references`) and keep the rows; what only
-        the references brought into the mapping's skips is counted as theirs."""
+                        mapped: Mapping[str, MappedControl], own: Skips) -> None:
+        """Map the task's references with its annotations (``mapped``, as this read mapped them) and keep the rows
+        (:mod:`plugin.references`); what the references' results leave out is counted as theirs."""
+        alone_mapped = mapped
         references = task_references(read, task, skips)
         self.reference_authors.pop(task, None)
         self.latest_models.pop(task, None)
@@ -544,29 +553,47 @@ class ProjectState:
             self.reference_authors[task] = references.author
         if references.latest_model is not None:
             self.latest_models[task] = references.latest_model
-        joint = Skips()
-        mapped = self._map(task, [*counted, *references.submissions], joint)
-        for reason, count in (joint.reasons - alone.reasons).items():
-            skips.add(f"in a reference: {reason}", count)
+        # The references alone give every result's skips, and the rows of the controls whose items do not depend
+        # on who else answered; the others (regions, spans, label sets without the config's labels, repeaters)
+        # are mapped again with the annotators, so the references' regions are aligned with theirs.
+        # What the references leave out: their results of controls not in the config, the skips of the fixed
+        # controls' mapping, and what the joint mapping skipped beyond what the annotators' alone did.
+        refs, theirs = list(references.submissions), Skips()
+        count_unmapped_results(self.control_specs, {task: refs}, theirs)
+        fixed = {name: c for name, c in self.control_specs.items() if _items_are_fixed(c)}
+        joint_specs = {name: c for name, c in self.control_specs.items() if name not in fixed}
+        alone_refs = self._map(task, refs, theirs, specs=fixed) if fixed else {}
+        if joint_specs:
+            both = Skips()
+            joint = self._map(task, [*counted, *refs], both, specs=joint_specs)
+            theirs.reasons.update(both.reasons - own.reasons)
+        else:
+            joint = {}
+        skips.reasons.update({f"in a reference: {reason}": n for reason, n in theirs.reasons.items()})
         for name, control in self.controls.items():
-            rows = mapped[name].records
+            rows = (joint[name].records if name in joint
+                    else (*alone_mapped[name].records, *alone_refs[name].records))
             if any(is_reference(row[2]) for row in rows):
                 control.references[task] = rows
             else:
                 control.references.pop(task, None)
 
-    def _map(self, task: int, counted: list[Submission], skips: Skips) -> dict[str, MappedControl]:
-        """The task's items per control; a control whose mapping fails on this task is skipped with the reason."""
+    def _map(self, task: int, counted: list[Submission], skips: Skips,
+             specs: Mapping[str, Control] | None = None) -> dict[str, MappedControl]:
+        """The task's items per control (of ``specs``, a subset mapped without counting the others' results; by
+        default every control); a control whose mapping fails on this task is skipped with the reason."""
         attempt = Skips()
+        subset = specs is not None
+        specs = self.control_specs if specs is None else specs
         try:
-            mapped = map_project(self.control_specs, {task: counted}, attempt, self.mapping)
+            mapped = map_project(specs, {task: counted}, attempt, self.mapping, count_unmapped=not subset)
         except Exception:  # noqa: BLE001 (one control's failure must not poison the task: map them one by one)
             mapped = None
         if mapped is not None:
             skips.reasons.update(attempt.reasons)
             return mapped
         out = {}
-        for name, control in self.control_specs.items():
+        for name, control in specs.items():
             try:
                 out[name] = map_control(control, {task: counted}, skips, self.mapping, controls=self.control_specs)
             except Exception as error:  # noqa: BLE001

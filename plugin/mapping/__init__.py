@@ -52,7 +52,8 @@ from plugin.mapping.taxonomy import map_taxonomy
 from plugin.mapping.text import map_textarea
 from plugin.settings import MappingOptions
 
-__all__ = ["NO_REGION", "MappedControl", "absent_label", "map_control", "map_project"]
+__all__ = ["NO_REGION", "UNIT_MAPPERS", "MappedControl", "absent_label", "count_unmapped_results", "map_control",
+           "map_project"]
 
 NO_REGION = "no region"
 
@@ -85,7 +86,7 @@ def _empty(control: Control) -> MappedControl:
     return MappedControl(control, "nominal", ())
 
 
-def _count_unmapped(controls: Mapping[str, Control], submissions: Mapping[int, list[Submission]],
+def count_unmapped_results(controls: Mapping[str, Control], submissions: Mapping[int, list[Submission]],
                     skips: Skips) -> None:
     """Count results of controls the config lacks, of unsupported tags, and of controls with config problems."""
     patterned = [c for c in controls.values() if c.pattern]
@@ -159,7 +160,7 @@ def map_project(controls: Mapping[str, Control], submissions: Mapping[int, list[
     rows; their results are counted with the reason.
     """
     if count_unmapped:
-        _count_unmapped(controls, submissions, skips)
+        count_unmapped_results(controls, submissions, skips)
     usable = {name: c for name, c in controls.items() if not c.problems and c.tag not in _UNSUPPORTED}
     region_controls = {name: c for name, c in usable.items() if c.tag in REGION_TAGS}
     out: dict[str, MappedControl] = {name: _empty(c) for name, c in controls.items() if name not in usable}

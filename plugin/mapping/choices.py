@@ -47,13 +47,17 @@ def split_label_items(items: pd.Series, labels: Sequence[str] | None) -> tuple[p
     """
     text = items.astype(str)
     found = pd.Series(np.full(len(text), None, dtype=object), index=text.index)
-    for label in sorted(labels or (), key=len):
-        found[text.str.endswith(f":{label}")] = label
+    base = pd.Series(np.full(len(text), None, dtype=object), index=text.index)
+    for label in sorted(labels or (), key=len):  # a longer label that also matches wins
+        mask = text.str.endswith(f":{label}")
+        if mask.any():
+            found[mask] = label
+            base[mask] = text[mask].str.slice(stop=-(len(label) + 1))
     unknown = found.isna()
     if unknown.any():
-        found[unknown] = text[unknown].str.rsplit(":", n=1).str[-1]
-    base = pd.Series([t[: len(t) - len(str(f)) - 1] for t, f in zip(text, found, strict=True)], index=text.index,
-                     dtype=object)
+        parts = text[unknown].str.rsplit(":", n=1)
+        found[unknown] = parts.str[-1]
+        base[unknown] = parts.str[0]
     return base, found
 
 
