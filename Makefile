@@ -61,7 +61,7 @@ bench: $(STAMP) $(LS_STAMP) $(PYGAMMA)
 	$(BIN)/python bench/reconcile_pass.py
 	$(BIN)/python bench/load.py
 	$(BIN)/python bench/mapping_throughput.py --serve
-	$(BIN)/python bench/report_render.py --serve --references
+	$(BIN)/python bench/report_render.py --serve --references --repeat 3
 	$(BIN)/python bench/free_text.py
 	$(BIN)/python bench/span_measures.py --serve
 	$(BIN)/python bench/gamma_vs_pygamma.py --pygamma-python $(PYGAMMA) --timeout 150

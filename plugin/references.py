@@ -219,13 +219,13 @@ def reference_block(rows: pd.DataFrame, authors: Mapping[int, str], *, level: st
     it is below it are listed in ``ground_truth.below`` (the accuracy for nominal labels; for ordered ones the
     weighted agreement, so a 4 against a 5 is not a miss).
     """
-    if rows.empty or not rows["annotator"].str.startswith(REFERENCE_PREFIX).any():
+    is_ref = rows["annotator"].str.startswith(REFERENCE_PREFIX).to_numpy()
+    if not is_ref.any():
         return None
     people = people or {}
     keyed = _keyed(rows)
     options: dict[str, Any] = {"level": level, "values": values, "categories": categories, "confidence": confidence}
     out: dict[str, Any] = {}
-    is_ref = keyed["annotator"].str.startswith(REFERENCE_PREFIX).to_numpy()
     everyone, references = keyed[~is_ref], keyed[is_ref]
     by_reference = dict(iter(references.groupby("annotator", sort=True)))
     truth = by_reference.get(GROUND_TRUTH, references.iloc[:0])

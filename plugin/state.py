@@ -541,7 +541,6 @@ class ProjectState:
                         mapped: Mapping[str, MappedControl], own: Skips) -> None:
         """Map the task's references with its annotations (``mapped``, as this read mapped them) and keep the rows
         (:mod:`plugin.references`); what the references' results leave out is counted as theirs."""
-        alone_mapped = mapped
         references = task_references(read, task, skips)
         self.reference_authors.pop(task, None)
         self.latest_models.pop(task, None)
@@ -553,11 +552,11 @@ class ProjectState:
             self.reference_authors[task] = references.author
         if references.latest_model is not None:
             self.latest_models[task] = references.latest_model
-        # The references alone give every result's skips, and the rows of the controls whose items do not depend
-        # on who else answered; the others (regions, spans, label sets without the config's labels, repeaters)
-        # are mapped again with the annotators, so the references' regions are aligned with theirs.
-        # What the references leave out: their results of controls not in the config, the skips of the fixed
-        # controls' mapping, and what the joint mapping skipped beyond what the annotators' alone did.
+        # A control whose items do not depend on who answered maps the references alone, beside the annotators'
+        # rows; the others (regions, spans, label sets without the config's labels, repeaters) are mapped again
+        # with the annotators, so the references' regions are aligned with theirs. What the references leave out:
+        # their results of controls not in the config, the skips of their own mapping, and what the joint mapping
+        # skipped beyond what the annotators' alone did.
         refs, theirs = list(references.submissions), Skips()
         count_unmapped_results(self.control_specs, {task: refs}, theirs)
         fixed = {name: c for name, c in self.control_specs.items() if _items_are_fixed(c)}
@@ -572,7 +571,7 @@ class ProjectState:
         skips.reasons.update({f"in a reference: {reason}": n for reason, n in theirs.reasons.items()})
         for name, control in self.controls.items():
             rows = (joint[name].records if name in joint
-                    else (*alone_mapped[name].records, *alone_refs[name].records))
+                    else (*mapped[name].records, *alone_refs[name].records))
             if any(is_reference(row[2]) for row in rows):
                 control.references[task] = rows
             else:
@@ -580,13 +579,15 @@ class ProjectState:
 
     def _map(self, task: int, counted: list[Submission], skips: Skips,
              specs: Mapping[str, Control] | None = None) -> dict[str, MappedControl]:
-        """The task's items per control (of ``specs``, a subset mapped without counting the others' results; by
-        default every control); a control whose mapping fails on this task is skipped with the reason."""
+        """The task's items per control (of ``specs``, a subset mapped for the references: without counting the
+        others' results, and items only; by default every control); a control whose mapping fails on this task is
+        skipped with the reason."""
         attempt = Skips()
         subset = specs is not None
         specs = self.control_specs if specs is None else specs
         try:
-            mapped = map_project(specs, {task: counted}, attempt, self.mapping, count_unmapped=not subset)
+            mapped = map_project(specs, {task: counted}, attempt, self.mapping, count_unmapped=not subset,
+                                 with_spans=not subset)
         except Exception:  # noqa: BLE001 (one control's failure must not poison the task: map them one by one)
             mapped = None
         if mapped is not None:

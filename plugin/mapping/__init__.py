@@ -147,7 +147,8 @@ def _region_units(control: Control, submissions: Mapping[int, list[Submission]],
 
 
 def map_project(controls: Mapping[str, Control], submissions: Mapping[int, list[Submission]], skips: Skips,
-                options: MappingOptions, *, count_unmapped: bool = True) -> dict[str, MappedControl]:
+                options: MappingOptions, *, count_unmapped: bool = True,
+                with_spans: bool = True) -> dict[str, MappedControl]:
     """Map every control of a project, for the tasks in ``submissions`` (all of them, or one).
 
     The one entry point of the mapping: a batch read maps every task at once,
@@ -155,7 +156,9 @@ def map_project(controls: Mapping[str, Control], submissions: Mapping[int, list[
     for that task. Per-region controls and relations are mapped on the
     regions matched here. Every result is scored or counted in ``skips``
     (``count_unmapped=False`` leaves out the results of controls not in
-    ``controls``, for mapping a subset).
+    ``controls``, for mapping a subset; ``with_spans=False`` maps span
+    controls to their aligned items only, without the spans behind F1 and
+    gamma).
     Controls with a config problem, and unsupported tags, are returned with no
     rows; their results are counted with the reason.
     """
@@ -167,7 +170,7 @@ def map_project(controls: Mapping[str, Control], submissions: Mapping[int, list[
 
     rows: dict[str, list[tuple[object, ...]]] = {name: [] for name in region_controls}
     spans: dict[str, list[tuple[object, ...]]] = {name: [] for name, c in region_controls.items()
-                                                  if is_span_control(c)}
+                                                  if with_spans and is_span_control(c)}
     groups: dict[int, list[tuple[str, str, list[Region]]]] = {}
     items: RegionItems = {}
     submitted = submitted_pairs(submissions) if spans else None

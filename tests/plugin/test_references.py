@@ -220,3 +220,33 @@ def test_the_report_shows_annotators_and_models_against_the_references(tmp_path)
                                                                       if not a.get("ground_truth")])
                                  for t in _project()]).snapshot(), source="none", generated_at="now")
     assert plain.references.empty and 'id="references"' not in render_html(plain)
+
+
+LABEL = st.sampled_from(["pos", "neg", "neu"])
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.tuples(st.dictionaries(st.integers(1, 4), LABEL, min_size=1, max_size=3),
+                          st.one_of(st.none(), LABEL), st.lists(st.tuples(st.sampled_from(["a", "b"]), LABEL),
+                                                                max_size=3)), min_size=1, max_size=8),
+       st.randoms(use_true_random=False))
+def test_live_equals_batch_for_any_references(plan, rnd):
+    tasks = []
+    for index, (given_labels, truth, predictions) in enumerate(plan):
+        task = index + 1
+        annotations = [_annotation(task * 10 + who, who, label) for who, label in given_labels.items()]
+        if truth is not None:
+            annotations.append(_imported_truth(task * 10 + 9, truth))
+        tasks.append({"id": task, "data": {"text": "t"}, "annotations": annotations, "predictions": [
+            _prediction(task * 100 + k, version, label, created_at=f"2026-01-0{k + 1}T00:00:00Z")
+            for k, (version, label) in enumerate(predictions)]})
+    batch = _state(tasks)
+    live = _state([])
+    order = list(tasks) + [dict(t, predictions=[]) for t in rnd.sample(tasks, len(tasks) // 2)]
+    rnd.shuffle(order)
+    for task in order:  # some tasks lose their predictions on the way, then come back as read at the end
+        live.set_task(task)
+    for task in tasks:
+        live.set_task(task)
+    assert live.scores().controls["sentiment"].references == batch.scores().controls["sentiment"].references
+    assert live.task_scores() == batch.task_scores()
