@@ -35,6 +35,7 @@ import queue
 import threading
 import time
 from collections import Counter
+from collections.abc import Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -140,6 +141,32 @@ class ServiceSettings:
                                 "seconds, --full-pass-every at least 1, and --read-rate at least 0 (0: no limit).")
 
 
+@dataclass
+class ErrorCounts:
+    """Errors by kind, each with its count and latest message: ``/status`` stays bounded however many distinct
+    messages arrive (Label Studio's carry a unique error id), as the kinds are per project and per event action.
+
+    >>> errors = ErrorCounts()
+    >>> errors.add("project 3: pass failed", "404 (id 1)"); errors.add("project 3: pass failed", "404 (id 2)")
+    >>> errors.as_dict()
+    {'project 3: pass failed': {'count': 2, 'latest': '404 (id 2)'}}
+    """
+
+    counts: Counter[str] = field(default_factory=Counter)
+    latest: dict[str, str] = field(default_factory=dict)
+
+    def add(self, kind: str, message: str) -> None:
+        self.counts[kind] += 1
+        self.latest[kind] = message[:500]
+
+    def __iter__(self) -> Iterator[str]:
+        """Each kind with its latest message, as one line."""
+        return iter(f"{kind}: {self.latest[kind]}" for kind in self.counts)
+
+    def as_dict(self) -> dict[str, dict[str, Any]]:
+        return {kind: {"count": n, "latest": self.latest[kind]} for kind, n in self.counts.items()}
+
+
 class ServiceState:
     """The service's state: one monitor per project, the event queue, and the three threads."""
 
@@ -156,7 +183,7 @@ class ServiceState:
         self.ignored: Counter[str] = Counter()
         self.bad_payloads: Counter[str] = Counter()
         self.rejected = 0
-        self.errors: Counter[str] = Counter()
+        self.errors = ErrorCounts()
         self._people_cache: tuple[dict[str, str], float] = ({}, -math.inf)
         self._queue: queue.Queue[tuple[Event, float] | threading.Event | None] = queue.Queue(MAX_QUEUED)
         self._stop = threading.Event()
@@ -272,7 +299,7 @@ class ServiceState:
                     backoff[project] = delay
                     reason = one_line(error)
                     with self.lock:
-                        self.errors[f"project {project}: pass failed: {reason}"] += 1
+                        self.errors.add(f"project {project}: pass failed", reason)
                     log.warning("Project %s could not be read (%s); trying again in %.0f s.", project, reason, delay)
                     next_due = time.monotonic() + delay
                 with self._wake:
@@ -312,7 +339,7 @@ class ServiceState:
                 self.apply(event, received=received)
             except Exception as error:  # noqa: BLE001 (one event's failure is counted; the pass repairs)
                 with self.lock:
-                    self.errors[f"event {event.action} could not be applied: {one_line(error)}"] += 1
+                    self.errors.add(f"event {event.action} could not be applied", one_line(error))
                 for project in self.settings.projects:
                     self.request_pass(project)
 
@@ -393,7 +420,7 @@ class ServiceState:
         unreachable = reachability.unreachable_for()
         with self.lock:
             service = {"events_ignored": dict(self.ignored), "bad_payloads": dict(self.bad_payloads),
-                       "rejected_requests": self.rejected, "errors": dict(self.errors)}
+                       "rejected_requests": self.rejected, "errors": self.errors.as_dict()}
         return {
             "projects": {str(p): self.project_status(m) for p, m in sorted(self.monitors.items())},
             "healthy": self.healthy(),

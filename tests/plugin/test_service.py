@@ -678,3 +678,14 @@ def test_escalation_is_off_unless_asked():
             post(client, created(1, identifier))
         settle(state)
         assert fake.store[1]["meta"]["agreement"]["flagged"] and fake.store[1]["overlap"] == 2
+
+
+def test_status_errors_stay_bounded_under_distinct_messages(service):
+    # Label Studio's error messages carry a unique id: each kind keeps a count and its latest message only.
+    client, state, _ = service
+    for i in range(500):
+        with state.lock:
+            state.errors.add("project 1: pass failed", f"404 Not Found (error id {i})")
+    errors = client.get("/status", headers={"X-Agreement-Secret": SECRET}).json()["errors"]
+    assert errors["project 1: pass failed"] == {"count": 500, "latest": "404 Not Found (error id 499)"}
+    assert len(errors) == 1
