@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Literal
+from typing import Any, Literal
 
-__all__ = ["now_iso", "now_text"]
+__all__ = ["now_iso", "now_text", "parse_time"]
 
 
 def now_iso(*, timespec: Literal["seconds", "milliseconds"] = "seconds") -> str:
@@ -26,3 +26,18 @@ def now_text() -> str:
     (20, True)
     """
     return datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def parse_time(value: Any) -> datetime | None:
+    """A time Label Studio wrote (ISO 8601; ``Z`` or an offset, none meaning UTC), or None when unreadable.
+
+    >>> parse_time("2026-11-24T10:00:01.5Z"), parse_time("soon")
+    (datetime.datetime(2026, 11, 24, 10, 0, 1, 500000, tzinfo=datetime.timezone.utc), None)
+    """
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)

@@ -13,7 +13,7 @@ import json
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, TypeVar
 
 import httpx
@@ -21,6 +21,7 @@ from label_studio_sdk import LabelStudio
 from label_studio_sdk.core.api_error import ApiError
 
 from plugin.annotations import person_name
+from plugin.clock import parse_time
 from plugin.settings import Connection
 
 __all__ = ["LabelStudioClient", "LabelStudioError", "LabelStudioNotFound", "Reachability", "annotator_names",
@@ -164,19 +165,22 @@ class LabelStudioClient:
         first page arrives. ``max_rate`` (tasks per second) spaces the pages,
         so that a periodic full read leaves Label Studio room for annotators.
         ``updated_after`` reads only the tasks Label Studio changed after that
-        moment (by its own clock): an annotation created, updated or deleted
-        and a meta written all move a task's ``updated_at``. The Data Manager
-        filter takes the time as ``%Y-%m-%dT%H:%M:%S.%fZ`` in UTC (another
-        format is a 500 in 1.23.2). ``selected`` is a Data Manager query of
-        its own (see :meth:`tasks_by_id`).
+        moment (by its own clock): an annotation created, updated or deleted,
+        a prediction created and a meta written all move a task's
+        ``updated_at``. The tasks are read newest first and the read stops at
+        the first one not newer: no time is sent, since the Data Manager's
+        ``updated_at`` filter parses its value as a naive datetime and Label
+        Studio then logs a ``RuntimeWarning`` on every such read. A task
+        changed during the read moves to the front, so later pages show a task
+        twice rather than skip one. ``on_total`` is not told then (the number
+        of changed tasks is known only at the end). ``selected`` is a Data
+        Manager query of its own (see :meth:`tasks_by_id`).
         """
         size = self._connection.page_size
         query = selected
         if updated_after is not None:
-            moment = updated_after.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-            query = json.dumps({"filters": {"conjunction": "and", "items": [
-                {"filter": "filter:tasks:updated_at", "operator": "greater", "type": "Datetime", "value": moment}]},
-                "ordering": ["tasks:id"]})
+            query = json.dumps({"ordering": ["-tasks:updated_at"]})
+            on_total = None
         page = 1
         while True:
             started = time.monotonic()
@@ -195,7 +199,11 @@ class LabelStudioClient:
             if page == 1 and on_total is not None:
                 on_total(int(getattr(pager.response, "total", 0) or 0))
             for task in items:
-                yield task.model_dump(mode="json")
+                read = task.model_dump(mode="json")
+                moment = parse_time(read.get("updated_at")) if updated_after is not None else None
+                if moment is not None and updated_after is not None and moment <= updated_after:
+                    return  # newest first: every task from here on is older
+                yield read
             total = int(getattr(pager.response, "total", 0) or 0) if pager is not None else 0
             if len(items) < size or page * size >= total:
                 return

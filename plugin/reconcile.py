@@ -26,10 +26,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
-from plugin.clock import now_iso
+from plugin.clock import now_iso, parse_time
 from plugin.labelconfig import Control, parse_label_config
 from plugin.labelstudio import LabelStudioClient, one_line
 from plugin.monitor import Outcome, PassReport, ProjectMonitor
@@ -119,14 +119,7 @@ WATERMARK_MARGIN = timedelta(seconds=60)
 
 def updated_at(task: Mapping[str, Any]) -> datetime | None:
     """A task's ``updated_at`` as Label Studio's clock gave it, or None."""
-    value = task.get("updated_at")
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        moment = datetime.fromisoformat(value)
-    except ValueError:
-        return None
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+    return parse_time(task.get("updated_at"))
 
 
 def _newest(current: datetime | None, task: Mapping[str, Any]) -> datetime | None:
