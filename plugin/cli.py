@@ -254,6 +254,8 @@ def _add_serve_parser(commands: _Commands) -> None:
     parser.add_argument("--public-url", help="URL Label Studio reaches this service at (default http://HOST:PORT)")
     parser.add_argument("--reconcile-interval", type=float, default=300.0,
                         help="seconds between full passes that write whatever events missed (300)")
+    parser.add_argument("--keep-webhooks", action="store_true",
+                        help="leave this service's webhooks in Label Studio when it stops (removed by default)")
     parser.add_argument("--full-pass-every", type=int, default=12,
                         help="every this many passes reads every task; the others read only the tasks Label Studio "
                              "changed since (12: hourly at the default interval)")
@@ -294,7 +296,7 @@ def _run_serve(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
                                    mapping=mapping, scoring=scoring, review=_review(args),
                                    reconcile_interval=args.reconcile_interval,
                                    read_rate=args.read_rate or None, unhealthy_after=args.unhealthy_after,
-                                   full_pass_every=args.full_pass_every)
+                                   full_pass_every=args.full_pass_every, keep_webhooks=args.keep_webhooks)
     except SettingsError as error:
         print(f"ls-agreement serve: error: {error}", file=stderr)
         return 2

@@ -240,13 +240,23 @@ class LabelStudioClient:
         """How many meta updates may be sent at once."""
         return self._connection.writers
 
-    def ensure_webhook(self, project: int, *, url: str, actions: Sequence[str], headers: dict[str, str]) -> int:
-        """Create the webhook to ``url`` on ``project``, or update the one that exists: no duplicates on restart."""
-        hooks = self._call(lambda: self._sdk.webhooks.list(project=str(project)))
+    def ensure_webhook(self, project: int, *, url: str, actions: Sequence[str], headers: dict[str, str],
+                       marker: str | None = None) -> int:
+        """Create the webhook to ``url`` on ``project``, or update the one that exists: no duplicates on restart.
+
+        With ``marker`` (a header name this service sets on its webhooks), the project's other webhooks that carry
+        it, registered before at another URL, are deleted: the service owns exactly one webhook per project. A
+        webhook without the marker is someone else's and is never touched.
+        """
+        hooks = self._call(lambda: list(self._sdk.webhooks.list(project=str(project))))
         options = {"actions": list(actions), "headers": headers, "send_payload": True,
                    "send_for_all_actions": False, "is_active": True}
-        for hook in hooks:
-            if hook.url == url and getattr(hook, "project", project) == project:
+        mine = [h for h in hooks if getattr(h, "project", project) == project]
+        for hook in mine:
+            if marker is not None and hook.url != url and marker in (getattr(hook, "headers", None) or {}):
+                self._call(lambda identifier=int(hook.id): self._sdk.webhooks.delete(id=identifier))
+        for hook in mine:
+            if hook.url == url:
                 identifier = int(hook.id)
 
                 def update(identifier: int = identifier) -> Any:
@@ -256,6 +266,28 @@ class LabelStudioClient:
                 return identifier
         created = self._call(lambda: self._sdk.webhooks.create(url=url, project=project, **options))
         return int(created.id)
+
+    def remove_webhooks(self, project: int, *, url: str, marker: str) -> int:
+        """Delete this service's webhooks to ``url`` on ``project`` (those carrying ``marker``); return how many.
+
+        One attempt each, no retries: a service stopping does not wait for a Label Studio that is gone.
+
+        Raises
+        ------
+        LabelStudioError
+            If Label Studio does not answer.
+        """
+        try:
+            hooks = list(self._sdk.webhooks.list(project=str(project)))
+            removed = 0
+            for hook in hooks:
+                if hook.url == url and marker in (getattr(hook, "headers", None) or {}):
+                    self._sdk.webhooks.delete(id=int(hook.id))
+                    removed += 1
+            return removed
+        except (ApiError, httpx.HTTPError) as error:
+            raise LabelStudioError(f"Label Studio did not remove the webhook of project {project}: "
+                                   f"{one_line(error)}") from None
 
     def update_meta(self, task: int, meta: dict[str, Any], *, data: dict[str, Any] | None = None,
                     overlap: int | None = None) -> None:

@@ -63,6 +63,9 @@ __all__ = ["ServiceSettings", "ServiceState", "check_secret_strength", "create_a
 log = logging.getLogger("ls_agreement.service")
 
 SECRET_HEADER = "X-Agreement-Secret"
+MARKER_HEADER = "X-Agreement-Service"
+"""Set on every webhook this service registers (its value: the service's URL), so that a later start at another
+URL, or a clean stop, finds this service's webhooks among everyone else's."""
 BULK_DELETE = 200
 """A deletion naming more tasks than this runs a full pass instead of reading each task."""
 PEOPLE_FOR = 300.0
@@ -117,6 +120,8 @@ class ServiceSettings:
         Largest webhook body accepted, in bytes.
     retry_delays : tuple of float
         Waits before each further attempt of a failed refresh.
+    keep_webhooks : bool
+        Leave the service's webhooks in Label Studio on a clean stop (by default they are removed).
     """
 
     projects: tuple[int, ...]
@@ -133,6 +138,7 @@ class ServiceSettings:
     unhealthy_after: float = 300.0
     max_body: int = 16 * 2**20
     retry_delays: tuple[float, ...] = (1.0, 5.0, 20.0)
+    keep_webhooks: bool = False
 
     def __post_init__(self) -> None:
         if not (self.reconcile_interval > 0 and self.unhealthy_after > 0 and self.full_pass_every >= 1
@@ -213,6 +219,19 @@ class ServiceState:
             if thread.is_alive():
                 thread.join(timeout=10)
         self.writer.stop()
+        if not self.settings.keep_webhooks:
+            self._remove_webhooks()
+
+    def _remove_webhooks(self) -> None:
+        """A clean stop removes the webhooks this service registered, so Label Studio stops calling a dead address
+        (each call waits inside an annotator's request); a failure is logged, never raised."""
+        url = f"{self.settings.public_url.rstrip('/')}/webhook"
+        for project in sorted(self._registered):
+            try:
+                removed = self.client.remove_webhooks(project, url=url, marker=MARKER_HEADER)
+                log.info("Project %s: removed %d webhook(s) of this service on stopping.", project, removed)
+            except Exception as error:  # noqa: BLE001 (stopping anyway: the next start at any URL removes it)
+                log.warning("Project %s: its webhook was left in place (%s).", project, one_line(error))
 
     def healthy(self) -> bool:
         """Whether every thread runs and Label Studio has answered within ``unhealthy_after``."""
@@ -244,7 +263,8 @@ class ServiceState:
 
     def _register(self, project: int) -> None:
         url = f"{self.settings.public_url.rstrip('/')}/webhook"
-        self.client.ensure_webhook(project, url=url, actions=EVENTS, headers={SECRET_HEADER: self.settings.secret})
+        self.client.ensure_webhook(project, url=url, actions=EVENTS, marker=MARKER_HEADER,
+                                   headers={SECRET_HEADER: self.settings.secret, MARKER_HEADER: url})
         ensure_review_tab(self.client, project, self.settings.review)
         self._registered.add(project)
 

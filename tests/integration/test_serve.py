@@ -151,7 +151,7 @@ def test_wrong_secret_and_garbage(setup):
 def test_one_webhook_however_often_the_service_starts(setup, label_studio, keep_process):
     hooks = setup["admin"].webhooks.list(project=str(setup["project"]))
     assert [h.url for h in hooks] == [f"{setup['url']}/webhook"]
-    assert hooks[0].headers == {"X-Agreement-Secret": SECRET}
+    assert hooks[0].headers == {"X-Agreement-Secret": SECRET, "X-Agreement-Service": f"{setup['url']}/webhook"}
     port = int(setup["url"].rsplit(":", 1)[1])
     stop(setup["process"])
     setup["process"], _ = start_service(label_studio.url, label_studio.token, setup["project"], port, setup["log"])

@@ -98,14 +98,23 @@ class FakeLabelStudio:
         self._maybe_fail("users")
         return {"1": "Ann <ann@example.com>", "2": "Bo <bo@example.com>", "3": "Cy <cy@example.com>"}
 
-    def ensure_webhook(self, project, *, url, actions, headers):
+    def ensure_webhook(self, project, *, url, actions, headers, marker=None):
         self._maybe_fail("ensure_webhook")
+        self.webhooks = [h for h in self.webhooks if not (h["project"] == project and h["url"] != url
+                                                          and marker in h["headers"])]
         existing = [h for h in self.webhooks if h["url"] == url and h["project"] == project]
         if existing:
             existing[0].update(actions=list(actions), headers=headers)
         else:
             self.webhooks.append({"url": url, "project": project, "actions": list(actions), "headers": headers})
         return 1
+
+    def remove_webhooks(self, project, *, url, marker):
+        self._maybe_fail("remove_webhooks")
+        kept = [h for h in self.webhooks if not (h["project"] == project and h["url"] == url
+                                                 and marker in h["headers"])]
+        removed, self.webhooks = len(self.webhooks) - len(kept), kept
+        return removed
 
     # the truth changes as annotators work
     def annotate(self, task, annotation):
@@ -498,7 +507,8 @@ def test_ml_backend_contract_and_webhook_registration(service):
     assert fake.webhooks == [{"url": "http://agreement.test/webhook", "project": 1,
                               "actions": ["ANNOTATION_CREATED", "ANNOTATIONS_CREATED", "ANNOTATION_UPDATED",
                                           "ANNOTATIONS_DELETED", "TASKS_DELETED"],
-                              "headers": {"X-Agreement-Secret": SECRET}}]
+                              "headers": {"X-Agreement-Secret": SECRET,
+                                          "X-Agreement-Service": "http://agreement.test/webhook"}}]
 
 
 def test_the_review_tab_and_the_mirrored_score(fake):
@@ -522,10 +532,25 @@ def test_the_review_tab_and_the_mirrored_score(fake):
 def test_a_restart_registers_no_second_webhook():
     fake = FakeLabelStudio([{"id": 1, "meta": {}, "annotations": []}])
     for _ in range(2):
-        app = create_app(settings(), fake)
+        app = create_app(settings(keep_webhooks=True), fake)
         with TestClient(app):
             assert app.state.agreement.wait_ready(10)
     assert len(fake.webhooks) == 1
+
+
+def test_one_webhook_per_project_whatever_the_url_and_none_after_a_clean_stop():
+    fake = FakeLabelStudio([{"id": 1, "meta": {}, "annotations": []}])
+    foreign = {"url": "http://someone.else/hook", "project": 1, "actions": [], "headers": {"X-Other": "1"}}
+    fake.webhooks.append(foreign)
+    for port in (19620, 19621):  # the second start moves the service: its old webhook goes, the other stays
+        app = create_app(settings(keep_webhooks=True, public_url=f"http://agreement.test:{port}"), fake)
+        with TestClient(app):
+            assert app.state.agreement.wait_ready(10)
+    assert [h["url"] for h in fake.webhooks] == [foreign["url"], "http://agreement.test:19621/webhook"]
+    app = create_app(settings(public_url="http://agreement.test:19621"), fake)
+    with TestClient(app):
+        assert app.state.agreement.wait_ready(10) and len(fake.webhooks) == 2
+    assert fake.webhooks == [foreign]  # a clean stop removes its own, never anyone else's
 
 
 def test_status_never_shows_the_secret_or_a_token(service):
