@@ -16,7 +16,7 @@ export LABEL_STUDIO_BIN := $(CURDIR)/$(LS_VENV)/bin/label-studio
 CHROMIUM := /usr/bin/chromium
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
-.PHONY: demo test bench clean
+.PHONY: demo test bench compat clean
 
 $(STAMP): setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -65,6 +65,21 @@ bench: $(STAMP) $(LS_STAMP) $(PYGAMMA)
 	$(BIN)/python bench/free_text.py
 	$(BIN)/python bench/span_measures.py --serve
 	$(BIN)/python bench/gamma_vs_pygamma.py --pygamma-python $(PYGAMMA) --timeout 150
+
+# The integration tests that touch the service's API calls, against older Label Studio versions, each installed in a
+# venv of its own (teams still run them): make compat [COMPAT_VERSIONS="1.20.0 1.22.0"].
+COMPAT_VERSIONS ?= 1.20.0 1.21.0 1.22.0
+COMPAT_TESTS := tests/integration/test_sync.py tests/integration/test_serve.py tests/integration/test_changed_read.py \
+	tests/integration/test_webhooks.py tests/integration/test_projects.py tests/integration/test_references.py
+compat: $(STAMP)
+	@for version in $(COMPAT_VERSIONS); do \
+	  venv=.venv-peers/label-studio-$$version; \
+	  test -x $$venv/bin/label-studio || { $(PYTHON) -m venv $$venv && \
+	    $$venv/bin/pip install --quiet label-studio==$$version; } || exit 1; \
+	  echo "Label Studio $$version:"; \
+	  LABEL_STUDIO_BIN=$(CURDIR)/$$venv/bin/label-studio $(BIN)/python -m pytest -q -p no:randomly $(COMPAT_TESTS) \
+	    || exit 1; \
+	done
 
 clean:
 	rm -rf $(VENV) $(LS_VENV) .venv-peers var build *.egg-info .hypothesis

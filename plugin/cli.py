@@ -247,8 +247,12 @@ def _add_serve_parser(commands: _Commands) -> None:
                     "annotation event, and run a full pass (read, diff, write what differs) at start and on a "
                     "schedule. AGREEMENT_WEBHOOK_SECRET must be set.",
     )
-    parser.add_argument("--project", type=int, action="append",
-                        help="project id, repeatable (default: $AGREEMENT_PROJECTS, comma-separated)")
+    parser.add_argument("--project", action="append",
+                        help="project id, repeatable, or 'all': every project the token can see, and those created "
+                             "later (default: $AGREEMENT_PROJECTS, comma-separated, or all)")
+    parser.add_argument("--discover-interval", type=float, default=60.0,
+                        help="seconds between reads of the project list: new projects with --project all, deleted "
+                             "ones always (60)")
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (127.0.0.1)")
     parser.add_argument("--port", type=int, default=9090, help="port to listen on (9090)")
     parser.add_argument("--public-url", help="URL Label Studio reaches this service at (default http://HOST:PORT)")
@@ -273,6 +277,27 @@ def _add_serve_parser(commands: _Commands) -> None:
     parser.set_defaults(handler=_run_serve)
 
 
+def _projects(given: list[str]) -> tuple[bool, tuple[int, ...]]:
+    """``--project`` values: whether every project is asked for ('all'), and the ids named.
+
+    Raises
+    ------
+    SettingsError
+        If none is given, or a value is neither 'all' nor a positive whole number.
+    """
+    values = [value.strip() for value in given if value.strip()]
+    if not values:
+        raise SettingsError("Name the projects to monitor: --project ID (repeatable), --project all, "
+                            "or AGREEMENT_PROJECTS=1,2 or all.")
+    if any(value.lower() == "all" for value in values):
+        if len(values) > 1:
+            raise SettingsError("Give either --project all or project ids, not both.")
+        return True, ()
+    if not all(value.isdigit() and int(value) > 0 for value in values):
+        raise SettingsError(f"Project ids must be positive whole numbers, or 'all'; got {', '.join(values)}.")
+    return False, tuple(int(value) for value in values)
+
+
 def _run_serve(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     import uvicorn
 
@@ -282,13 +307,8 @@ def _run_serve(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     try:
         secret = os.environ.get("AGREEMENT_WEBHOOK_SECRET", "")
         check_secret_strength(secret)
-        projects = args.project or [p for p in os.environ.get("AGREEMENT_PROJECTS", "").replace(",", " ").split()]
-        try:
-            project_ids = tuple(int(p) for p in projects)
-        except ValueError:
-            raise SettingsError(f"Project ids must be numbers; got {projects}.") from None
-        if not project_ids:
-            raise SettingsError("Name the projects to monitor: --project ID, or AGREEMENT_PROJECTS=1,2.")
+        all_projects, project_ids = _projects(args.project or os.environ.get("AGREEMENT_PROJECTS", "")
+                                              .replace(",", " ").split())
         mapping, scoring = _options(args)
         connection = _connection(args)
         settings = ServiceSettings(projects=project_ids, secret=secret, connection=connection,
@@ -296,7 +316,8 @@ def _run_serve(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
                                    mapping=mapping, scoring=scoring, review=_review(args),
                                    reconcile_interval=args.reconcile_interval,
                                    read_rate=args.read_rate or None, unhealthy_after=args.unhealthy_after,
-                                   full_pass_every=args.full_pass_every, keep_webhooks=args.keep_webhooks)
+                                   full_pass_every=args.full_pass_every, keep_webhooks=args.keep_webhooks,
+                                   all_projects=all_projects, discover_interval=args.discover_interval)
     except SettingsError as error:
         print(f"ls-agreement serve: error: {error}", file=stderr)
         return 2

@@ -18,7 +18,12 @@ from typing import Any, NoReturn
 
 __all__ = ["EVENTS", "BadEvent", "Event", "parse_body", "parse_event"]
 
-EVENTS = ("ANNOTATION_CREATED", "ANNOTATIONS_CREATED", "ANNOTATION_UPDATED", "ANNOTATIONS_DELETED", "TASKS_DELETED")
+EVENTS = ("ANNOTATION_CREATED", "ANNOTATIONS_CREATED", "ANNOTATION_UPDATED", "ANNOTATIONS_DELETED", "TASKS_DELETED",
+          "PROJECT_UPDATED")
+"""The actions the service's webhooks ask for. PROJECT_UPDATED (a changed label config, a new title) names only its
+project: the service reads the config and re-maps the project when it changed. Label Studio's open-source edition
+offers PROJECT_CREATED and PROJECT_DELETED only to organization webhooks, which its API does not create: new and
+deleted projects are found by reading the project list (:meth:`plugin.service.ServiceState.discover`)."""
 _MAX_ID = 2**63 - 1
 
 
@@ -134,4 +139,8 @@ def parse_event(payload: Any) -> Event | None:
         return Event(action, project, annotations=_ids(payload.get("annotations"), "annotations"))
     if action == "TASKS_DELETED":
         return Event(action, project, deleted_tasks=_ids(payload.get("tasks"), "tasks"))
+    if action == "PROJECT_UPDATED":
+        if project is None:
+            raise BadEvent("PROJECT_UPDATED needs the project's id.")
+        return Event(action, project)
     return Event(action, project, tasks=_annotation_tasks(payload, action))

@@ -223,6 +223,19 @@ class LabelStudioClient:
         query = json.dumps({"selectedItems": {"all": False, "included": sorted(set(ids))}})
         return list(self.tasks(project, selected=query))
 
+    def project_ids(self) -> list[int]:
+        """Every project the token can see, by id (pages of 100, ids only: cheap enough to poll every minute)."""
+        return sorted(int(p.id) for p in self._call(lambda: list(self._sdk.projects.list(include="id",
+                                                                                             page_size=100))))
+
+    def project_exists(self, project: int) -> bool:
+        """Whether Label Studio still has ``project`` (False only on its 404: a failure to answer raises)."""
+        try:
+            self._call(lambda: self._sdk.projects.get(id=project))
+        except LabelStudioNotFound:
+            return False
+        return True
+
     def task_count(self, project: int) -> int:
         """How many tasks the project has now (one request)."""
         return int(self._call(lambda: self._sdk.projects.get(id=project)).task_number or 0)

@@ -131,6 +131,7 @@ class ProjectMonitor:
         self.state: ProjectState | None = None
         self._deferred: set[int] = set()  # refreshed while a pass was reading (or before the first): again after it
         self._reading = False
+        self._remap_to: dict[str, Any] | None = None  # a changed config: events wait for a pass mapped with it
         self._failures: dict[int, str] = {}  # tasks whose last refresh failed for good: the next pass writes them
         self._annotators: AnnotatorRows = {}  # as of the last pass: too costly for every /status
         self._references: dict[str, Any] = {}
@@ -213,9 +214,10 @@ class ProjectMonitor:
     # --- the state ---
 
     def defer_unread(self, tasks: Iterable[int]) -> bool:
-        """Whether the project has not been read yet; if so, ``tasks`` are refreshed after its first pass."""
+        """Whether the project has not been read yet, or is being re-mapped under a changed label config; if so,
+        ``tasks`` are refreshed after that pass (never scored with the old config's mapping)."""
         with self._lock:
-            if self.state is None:
+            if self.state is None or self._remap_to is not None:
                 self._deferred.update(tasks)
                 return True
             return False
@@ -255,6 +257,17 @@ class ProjectMonitor:
             blocks = state.blocks([t for t in wanted if t not in gone], updated_at=now_iso())
         return gone, blocks
 
+    def config_changed(self, controls: Mapping[str, Any]) -> bool:
+        """Whether ``controls`` (the label config as just read) differ from those the state was mapped with; if so,
+        events wait until a pass installs a state mapped with them (:meth:`install`)."""
+        wanted = dict(sorted(controls.items()))
+        with self._lock:
+            if self.state is None or self.state.control_specs == wanted:
+                self._remap_to = None  # changed back before a pass re-mapped it: the state holds it already
+                return False
+            self._remap_to = wanted
+            return True
+
     def read_position(self) -> tuple[ProjectState | None, datetime | None]:
         """The state and the newest ``updated_at`` it was read up to (None before the first pass)."""
         with self._lock:
@@ -290,6 +303,8 @@ class ProjectMonitor:
             self._deferred = set()
             self.state = state
             self._watermark = watermark
+            if self._remap_to is not None and state.control_specs == self._remap_to:
+                self._remap_to = None
             return recheck
 
     def stale_tasks(self) -> list[int]:
@@ -344,6 +359,7 @@ class ProjectMonitor:
             state = self.state
             return {
                 "ready": state is not None,
+                "remapping": self._remap_to is not None,
                 "passes": self.passes,
                 "controls": state.live_summary() if state is not None else {},
                 "n_tasks": len(state.tasks) if state is not None else None,

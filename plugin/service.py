@@ -12,7 +12,14 @@ one bad event or one failed task:
 * the **supervisor** registers the webhook (retrying while Label Studio is
   unreachable), then runs a full pass (:func:`plugin.reconcile.full_pass`) at
   start and every ``reconcile_interval`` seconds: whatever an event, a write
-  or a restart lost, the next pass writes.
+  or a restart lost, the next pass writes. Every ``discover_interval`` seconds
+  it reads the project list: with ``all_projects`` a new project is monitored
+  from then on, and a deleted project is dropped (its state, its queued
+  writes), in one line of the log and of ``/status``.
+
+A PROJECT_UPDATED event makes the service read the project's label config; when
+it changed, the project's events wait for the pass that re-maps it, asked for
+at once (a pass finds a changed config by itself too).
 
 The port listens before the webhook exists, and events that arrive before
 the first pass has read the project are kept and applied after it.
@@ -34,7 +41,7 @@ import math
 import queue
 import threading
 import time
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -47,7 +54,8 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 from plugin import __version__
 from plugin.clock import now_iso
 from plugin.events import EVENTS, BadEvent, Event, parse_body, parse_event
-from plugin.labelstudio import LabelStudioClient, annotator_names, one_line
+from plugin.labelconfig import parse_label_config
+from plugin.labelstudio import LabelStudioClient, LabelStudioNotFound, annotator_names, one_line
 from plugin.monitor import ProjectMonitor
 from plugin.reconcile import full_pass
 from plugin.report import Report, project_report, report_json
@@ -72,6 +80,8 @@ PEOPLE_FOR = 300.0
 """Seconds the annotators' names are kept before Label Studio's users are read again."""
 MAX_QUEUED = 100_000
 """Events waiting to be turned into refreshes, at most (memory stays bounded under a flood)."""
+REMOVED_KEPT = 100
+"""Projects dropped (deleted in Label Studio) that ``/status`` lists, the latest first."""
 
 
 def check_secret_strength(secret: str) -> None:
@@ -99,6 +109,9 @@ class ServiceSettings:
     ----------
     projects : tuple of int
         Projects to monitor.
+    all_projects : bool
+        Monitor every project the token can see, and those created later
+        (``serve --project all``); ``projects`` may then be empty.
     public_url : str
         The URL Label Studio reaches this service at (for its webhook).
     secret : str
@@ -122,6 +135,9 @@ class ServiceSettings:
         Waits before each further attempt of a failed refresh.
     keep_webhooks : bool
         Leave the service's webhooks in Label Studio on a clean stop (by default they are removed).
+    discover_interval : float
+        Seconds between reads of the project list (new projects with
+        ``all_projects``; deleted ones always); at most ``reconcile_interval``.
     """
 
     projects: tuple[int, ...]
@@ -139,8 +155,14 @@ class ServiceSettings:
     max_body: int = 16 * 2**20
     retry_delays: tuple[float, ...] = (1.0, 5.0, 20.0)
     keep_webhooks: bool = False
+    all_projects: bool = False
+    discover_interval: float = 60.0
 
     def __post_init__(self) -> None:
+        if not self.projects and not self.all_projects:
+            raise SettingsError("Name the projects to monitor: --project ID (repeatable) or --project all.")
+        if not self.discover_interval > 0:
+            raise SettingsError("The interval between reads of the project list must be positive seconds.")
         if not (self.reconcile_interval > 0 and self.unhealthy_after > 0 and self.full_pass_every >= 1
                 and (self.read_rate is None or self.read_rate > 0)):
             raise SettingsError("The reconcile interval (--reconcile-interval) and --unhealthy-after must be positive "
@@ -179,8 +201,7 @@ class ServiceState:
     def __init__(self, settings: ServiceSettings, client: LabelStudioClient) -> None:
         self.settings = settings
         self.client = client
-        self.monitors = {p: ProjectMonitor(p, mapping=settings.mapping, scoring=settings.scoring,
-                                           review=settings.review) for p in settings.projects}
+        self.monitors = {p: self._new_monitor(p) for p in settings.projects}
         self.writer = TaskWriter(client, self.monitors, workers=client.writers,
                                  coalesce_seconds=settings.coalesce_seconds, retry_delays=settings.retry_delays)
         self.lock = threading.Lock()
@@ -190,11 +211,16 @@ class ServiceState:
         self.bad_payloads: Counter[str] = Counter()
         self.rejected = 0
         self.errors = ErrorCounts()
+        self.removed: deque[dict[str, Any]] = deque(maxlen=REMOVED_KEPT)
         self._people_cache: tuple[dict[str, str], float] = ({}, -math.inf)
         self._queue: queue.Queue[tuple[Event, float] | threading.Event | None] = queue.Queue(MAX_QUEUED)
         self._stop = threading.Event()
         self._wake = threading.Condition()
         self._pass_due: dict[int, float] = dict.fromkeys(settings.projects, 0.0)
+        self._asked: set[int] = set()  # passes asked for while one ran: run again at once
+        # with every project to monitor, the list is read first; otherwise after an interval (for deleted ones)
+        self._next_discovery = 0.0 if settings.all_projects else time.monotonic() + min(
+            settings.discover_interval, settings.reconcile_interval)
         self._registered: set[int] = set()
         self._processor = threading.Thread(target=self._process, name="event-processor", daemon=True)
         self._supervisor = threading.Thread(target=self._supervise, name="supervisor", daemon=True)
@@ -239,16 +265,95 @@ class ServiceState:
         return threads and self.client.reachability.unreachable_for() < self.settings.unhealthy_after
 
     def request_pass(self, project: int) -> None:
-        """Run a full pass of ``project`` as soon as possible."""
+        """Run a full pass of ``project`` as soon as possible (again after the one running, if one is)."""
+        with self._wake:
+            if project in self._pass_due:
+                self._pass_due[project] = 0.0
+                self._asked.add(project)
+            self._wake.notify_all()
+
+    def request_passes(self) -> None:
+        """Run a full pass of every monitored project as soon as possible."""
+        for project in self.projects():
+            self.request_pass(project)
+
+    def projects(self) -> list[int]:
+        """The projects monitored now."""
+        with self.lock:
+            return sorted(self.monitors)
+
+    # --- projects that come and go ---
+
+    def _new_monitor(self, project: int) -> ProjectMonitor:
+        return ProjectMonitor(project, mapping=self.settings.mapping, scoring=self.settings.scoring,
+                              review=self.settings.review)
+
+    def add_project(self, project: int) -> bool:
+        """Monitor ``project`` from now on (its webhook and first pass follow at once); False if it is already."""
+        with self.lock:
+            if project in self.monitors:
+                return False
+            self.monitors[project] = self._new_monitor(project)
         with self._wake:
             self._pass_due[project] = 0.0
             self._wake.notify_all()
+        log.info("Project %s: monitored from now on (a new project).", project)
+        return True
+
+    def drop_project(self, project: int, reason: str) -> None:
+        """Stop monitoring ``project``: its state and queued writes are dropped, and it is listed in ``/status``.
+
+        Its webhook went with it (Label Studio deletes a project's webhooks with the project).
+        """
+        with self.lock:
+            if self.monitors.pop(project, None) is None:
+                return
+            self.removed.appendleft({"project": project, "at": now_iso(), "reason": reason})
+            self.events.pop(project, None)
+            self.last_event_at.pop(project, None)
+        with self._wake:
+            self._pass_due.pop(project, None)
+            self._asked.discard(project)
+        self._registered.discard(project)
+        self.writer.forget(project)
+        log.info("Project %s: no longer monitored (%s).", project, reason)
+
+    def discover(self) -> tuple[list[int], list[int]]:
+        """Read the project list: monitor the new projects (with ``all_projects``), drop the deleted ones.
+
+        A project missing from the list is dropped only once Label Studio answers 404 for it.
+
+        Returns
+        -------
+        added, dropped : list of int
+        """
+        seen = set(self.client.project_ids())
+        added = [p for p in sorted(seen) if self.settings.all_projects and self.add_project(p)]
+        dropped = []
+        for project in sorted(set(self.projects()) - seen):
+            if not self.client.project_exists(project):
+                self.drop_project(project, "deleted in Label Studio")
+                dropped.append(project)
+        return added, dropped
+
+    def _discover_when_due(self) -> None:
+        if time.monotonic() < self._next_discovery:
+            return
+        self._next_discovery = time.monotonic() + min(self.settings.discover_interval,
+                                                      self.settings.reconcile_interval)
+        try:
+            self.discover()
+        except Exception as error:  # noqa: BLE001 (Label Studio down: the list is read again next time)
+            with self.lock:
+                self.errors.add("project list could not be read", one_line(error))
 
     def wait_ready(self, timeout: float) -> bool:
         """Block until every project has been read once and its stale tasks requested (for tests and benchmarks)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if all(m.passes > 0 for m in self.monitors.values()):
+            with self.lock:
+                monitors = list(self.monitors.values())
+            if all(m.passes > 0 for m in monitors):
                 return True
             time.sleep(0.05)
         return False
@@ -269,7 +374,8 @@ class ServiceState:
         self._registered.add(project)
 
     def _run_pass(self, project: int) -> None:
-        monitor = self.monitors[project]
+        with self.lock:
+            monitor = self.monitors[project]
         incremental = monitor.passes % max(1, self.settings.full_pass_every) != 0
         report = full_pass(self.client, monitor, max_rate=self.settings.read_rate, incremental=incremental)
         self.writer.request(project, report.stale, background=True)
@@ -301,13 +407,14 @@ class ServiceState:
     def _supervise(self) -> None:
         backoff: dict[int, float] = {}
         while not self._stop.is_set():
-            for project in self.settings.projects:
+            self._discover_when_due()
+            with self._wake:
+                due_now = [p for p, due in sorted(self._pass_due.items()) if due <= time.monotonic()]
+            for project in due_now:
                 if self._stop.is_set():
                     return
                 with self._wake:
-                    due = self._pass_due[project]
-                if time.monotonic() < due:
-                    continue
+                    self._asked.discard(project)
                 try:
                     if project not in self._registered:
                         self._register(project)
@@ -315,6 +422,8 @@ class ServiceState:
                     backoff.pop(project, None)
                     next_due = time.monotonic() + self.settings.reconcile_interval
                 except Exception as error:  # noqa: BLE001 (Label Studio down, a bad config: retried, counted)
+                    if self._deleted(project, error):
+                        continue
                     delay = min(backoff.get(project, 0.5) * 2, 30.0, self.settings.reconcile_interval)
                     backoff[project] = delay
                     reason = one_line(error)
@@ -323,12 +432,22 @@ class ServiceState:
                     log.warning("Project %s could not be read (%s); trying again in %.0f s.", project, reason, delay)
                     next_due = time.monotonic() + delay
                 with self._wake:
-                    if self._pass_due[project] == due:  # not asked again meanwhile
-                        self._pass_due[project] = next_due
+                    if project in self._pass_due:
+                        self._pass_due[project] = 0.0 if project in self._asked else next_due
             with self._wake:
-                wait = min(self._pass_due.values()) - time.monotonic()
+                wait = min([*self._pass_due.values(), self._next_discovery]) - time.monotonic()
                 if wait > 0 and not self._stop.is_set():
                     self._wake.wait(wait)
+
+    def _deleted(self, project: int, error: Exception) -> bool:
+        """Whether a pass failed because ``project`` was deleted (then it is dropped)."""
+        try:
+            if isinstance(error, LabelStudioNotFound) and not self.client.project_exists(project):
+                self.drop_project(project, "deleted in Label Studio")
+                return True
+        except Exception:  # noqa: BLE001 (unknown: treated as any failed pass)
+            pass
+        return False
 
     # --- events ---
 
@@ -343,8 +462,7 @@ class ServiceState:
             self._queue.put_nowait((event, time.monotonic()))
         except queue.Full:
             self._ignore("event queue full (a pass was run instead)")
-            for project in self.settings.projects:
-                self.request_pass(project)
+            self.request_passes()
 
     def _process(self) -> None:
         while True:
@@ -360,17 +478,18 @@ class ServiceState:
             except Exception as error:  # noqa: BLE001 (one event's failure is counted; the pass repairs)
                 with self.lock:
                     self.errors.add(f"event {event.action} could not be applied", one_line(error))
-                for project in self.settings.projects:
-                    self.request_pass(project)
+                self.request_passes()
 
     def _monitors_for(self, event: Event) -> list[ProjectMonitor]:
+        with self.lock:
+            monitors = dict(self.monitors)
         if event.project is not None:
-            monitor = self.monitors.get(event.project)
+            monitor = monitors.get(event.project)
             if monitor is None:
                 self._ignore("event for a project this service does not monitor")
                 return []
             return [monitor]
-        found = [monitor for monitor in self.monitors.values() if monitor.knows(event)]
+        found = [monitor for monitor in monitors.values() if monitor.knows(event)]
         if not found:
             self._ignore("event without a project, naming no known task or annotation")
         return found
@@ -383,6 +502,12 @@ class ServiceState:
         """Turn one event into refresh requests; return the tasks requested."""
         requested: set[int] = set()
         for monitor in self._monitors_for(event):
+            with self.lock:
+                self.events[monitor.project] += 1
+                self.last_event_at[monitor.project] = now_iso(timespec="milliseconds")
+            if event.action == "PROJECT_UPDATED":
+                self._config_event(monitor)
+                continue
             named = monitor.event_tasks(event)
             tasks, deleted = named.tasks, named.deleted
             for _ in range(named.unseen_annotations):
@@ -395,17 +520,23 @@ class ServiceState:
                 tasks.update(deleted)
             self.writer.request(monitor.project, tasks, since=received)
             requested |= tasks
-            with self.lock:
-                self.events[monitor.project] += 1
-                self.last_event_at[monitor.project] = now_iso(timespec="milliseconds")
         return requested
+
+    def _config_event(self, monitor: ProjectMonitor) -> None:
+        """A project changed: if its label config did, its events wait for a pass that re-maps it, asked for now."""
+        controls = parse_label_config(self.client.label_config(monitor.project))
+        if monitor.config_changed(controls):
+            log.info("Project %s: its label config changed; re-mapping it before its next event is scored.",
+                     monitor.project)
+            self.request_pass(monitor.project)
 
     # --- what it shows ---
 
     def project_status(self, monitor: ProjectMonitor) -> dict[str, Any]:
         out = monitor.status()
         with self._wake:
-            out["next_pass_in"] = round(max(0.0, self._pass_due[monitor.project] - time.monotonic()), 1)
+            due = self._pass_due.get(monitor.project, 0.0)
+        out["next_pass_in"] = round(max(0.0, due - time.monotonic()), 1)
         with self.lock:
             out["events"] = self.events[monitor.project]
             out["last_event_at"] = self.last_event_at.get(monitor.project)
@@ -423,11 +554,13 @@ class ServiceState:
         RuntimeError
             If the project has not been read yet.
         """
-        if project is None and len(self.monitors) == 1:
-            project = next(iter(self.monitors))
-        monitor = self.monitors.get(project) if project is not None else None
+        with self.lock:
+            monitors = dict(self.monitors)
+        if project is None and len(monitors) == 1:
+            project = next(iter(monitors))
+        monitor = monitors.get(project) if project is not None else None
         if monitor is None:
-            raise LookupError(f"Name one of the monitored projects: ?project={'|'.join(map(str, self.monitors))}.")
+            raise LookupError(f"Name one of the monitored projects: ?project={'|'.join(map(str, sorted(monitors)))}.")
         people = self._people()
         snapshot = monitor.snapshot()  # only the snapshot: the scoring and drawing happen after the lock is released
         if snapshot is None:
@@ -441,8 +574,12 @@ class ServiceState:
         with self.lock:
             service = {"events_ignored": dict(self.ignored), "bad_payloads": dict(self.bad_payloads),
                        "rejected_requests": self.rejected, "errors": self.errors.as_dict()}
+            monitors = sorted(self.monitors.items())
+            removed = list(self.removed)
         return {
-            "projects": {str(p): self.project_status(m) for p, m in sorted(self.monitors.items())},
+            "projects": {str(p): self.project_status(m) for p, m in monitors},
+            "all_projects": self.settings.all_projects,
+            "projects_removed": removed,
             "healthy": self.healthy(),
             "label_studio": {"reachable": unreachable == 0.0, "unreachable_for": round(unreachable, 1),
                              "last_error": reachability.last_error},

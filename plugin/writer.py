@@ -150,9 +150,25 @@ class TaskWriter:
 
     # --- the work ---
 
+    def forget(self, project: int) -> None:
+        """Drop what is queued for ``project`` (no longer monitored); refreshes in flight end as they will."""
+        with self._condition:
+            for key in [key for key in self._queued if key[0] == project]:
+                del self._queued[key]  # their heap entries are skipped as stale
+            self._condition.notify_all()
+
     def _job(self, project: int, batch: list[tuple[_Due, float | None]]) -> None:
-        monitor = self._monitors[project]
+        monitor = self._monitors.get(project)
         outcomes: dict[int, Outcome]
+        if monitor is None:  # dropped while the batch waited
+            with self._condition:
+                for due, _ in batch:
+                    self.outcomes["project no longer monitored"] += 1
+                    self._running.discard((project, due.task))
+                self._jobs -= 1
+                self._background_jobs -= batch[0][0].background
+                self._condition.notify_all()
+            return
         try:
             outcomes = dict(refresh_tasks(self._client, monitor, [due.task for due, _ in batch],
                                           dry_run=self._dry_run))

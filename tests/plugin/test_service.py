@@ -7,7 +7,7 @@ import time
 import pytest
 from fastapi.testclient import TestClient
 
-from plugin.labelstudio import LabelStudioError, Reachability
+from plugin.labelstudio import LabelStudioError, LabelStudioNotFound, Reachability
 from plugin.service import ServiceSettings, check_secret_strength, create_app
 from plugin.settings import Connection, ScoringOptions, SettingsError
 from plugin.state import ProjectState
@@ -36,6 +36,7 @@ class FakeLabelStudio:
         self.lock = threading.Lock()
         self.fail = {}
         self.reachability = Reachability()
+        self.configs = {1: CONFIG}  # project -> label config: the projects Label Studio has
 
     def _maybe_fail(self, name):
         rule = self.fail.get(name)
@@ -47,7 +48,30 @@ class FakeLabelStudio:
 
     def label_config(self, project):
         self._maybe_fail("label_config")
-        return CONFIG
+        if project not in self.configs:
+            raise LabelStudioNotFound(f"404 Not Found: Project not found (error id {time.monotonic()})")
+        return self.configs[project]
+
+    def project_ids(self):
+        self._maybe_fail("project_ids")
+        return sorted(self.configs)
+
+    def project_exists(self, project):
+        self._maybe_fail("project_ids")
+        return project in self.configs
+
+    def add_project(self, project, tasks):
+        with self.lock:
+            self.configs[project] = CONFIG
+            for task in tasks:
+                self.store[task["id"]] = {"project": project, **copy.deepcopy(task)}
+                self._touch(task["id"])
+
+    def delete_project(self, project):
+        with self.lock:
+            del self.configs[project]
+            self.store = {t: task for t, task in self.store.items() if task["project"] != project}
+            self.webhooks = [h for h in self.webhooks if h["project"] != project]
 
     def _touch(self, task):
         """Label Studio moves a task's updated_at on every change (two minutes per change here)."""
@@ -221,6 +245,7 @@ def test_a_good_secret_passes():
     b'{"action": "ANNOTATION_CREATED", "annotation": {"id": 1, "task": -4}}',
     b'{"action": "ANNOTATION_CREATED", "project": {"id": 1.5}, "annotation": {"id": 1, "task": 1}}',
     b'{"action": "TASKS_DELETED", "tasks": [{"id": 99999999999999999999999}]}',
+    b'{"action": "PROJECT_UPDATED"}', b'{"action": "PROJECT_UPDATED", "project": {"id": "1"}}',
     b"[" * 100_000 + b"]" * 100_000,
 ])
 def test_bad_payloads_are_400_counted_and_the_service_goes_on(service, body):
@@ -280,7 +305,7 @@ def test_a_body_over_the_limit_is_refused_while_streaming(fake):
 
 def test_unknown_actions_are_ignored(service):
     client, _, _ = service
-    assert post(client, {"action": "PROJECT_UPDATED", "project": {"id": 1}}).json() == {"status": "ignored"}
+    assert post(client, {"action": "LABEL_LINK_CREATED", "project": {"id": 1}}).json() == {"status": "ignored"}
 
 
 # --- events are hints: what is written comes from Label Studio ---
@@ -506,7 +531,7 @@ def test_ml_backend_contract_and_webhook_registration(service):
     assert client.post("/predict", json={"tasks": [{"id": 1}]}, headers=headers).json() == {"results": []}
     assert fake.webhooks == [{"url": "http://agreement.test/webhook", "project": 1,
                               "actions": ["ANNOTATION_CREATED", "ANNOTATIONS_CREATED", "ANNOTATION_UPDATED",
-                                          "ANNOTATIONS_DELETED", "TASKS_DELETED"],
+                                          "ANNOTATIONS_DELETED", "TASKS_DELETED", "PROJECT_UPDATED"],
                               "headers": {"X-Agreement-Secret": SECRET,
                                           "X-Agreement-Service": "http://agreement.test/webhook"}}]
 
@@ -714,3 +739,88 @@ def test_status_errors_stay_bounded_under_distinct_messages(service):
     errors = client.get("/status", headers={"X-Agreement-Secret": SECRET}).json()["errors"]
     assert errors["project 1: pass failed"] == {"count": 500, "latest": "404 Not Found (error id 499)"}
     assert len(errors) == 1
+
+
+# --- projects that come, go and change ---
+
+def wait_for(condition, timeout=10.0):
+    deadline = time.monotonic() + timeout
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return condition()
+
+
+def test_all_projects_monitors_every_project_and_those_created_later(fake):
+    app = create_app(settings(projects=(), all_projects=True, discover_interval=0.2), fake)
+    with TestClient(app) as client:
+        state = app.state.agreement
+        assert wait_for(lambda: state.projects() == [1]) and state.wait_ready(10)
+        fake.add_project(7, [{"id": 70, "meta": {}, "annotations": []}])
+        assert wait_for(lambda: state.projects() == [1, 7]) and state.wait_ready(10)
+        assert sorted(h["project"] for h in fake.webhooks) == [1, 7]
+        fake.annotate(70, annotation(5, 70, 1, "pos"))
+        post(client, created(70, 5, project=7))
+        settle(state)
+        assert fake.meta(70)["agreement"]["n_annotations"] == 1
+        status = client.get("/status", headers={"X-Agreement-Secret": SECRET}).json()
+        assert sorted(status["projects"]) == ["1", "7"] and status["all_projects"] is True
+
+
+def test_a_deleted_project_is_dropped_once_with_health_unaffected(fake):
+    fake.add_project(2, [{"id": 20, "meta": {}, "annotations": []}])
+    app = create_app(settings(projects=(1, 2), discover_interval=0.2), fake)
+    with TestClient(app) as client:
+        state = app.state.agreement
+        assert state.wait_ready(10)
+        fake.delete_project(2)
+        assert wait_for(lambda: state.projects() == [1])
+        status = client.get("/status", headers={"X-Agreement-Secret": SECRET}).json()
+        assert list(status["projects"]) == ["1"]
+        assert [(r["project"], r["reason"]) for r in status["projects_removed"]] == [(2, "deleted in Label Studio")]
+        assert not [kind for kind in status["errors"] if "project 2" in kind]
+        assert client.get("/health").status_code == 200
+        post(client, created(20, 9, project=2))  # a late event of the deleted project
+        settle(state)
+        assert state.ignored["event for a project this service does not monitor"] == 1
+
+
+def test_a_failed_pass_of_a_deleted_project_drops_it_without_waiting_for_the_list(fake):
+    fake.add_project(2, [{"id": 20, "meta": {}, "annotations": []}])
+    app = create_app(settings(projects=(1, 2), discover_interval=3600.0), fake)
+    with TestClient(app):
+        state = app.state.agreement
+        assert state.wait_ready(10)
+        fake.delete_project(2)
+        state.request_pass(2)
+        assert wait_for(lambda: state.projects() == [1])
+        assert not state.errors.as_dict()
+
+
+CHANGED = CONFIG.replace('<Choice value="neu"/>', '<Choice value="neu"/><Choice value="mixed"/>')
+
+
+def test_a_changed_config_is_mapped_before_the_next_event_is_scored(service):
+    client, state, fake = service
+    fake.annotate(1, annotation(1, 1, 1, "pos"))
+    post(client, created(1, 1))
+    settle(state)
+    fake.configs[1] = CHANGED  # a choice added; an annotator uses it at once
+    post(client, {"action": "PROJECT_UPDATED", "project": {"id": 1, "token": "project-token"}})
+    fake.annotate(1, annotation(2, 1, 2, "mixed"))
+    post(client, created(1, 2))
+    settle(state)
+    assert wait_for(lambda: fake.meta(1)["agreement"]["n_annotations"] == 2)
+    block = fake.meta(1)["agreement"]["controls"]["sentiment"]
+    assert block["spa"] == 0.0  # the new answer scored, not dropped as outside the config
+    assert "mixed" in str(state.monitors[1].state.control_specs["sentiment"])
+    assert state.events[1] == 3
+
+
+def test_a_project_update_that_leaves_the_config_as_it_was_remaps_nothing(service):
+    client, state, fake = service
+    passes = state.monitors[1].passes
+    post(client, {"action": "PROJECT_UPDATED", "project": {"id": 1}})
+    settle(state)
+    time.sleep(0.2)
+    assert state.monitors[1].passes == passes
+    assert client.get("/status", headers={"X-Agreement-Secret": SECRET}).json()["projects"]["1"]["remapping"] is False

@@ -55,3 +55,19 @@ def test_missing_url_names_the_variable(capsys, monkeypatch):
     monkeypatch.delenv("LABEL_STUDIO_API_KEY", raising=False)
     assert main(["sync", "--project", "1"]) == 2
     assert "set LABEL_STUDIO_URL" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("args", "env", "message"), [
+    ([], "", "Name the projects to monitor"),
+    (["--project", "all", "--project", "3"], "", "either --project all or project ids"),
+    (["--project", "3x"], "", "positive whole numbers, or 'all'; got 3x"),
+    ([], "1, -2", "got 1, -2"),
+])
+def test_serve_refuses_bad_project_lists_in_one_line(args, env, message, capsys, monkeypatch):
+    monkeypatch.setenv("AGREEMENT_WEBHOOK_SECRET", "a-Strong-secret-for-tests-9")
+    monkeypatch.setenv("AGREEMENT_PROJECTS", env)
+    monkeypatch.setenv("LABEL_STUDIO_URL", "http://127.0.0.1:9")
+    monkeypatch.setenv("LABEL_STUDIO_API_KEY", "k")
+    assert main(["serve", *args]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1

@@ -1,0 +1,81 @@
+"""``serve --project all`` against a real Label Studio: a project created later is monitored within the discovery
+interval, a changed label config is re-mapped before the next annotation is scored, and a deleted project is dropped
+in one line of ``/status`` with ``/health`` unaffected."""
+
+import requests
+from label_studio_sdk import LabelStudio
+
+from plugin.localserver import free_port, sign_up
+
+from .test_serve import HEADERS, start_service, stop, wait_for
+
+CONFIG = """<View><Text name="text" value="$text"/>
+<Choices name="sentiment" toName="text"><Choice value="pos"/><Choice value="neg"/></Choices></View>"""
+CHANGED = CONFIG.replace('<Choice value="neg"/>', '<Choice value="neg"/><Choice value="mixed"/>')
+
+
+def choice(value):
+    return [{"from_name": "sentiment", "to_name": "text", "type": "choices", "value": {"choices": [value]}}]
+
+
+def test_every_project_new_changed_and_deleted(label_studio, tmp_path):
+    admin = LabelStudio(base_url=label_studio.url, api_key=label_studio.token)
+    users = [LabelStudio(base_url=label_studio.url, api_key=sign_up(label_studio.url, f"all{i}@example.com")[1])
+             for i in range(2)]
+
+    def project_with_tasks(title, n):
+        project = admin.projects.create(title=title, label_config=CONFIG).id
+        admin.projects.import_tasks(id=project, request=[{"data": {"text": f"t{i}"}} for i in range(n)])
+        return project, sorted(t.id for t in admin.tasks.list(project=project, page_size=10))
+
+    def meta(task):
+        return admin.tasks.get(id=str(task)).meta or {}
+
+    first, first_tasks = project_with_tasks("before the service", 1)
+    for user, value in zip(users, ("pos", "neg"), strict=True):
+        user.annotations.create(id=first_tasks[0], result=choice(value))
+    port = free_port()
+    with open(tmp_path / "service.log", "wb") as log:
+        process, url = start_service(label_studio.url, label_studio.token, "all", port, log, "--discover-interval",
+                                     "1", "--reconcile-interval", "3600", wait=False)
+        try:
+            def status():
+                try:
+                    return requests.get(f"{url}/status", headers=HEADERS, timeout=5).json()
+                except (requests.RequestException, ValueError):
+                    return None
+
+            wait_for(lambda: (s := status()) and s["projects"].get(str(first), {}).get("passes", 0) >= 1, 60)
+            assert meta(first_tasks[0])["agreement"]["controls"]["sentiment"]["spa"] == 0.0
+
+            # created while the service runs: monitored within the discovery interval, its webhook registered
+            second, second_tasks = project_with_tasks("after the service", 2)
+            wait_for(lambda: status()["projects"].get(str(second), {}).get("passes", 0) >= 1, 30)
+            hooks = [h.url for h in admin.webhooks.list(project=str(second))]
+            assert hooks == [f"{url}/webhook"]
+            users[0].annotations.create(id=second_tasks[0], result=choice("pos"))
+            wait_for(lambda: meta(second_tasks[0]).get("agreement", {}).get("n_annotations") == 1)
+
+            # a choice added, and used at once: scored with the new config, not dropped as outside the old one
+            admin.projects.update(id=second, label_config=CHANGED)
+            users[0].annotations.create(id=second_tasks[1], result=choice("pos"))
+            users[1].annotations.create(id=second_tasks[1], result=choice("mixed"))
+            block = wait_for(lambda: (m := meta(second_tasks[1]).get("agreement")) and m["n_annotations"] == 2 and m)
+            assert block["controls"]["sentiment"]["spa"] == 0.0
+            assert status()["projects"][str(second)]["skipped"] == {}
+
+            # deleted: dropped once, listed, health unaffected, no growing error
+            admin.projects.delete(id=first)
+            wait_for(lambda: str(first) not in status()["projects"], 30)
+            seen = status()
+            assert [(r["project"], r["reason"]) for r in seen["projects_removed"]] == [
+                (first, "deleted in Label Studio")]
+            assert not [kind for kind in seen["errors"] if f"project {first}" in kind]
+            assert requests.get(f"{url}/health", timeout=5).status_code == 200
+        finally:
+            stop(process)
+    assert [h.url for h in admin.webhooks.list(project=str(second))] == []  # a clean stop removes its webhooks
+    text = (tmp_path / "service.log").read_text()
+    assert f"Project {second}: monitored from now on" in text
+    assert f"Project {first}: no longer monitored (deleted in Label Studio)" in text
+    assert f"Project {second}: its label config changed" in text
