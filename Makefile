@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 # pinned dependencies never constrain this package's. 1.23.2 is the version this project is tested with.
 LABEL_STUDIO_VERSION := 1.23.2
 LS_VENV := .venv-ls
-LS_STAMP := $(LS_VENV)/.installed-$(LABEL_STUDIO_VERSION)
+LS_STAMP := $(LS_VENV)/.installed-$(LABEL_STUDIO_VERSION)-uwsgi
 export LABEL_STUDIO_BIN := $(CURDIR)/$(LS_VENV)/bin/label-studio
 # Headless Chromium for the tests that look at the report and at Label Studio's UI: Debian's package, installed
 # once (as root, or through sudo) when it is missing.
@@ -27,7 +27,7 @@ $(STAMP): setup.cfg pyproject.toml
 $(LS_STAMP):
 	$(PYTHON) -m venv $(LS_VENV)
 	$(LS_VENV)/bin/pip install --quiet --upgrade pip
-	$(LS_VENV)/bin/pip install --quiet label-studio==$(LABEL_STUDIO_VERSION)
+	$(LS_VENV)/bin/pip install --quiet label-studio==$(LABEL_STUDIO_VERSION) pyuwsgi
 	touch $(LS_STAMP)
 
 # pygamma-agreement, the reference gamma, for bench/gamma_vs_pygamma.py: a venv of its own (cvxpy, GLPK, numba).
@@ -46,7 +46,13 @@ $(PODMAN):
 	$(SUDO) apt-get update -qq
 	$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq podman runc debootstrap >/dev/null
 
-test: $(STAMP) $(LS_STAMP) $(CHROMIUM) $(PODMAN)
+# PostgreSQL 15 (Debian's package) for the tests against Label Studio as production runs it (PostgreSQL, uwsgi).
+POSTGRES := /usr/lib/postgresql/15/bin/initdb
+$(POSTGRES):
+	$(SUDO) apt-get update -qq
+	$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql-15 >/dev/null
+
+test: $(STAMP) $(LS_STAMP) $(CHROMIUM) $(PODMAN) $(POSTGRES)
 	$(BIN)/python -m pytest -q
 
 # The whole thing on a local Label Studio: a demo project, simulated annotators, the live monitor and its scores.

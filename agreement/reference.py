@@ -126,14 +126,14 @@ def kappa_estimate(table: ArrayLike, *, weights: NDArray[np.float64] | None = No
     observed = float((w * p).sum())
     expected = float(rows @ w @ cols)
     if expected >= 1.0 - 1e-12:
-        return KappaEstimate(math.nan, math.nan, math.nan, math.nan, int(round(n)))
+        return KappaEstimate(math.nan, math.nan, math.nan, math.nan, round(n))
     kappa = (observed - expected) / (1.0 - expected)
     row_mean, col_mean = w @ cols, rows @ w
     terms = (w - (row_mean[:, None] + col_mean[None, :]) * (1.0 - kappa)) ** 2
     variance = ((p * terms).sum() - (kappa - expected * (1.0 - kappa)) ** 2) / (n * (1.0 - expected) ** 2)
     se = math.sqrt(max(float(variance), 0.0))
     half = _z(confidence) * se
-    return KappaEstimate(kappa, se, max(-1.0, kappa - half), min(1.0, kappa + half), int(round(n)))
+    return KappaEstimate(kappa, se, max(-1.0, kappa - half), min(1.0, kappa + half), round(n))
 
 
 def against_reference(labels: pd.DataFrame, reference: pd.DataFrame, *, level: str = "nominal",

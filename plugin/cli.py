@@ -28,6 +28,7 @@ from plugin.settings import (
 
 if TYPE_CHECKING:
     from plugin.labelconfig import Control
+    from plugin.project_settings import ProjectOptions
     from plugin.reconcile import Progress
 
 __all__ = ["build_parser", "main"]
@@ -101,6 +102,9 @@ def _connection(args: argparse.Namespace) -> Connection:
 
 def _add_scoring_options(parser: argparse.ArgumentParser) -> None:
     options = parser.add_argument_group("scoring")
+    options.add_argument("--settings", type=Path, metavar="FILE",
+                         help="per-project settings, TOML or YAML: defaults at the top, a section per project; they "
+                              "win over the flags (serve: also $AGREEMENT_SETTINGS, read again when it changes)")
     options.add_argument("--threshold", type=float, default=0.5,
                          help="flag a task when a control's agreement on it is below this (0.5)")
     options.add_argument("--control-threshold", action="append", default=[], metavar="NAME=VALUE",
@@ -183,6 +187,18 @@ def _options(args: argparse.Namespace) -> tuple[MappingOptions, ScoringOptions]:
                                    min_gt_items=args.min_gt_items)
 
 
+def _project_options(args: argparse.Namespace, project: int | None) -> ProjectOptions:
+    """The options of ``project``: the flags, then the settings file's top, then its section for the project."""
+    from plugin.project_settings import ProjectOptions, read_project_settings
+
+    mapping, scoring = _options(args)
+    base = ProjectOptions(mapping=mapping, scoring=scoring,
+                          review=_review(args) if hasattr(args, "no_tab") else ReviewOptions())
+    if args.settings is None:
+        return base
+    return read_project_settings(args.settings, base=base).for_project(project)
+
+
 def _review(args: argparse.Namespace) -> ReviewOptions:
     return ReviewOptions(tab=not args.no_tab, mirror_to_data=args.mirror_to_data, escalate=args.escalate,
                          max_overlap=args.max_overlap)
@@ -221,7 +237,8 @@ def _run_report(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int
 
     try:
         tasks, controls = _read_export(args)
-        mapping, scoring = _options(args)
+        chosen = _project_options(args, args.project)
+        mapping, scoring = chosen.mapping, chosen.scoring
         options = ReportOptions(target_width=args.target_width)
         if controls is not None:
             state = ProjectState.from_tasks(tasks, controls, mapping=mapping, scoring=scoring)
@@ -310,6 +327,13 @@ def _run_serve(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         all_projects, project_ids = _projects(args.project or os.environ.get("AGREEMENT_PROJECTS", "")
                                               .replace(",", " ").split())
         mapping, scoring = _options(args)
+        settings_file = args.settings or (Path(os.environ["AGREEMENT_SETTINGS"])
+                                          if os.environ.get("AGREEMENT_SETTINGS") else None)
+        if settings_file is not None:  # refused here, in one line, rather than when the service starts
+            from plugin.project_settings import ProjectOptions, read_project_settings
+
+            read_project_settings(settings_file, base=ProjectOptions(mapping=mapping, scoring=scoring,
+                                                                     review=_review(args)))
         connection = _connection(args)
         settings = ServiceSettings(projects=project_ids, secret=secret, connection=connection,
                                    public_url=args.public_url or f"http://{args.host}:{args.port}",
@@ -317,7 +341,8 @@ def _run_serve(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
                                    reconcile_interval=args.reconcile_interval,
                                    read_rate=args.read_rate or None, unhealthy_after=args.unhealthy_after,
                                    full_pass_every=args.full_pass_every, keep_webhooks=args.keep_webhooks,
-                                   all_projects=all_projects, discover_interval=args.discover_interval)
+                                   all_projects=all_projects, discover_interval=args.discover_interval,
+                                   settings_file=settings_file)
     except SettingsError as error:
         print(f"ls-agreement serve: error: {error}", file=stderr)
         return 2
@@ -417,7 +442,8 @@ def _run_sync(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
 
     try:
         tasks, controls = _read_export(args)
-        mapping, scoring = _options(args)
+        chosen = _project_options(args, args.project)
+        mapping, scoring = chosen.mapping, chosen.scoring
         progress = _progress_bar(stderr, args.quiet)
         if controls is not None:
             scores, to_write = score_export(tasks, controls, mapping=mapping, scoring=scoring)
@@ -426,7 +452,7 @@ def _run_sync(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         else:
             client = LabelStudioClient(_connection(args))
             report = sync_project(client, args.project, None, mapping=mapping, scoring=scoring,
-                                  review=_review(args), dry_run=args.dry_run, progress=progress)
+                                  review=chosen.review, dry_run=args.dry_run, progress=progress)
             summary = sync_summary(f"Project {args.project}", report.scores, scoring, dry_run=args.dry_run,
                                    to_write=report.tasks_to_write, report=report)
     except (SettingsError, LabelStudioError, ValueError, OSError) as error:

@@ -225,8 +225,8 @@ class LabelStudioClient:
 
     def project_ids(self) -> list[int]:
         """Every project the token can see, by id (pages of 100, ids only: cheap enough to poll every minute)."""
-        return sorted(int(p.id) for p in self._call(lambda: list(self._sdk.projects.list(include="id",
-                                                                                             page_size=100))))
+        found: list[Any] = self._call(lambda: list(self._sdk.projects.list(include="id", page_size=100)))
+        return sorted(int(project.id) for project in found)
 
     def project_exists(self, project: int) -> bool:
         """Whether Label Studio still has ``project`` (False only on its 404: a failure to answer raises)."""

@@ -21,6 +21,7 @@ from plugin.clock import now_iso
 from plugin.events import Event
 from plugin.labelstudio import one_line
 from plugin.mapping import MappedControl
+from plugin.project_settings import ProjectOptions
 from plugin.settings import MappingOptions, ReviewOptions, ScoringOptions
 from plugin.state import ProjectScores, ProjectSnapshot, ProjectState
 
@@ -256,6 +257,17 @@ class ProjectMonitor:
                     gone[task] = "gone" if state.remove_task(task) else "not a task of this project"
             blocks = state.blocks([t for t in wanted if t not in gone], updated_at=now_iso())
         return gone, blocks
+
+    def options(self) -> ProjectOptions:
+        """The options the project is scored and reviewed with now."""
+        with self._lock:
+            return ProjectOptions(mapping=self.mapping, scoring=self.scoring, review=self.review)
+
+    def reconfigure(self, options: ProjectOptions) -> None:
+        """Score and review with ``options`` from now on; the next pass reads every task under them (its state is
+        rebuilt), and until then the state holds the options it was built with."""
+        with self._lock:
+            self.mapping, self.scoring, self.review = options.mapping, options.scoring, options.review
 
     def config_changed(self, controls: Mapping[str, Any]) -> bool:
         """Whether ``controls`` (the label config as just read) differ from those the state was mapped with; if so,

@@ -49,13 +49,18 @@ BATCH = 100
 
 
 def refresh_tasks(client: LabelStudioClient, monitor: ProjectMonitor, tasks: Sequence[int], *,
-                  dry_run: bool = False) -> dict[int, Outcome]:
+                  dry_run: bool = False, before_write: Callable[[], None] | None = None,
+                  on_task: Callable[[int, Outcome], None] | None = None) -> dict[int, Outcome]:
     """Read ``tasks`` from Label Studio (one request), update the state, and write each block that differs.
 
     The meta of a task is merged into as read, if that read is less than
     :data:`FRESH_FOR` old; otherwise the task is read again just before its
     write (a batch with many writes), so another client's keys are lost only
-    within a short window.
+    within a short window. ``before_write`` is called before each task's
+    write: the service's background work waits there while events are being
+    served, so that Label Studio answers an annotator's event alone.
+    ``on_task(task, outcome)`` is called as each task's write is done (progress
+    that moves task by task).
 
     Returns
     -------
@@ -80,10 +85,14 @@ def refresh_tasks(client: LabelStudioClient, monitor: ProjectMonitor, tasks: Seq
     gone, blocks = monitor.refresh(tasks, fresh)
     out: dict[int, Outcome] = dict(gone)
     for task, block in blocks.items():
+        if before_write is not None:
+            before_write()
         try:
             out[task] = _write(client, monitor, task, block, fresh[task], read_at, dry_run=dry_run)
         except Exception as error:  # noqa: BLE001 (this task's failure, reported to the caller)
             out[task] = error
+        if on_task is not None:
+            on_task(task, out[task])
     for task in tasks:
         out.setdefault(task, "unchanged")
     return out
@@ -138,8 +147,9 @@ def full_pass(client: LabelStudioClient, monitor: ProjectMonitor, *, controls: M
     old one at the end. With ``incremental``, only the tasks Label Studio
     changed since the last read (by its ``updated_at``, less
     :data:`WATERMARK_MARGIN`) are read into the current state, unless the
-    label config changed or the number of tasks differs from the state's (a
-    deletion whose event was lost), which take a full read. Either way, tasks
+    label config or the project's options changed, or the number of tasks
+    differs from the state's (a deletion whose event was lost), which take a
+    full read. Either way, tasks
     refreshed by events while the pages were read, and tasks the old state
     knew that a full read missed (pages shift when tasks are added or deleted
     meanwhile), are refreshed one by one afterwards; then every task's block
@@ -160,6 +170,7 @@ def full_pass(client: LabelStudioClient, monitor: ProjectMonitor, *, controls: M
     current, watermark = monitor.read_position()
     changed_only = (incremental and current is not None and watermark is not None
                     and current.control_specs == dict(sorted(controls.items()))
+                    and (current.mapping, current.scoring) == (monitor.mapping, monitor.scoring)
                     and client.task_count(monitor.project) == len(current.tasks))
     target = current if changed_only else ProjectState(monitor.project, controls, mapping=monitor.mapping,
                                                        scoring=monitor.scoring)

@@ -45,6 +45,7 @@ from collections import Counter, deque
 from collections.abc import Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from fastapi import APIRouter, Depends, FastAPI, HTTPException, Request
@@ -57,6 +58,7 @@ from plugin.events import EVENTS, BadEvent, Event, parse_body, parse_event
 from plugin.labelconfig import parse_label_config
 from plugin.labelstudio import LabelStudioClient, LabelStudioNotFound, annotator_names, one_line
 from plugin.monitor import ProjectMonitor
+from plugin.project_settings import ProjectOptions, ProjectSettings, read_project_settings
 from plugin.reconcile import full_pass
 from plugin.report import Report, project_report, report_json
 from plugin.report.page import render_html
@@ -80,8 +82,19 @@ PEOPLE_FOR = 300.0
 """Seconds the annotators' names are kept before Label Studio's users are read again."""
 MAX_QUEUED = 100_000
 """Events waiting to be turned into refreshes, at most (memory stays bounded under a flood)."""
+SETTINGS_CHECK = 2.0
+"""Seconds between looks at the settings file (its modification time and size)."""
 REMOVED_KEPT = 100
 """Projects dropped (deleted in Label Studio) that ``/status`` lists, the latest first."""
+
+
+def _stamp(path: Path) -> tuple[int, int] | None:
+    """The file's modification time and size (None when it cannot be seen): a change of either is a new file."""
+    try:
+        seen = path.stat()
+    except OSError:
+        return None
+    return seen.st_mtime_ns, seen.st_size
 
 
 def check_secret_strength(secret: str) -> None:
@@ -138,6 +151,9 @@ class ServiceSettings:
     discover_interval : float
         Seconds between reads of the project list (new projects with
         ``all_projects``; deleted ones always); at most ``reconcile_interval``.
+    settings_file : Path, optional
+        Per-project settings (:mod:`plugin.project_settings`) over
+        ``mapping``, ``scoring`` and ``review``; read again when it changes.
     """
 
     projects: tuple[int, ...]
@@ -147,7 +163,7 @@ class ServiceSettings:
     mapping: MappingOptions = field(default_factory=MappingOptions)
     scoring: ScoringOptions = field(default_factory=ScoringOptions)
     review: ReviewOptions = field(default_factory=ReviewOptions)
-    coalesce_seconds: float = 0.05
+    coalesce_seconds: float = 0.02
     reconcile_interval: float = 300.0
     full_pass_every: int = 12
     read_rate: float | None = 200.0
@@ -157,6 +173,7 @@ class ServiceSettings:
     keep_webhooks: bool = False
     all_projects: bool = False
     discover_interval: float = 60.0
+    settings_file: Path | None = None
 
     def __post_init__(self) -> None:
         if not self.projects and not self.all_projects:
@@ -201,6 +218,13 @@ class ServiceState:
     def __init__(self, settings: ServiceSettings, client: LabelStudioClient) -> None:
         self.settings = settings
         self.client = client
+        self._base = ProjectOptions(mapping=settings.mapping, scoring=settings.scoring, review=settings.review)
+        self._project_settings = ProjectSettings(defaults=self._base)
+        self._settings_stamp: tuple[int, int] | None = None
+        if settings.settings_file is not None:
+            self._settings_stamp = _stamp(settings.settings_file)
+            self._project_settings = read_project_settings(settings.settings_file, base=self._base)
+        self._next_settings_check = time.monotonic() + SETTINGS_CHECK
         self.monitors = {p: self._new_monitor(p) for p in settings.projects}
         self.writer = TaskWriter(client, self.monitors, workers=client.writers,
                                  coalesce_seconds=settings.coalesce_seconds, retry_delays=settings.retry_delays)
@@ -285,8 +309,8 @@ class ServiceState:
     # --- projects that come and go ---
 
     def _new_monitor(self, project: int) -> ProjectMonitor:
-        return ProjectMonitor(project, mapping=self.settings.mapping, scoring=self.settings.scoring,
-                              review=self.settings.review)
+        options = self._project_settings.for_project(project)
+        return ProjectMonitor(project, mapping=options.mapping, scoring=options.scoring, review=options.review)
 
     def add_project(self, project: int) -> bool:
         """Monitor ``project`` from now on (its webhook and first pass follow at once); False if it is already."""
@@ -336,6 +360,38 @@ class ServiceState:
                 dropped.append(project)
         return added, dropped
 
+    def reread_settings(self) -> bool:
+        """Read the settings file again if it changed; re-score the projects whose options changed.
+
+        A file that does not read is refused in one line (log and ``/status``), and the settings in use are kept.
+        Returns whether new settings were applied.
+        """
+        path = self.settings.settings_file
+        if path is None or _stamp(path) == self._settings_stamp:
+            return False
+        self._settings_stamp = _stamp(path)
+        try:
+            settings = read_project_settings(path, base=self._base)
+        except SettingsError as error:
+            with self.lock:
+                self.errors.add("settings file not applied", str(error))
+            log.warning("The settings file was not applied, the settings in use are kept: %s", error)
+            return False
+        self._project_settings = settings
+        with self.lock:
+            monitors = sorted(self.monitors.items())
+        for project, monitor in monitors:
+            options = settings.for_project(project)
+            if monitor.options() == options:
+                continue
+            if monitor.review != options.review:
+                self._registered.discard(project)  # its tabs are set again with the next pass
+            monitor.reconfigure(options)
+            log.info("Project %s: its settings changed; re-scoring it.", project)
+            self.request_pass(project)
+        log.info("Settings read again from %s.", path)
+        return True
+
     def _discover_when_due(self) -> None:
         if time.monotonic() < self._next_discovery:
             return
@@ -370,7 +426,9 @@ class ServiceState:
         url = f"{self.settings.public_url.rstrip('/')}/webhook"
         self.client.ensure_webhook(project, url=url, actions=EVENTS, marker=MARKER_HEADER,
                                    headers={SECRET_HEADER: self.settings.secret, MARKER_HEADER: url})
-        ensure_review_tab(self.client, project, self.settings.review)
+        with self.lock:
+            review = self.monitors[project].review
+        ensure_review_tab(self.client, project, review)
         self._registered.add(project)
 
     def _run_pass(self, project: int) -> None:
@@ -388,7 +446,7 @@ class ServiceState:
         monitor.publish({name: named_rows(annotator_rows(control.rows), people) for name, control in mapped.items()},
                         references={name: block for name, block in references.items() if block})
         if monitor.scoring.min_gt_accuracy is not None:
-            ensure_ground_truth_tab(self.client, project, self.settings.review, below_ground_truth(references))
+            ensure_ground_truth_tab(self.client, project, monitor.review, below_ground_truth(references))
         log.info("Project %s: %s pass read %d tasks in %.1f s; %d to write.", project, report.kind, report.n_tasks,
                  report.seconds.get("read", 0.0), len(report.stale))
 
@@ -408,6 +466,9 @@ class ServiceState:
         backoff: dict[int, float] = {}
         while not self._stop.is_set():
             self._discover_when_due()
+            if time.monotonic() >= self._next_settings_check:
+                self._next_settings_check = time.monotonic() + SETTINGS_CHECK
+                self.reread_settings()
             with self._wake:
                 due_now = [p for p, due in sorted(self._pass_due.items()) if due <= time.monotonic()]
             for project in due_now:
@@ -435,19 +496,24 @@ class ServiceState:
                     if project in self._pass_due:
                         self._pass_due[project] = 0.0 if project in self._asked else next_due
             with self._wake:
-                wait = min([*self._pass_due.values(), self._next_discovery]) - time.monotonic()
+                wait = min([*self._pass_due.values(), self._next_discovery,
+                            self._next_settings_check if self.settings.settings_file is not None else math.inf]
+                           ) - time.monotonic()
                 if wait > 0 and not self._stop.is_set():
                     self._wake.wait(wait)
 
     def _deleted(self, project: int, error: Exception) -> bool:
         """Whether a pass failed because ``project`` was deleted (then it is dropped)."""
+        if not isinstance(error, LabelStudioNotFound):
+            return False
         try:
-            if isinstance(error, LabelStudioNotFound) and not self.client.project_exists(project):
-                self.drop_project(project, "deleted in Label Studio")
-                return True
-        except Exception:  # noqa: BLE001 (unknown: treated as any failed pass)
-            pass
-        return False
+            exists = self.client.project_exists(project)
+        except Exception as check:  # noqa: BLE001 (unknown: treated as any failed pass)
+            log.debug("Project %s: could not tell whether it still exists (%s).", project, one_line(check))
+            return False
+        if not exists:
+            self.drop_project(project, "deleted in Label Studio")
+        return not exists
 
     # --- events ---
 

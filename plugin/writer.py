@@ -23,12 +23,14 @@ from plugin.labelstudio import LabelStudioClient
 from plugin.monitor import Outcome, ProjectMonitor, percentiles_ms
 from plugin.reconcile import BATCH, refresh_tasks
 
-__all__ = ["BACKGROUND_BATCH", "TaskWriter"]
+__all__ = ["BACKGROUND_BATCH", "YIELD_FOR", "TaskWriter"]
 
 log = logging.getLogger("ls_agreement.reconcile")
 
 BACKGROUND_BATCH = 8
 """Most tasks of a pass's work in one batch: its writes run one after another while events wait for a worker."""
+YIELD_FOR = 2.0
+"""Seconds a background write waits at most for events being served (then it goes ahead: passes must finish)."""
 
 
 @dataclass(order=True)
@@ -80,6 +82,7 @@ class TaskWriter:
         self._stopping = False
         self._thread = threading.Thread(target=self._run, name="task-writer", daemon=True)
         self.outcomes: Counter[str] = Counter()
+        self._written_so_far = 0
 
     # --- lifecycle ---
 
@@ -157,6 +160,30 @@ class TaskWriter:
                 del self._queued[key]  # their heap entries are skipped as stale
             self._condition.notify_all()
 
+    def _task_done(self, task: int, outcome: Outcome) -> None:
+        with self._condition:
+            self._written_so_far += not isinstance(outcome, Exception)
+
+    @property
+    def written_so_far(self) -> int:
+        """Tasks whose write (or finding nothing to write) is done, counted as each is: progress task by task."""
+        with self._condition:
+            return self._written_so_far
+
+    def _events_in_flight(self) -> bool:
+        """Whether an event's refresh runs, or is due now (call with the condition held)."""
+        # the heap's first entry is an event's whenever one is queued (events sort before background work)
+        return self._jobs > self._background_jobs or bool(
+            self._queue and not self._queue[0].background and self._queue[0].when <= time.monotonic())
+
+    def _yield_to_events(self) -> None:
+        """A background write waits (up to :data:`YIELD_FOR` seconds) while events are being served: Label Studio
+        then answers an annotator's event without a pass's rewrites beside it."""
+        deadline = time.monotonic() + YIELD_FOR
+        with self._condition:
+            while not self._stopping and self._events_in_flight() and time.monotonic() < deadline:
+                self._condition.wait(min(0.05, max(0.0, deadline - time.monotonic())))
+
     def _job(self, project: int, batch: list[tuple[_Due, float | None]]) -> None:
         monitor = self._monitors.get(project)
         outcomes: dict[int, Outcome]
@@ -169,9 +196,12 @@ class TaskWriter:
                 self._background_jobs -= batch[0][0].background
                 self._condition.notify_all()
             return
+        background = batch[0][0].background
         try:
             outcomes = dict(refresh_tasks(self._client, monitor, [due.task for due, _ in batch],
-                                          dry_run=self._dry_run))
+                                          dry_run=self._dry_run,
+                                          before_write=self._yield_to_events if background else None,
+                                          on_task=self._task_done))
         except Exception as error:  # noqa: BLE001 (the read failed: every task of the batch is retried)
             outcomes = {due.task: error for due, _ in batch}
         retries = [due for due, _ in batch
@@ -205,7 +235,8 @@ class TaskWriter:
                     while not self._stopping:
                         now = time.monotonic()
                         busy = self._jobs >= self._workers or (
-                            bool(self._queue) and self._queue[0].background and self._background_jobs >= 1)
+                            bool(self._queue) and self._queue[0].background
+                            and (self._background_jobs >= 1 or self._jobs > self._background_jobs))
                         if self._queue and self._queue[0].when <= now and not busy:
                             break
                         wait = self._queue[0].when - now if self._queue and not busy else None

@@ -79,3 +79,30 @@ def test_every_project_new_changed_and_deleted(label_studio, tmp_path):
     assert f"Project {second}: monitored from now on" in text
     assert f"Project {first}: no longer monitored (deleted in Label Studio)" in text
     assert f"Project {second}: its label config changed" in text
+
+
+def test_a_settings_file_changed_while_serving_re_scores_the_project(label_studio, tmp_path):
+    admin = LabelStudio(base_url=label_studio.url, api_key=label_studio.token)
+    users = [LabelStudio(base_url=label_studio.url, api_key=sign_up(label_studio.url, f"set{i}@example.com")[1])
+             for i in range(3)]
+    project = admin.projects.create(title="settings file", label_config=CONFIG).id
+    admin.projects.import_tasks(id=project, request=[{"data": {"text": "t"}}])
+    task = next(iter(admin.tasks.list(project=project))).id
+    for user, value in zip(users, ("pos", "pos", "neg"), strict=True):  # SPA 1/3
+        user.annotations.create(id=task, result=choice(value))
+    settings = tmp_path / "settings.toml"
+    settings.write_text("threshold = 0.5\n")
+
+    def flagged():
+        return (admin.tasks.get(id=str(task)).meta or {}).get("agreement", {}).get("flagged")
+
+    with open(tmp_path / "service.log", "wb") as log:
+        process, _ = start_service(label_studio.url, label_studio.token, project, free_port(), log,
+                                   "--settings", str(settings))
+        try:
+            wait_for(lambda: flagged() is True)
+            settings.write_text(f"threshold = 0.5\n\n[projects.{project}]\nthreshold = 0.25\n")
+            wait_for(lambda: flagged() is False, 20)
+        finally:
+            stop(process)
+    assert f"Project {project}: its settings changed; re-scoring it." in (tmp_path / "service.log").read_text()

@@ -82,9 +82,9 @@ def _project():
     v1 = {1: "pos", 2: "neg", 3: "neu", 4: "pos", 5: "neg", 6: "neu"}
     v2 = {5: "pos", 6: "pos"}
     tasks = []
-    for task, given in labels.items():
+    for task, chosen in labels.items():
         annotations = [_annotation(task * 10 + who, who, label, rating=3 + (who == 2))
-                       for who, label in enumerate(given, start=1) if label is not None]
+                       for who, label in enumerate(chosen, start=1) if label is not None]
         if task in truth:
             annotations.append(_imported_truth(task * 10 + 9, truth[task], rating=3))
         if task == 4:

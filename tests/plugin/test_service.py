@@ -817,10 +817,30 @@ def test_a_changed_config_is_mapped_before_the_next_event_is_scored(service):
 
 
 def test_a_project_update_that_leaves_the_config_as_it_was_remaps_nothing(service):
-    client, state, fake = service
+    client, state, _ = service
     passes = state.monitors[1].passes
     post(client, {"action": "PROJECT_UPDATED", "project": {"id": 1}})
     settle(state)
     time.sleep(0.2)
     assert state.monitors[1].passes == passes
     assert client.get("/status", headers={"X-Agreement-Secret": SECRET}).json()["projects"]["1"]["remapping"] is False
+
+
+def test_a_changed_settings_file_re_scores_its_projects_and_a_broken_one_is_refused(fake, tmp_path):
+    path = tmp_path / "settings.toml"
+    path.write_text("threshold = 0.5\n")
+    for identifier, who, choice in ((1, 1, "pos"), (2, 2, "pos"), (3, 3, "neg")):
+        fake.annotate(1, annotation(identifier, 1, who, choice))  # SPA 1/3
+    app = create_app(settings(settings_file=path), fake)
+    with TestClient(app) as client:
+        state = app.state.agreement
+        assert state.wait_ready(10) and state.writer.wait_idle(10)
+        assert fake.meta(1)["agreement"]["flagged"] is True
+        path.write_text("threshold = 0.5\n\n[projects.1]\nthreshold = 0.25\n")
+        assert wait_for(lambda: fake.meta(1)["agreement"]["flagged"] is False)
+        assert state.monitors[1].scoring.threshold == 0.25
+        path.write_text("threshold = 'high'\n")
+        assert wait_for(lambda: "settings file not applied" in state.errors.as_dict(), 6)
+        assert state.monitors[1].scoring.threshold == 0.25  # the settings in use are kept
+        assert fake.meta(1)["agreement"]["flagged"] is False
+        assert client.get("/health").status_code == 200

@@ -71,3 +71,26 @@ def test_serve_refuses_bad_project_lists_in_one_line(args, env, message, capsys,
     assert main(["serve", *args]) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1
+
+
+def test_a_settings_file_wins_over_the_flags(export, capsys, tmp_path):
+    path, config = export
+    flags = ["sync", "--export", str(path), "--label-config", str(config), "--json", "--quiet"]
+    settings = tmp_path / "settings.yaml"
+    flagged = {}
+    for threshold in (0.0, 1.0):
+        settings.write_text(f"threshold: {threshold}\n")
+        assert main([*flags, "--threshold", "0.5", "--settings", str(settings)]) == 0
+        summary = json.loads(capsys.readouterr().out)
+        flagged[threshold] = (summary["threshold"], summary["flagged"])
+    assert flagged[0.0][0] == 0.0 and flagged[1.0][0] == 1.0  # the file, not --threshold 0.5
+
+
+def test_serve_refuses_a_bad_settings_file_in_one_line(capsys, monkeypatch, tmp_path):
+    settings = tmp_path / "settings.toml"
+    settings.write_text("[projects.2]\nthreshold = 2\n")
+    monkeypatch.setenv("AGREEMENT_WEBHOOK_SECRET", "a-Strong-secret-for-tests-9")
+    monkeypatch.setenv("AGREEMENT_SETTINGS", str(settings))
+    assert main(["serve", "--project", "2", "--url", "http://127.0.0.1:9", "--api-key", "k"]) == 2
+    err = capsys.readouterr().err
+    assert "project 2: The threshold (--threshold) must lie between 0 and 1" in err and err.count("\n") == 1

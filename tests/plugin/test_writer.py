@@ -94,3 +94,34 @@ def test_a_deleted_task_is_gone_and_an_unknown_one_is_not_of_this_project(fake):
     writer = run(fake, monitor, [[1, 99]])
     assert dict(writer.outcomes) == {"gone": 1, "not a task of this project": 1}
     assert 1 not in monitor.scores().tasks
+
+
+def test_progress_moves_task_by_task_within_one_batch():
+    # One batch of 30 tasks is read in one request; its progress must not sit at 0 until the batch ends.
+    import threading
+    import time
+
+    fake = FakeLabelStudio([{"id": t, "meta": {}, "annotations": [annotation(10 * t, t, 1, "pos")]}
+                            for t in range(1, 31)])
+    monitor = read(fake)
+    fake.fail["update_meta"] = lambda: time.sleep(0.02)  # a slow Label Studio, which never fails
+    writer = TaskWriter(fake, {1: monitor}, workers=1, coalesce_seconds=0.0, batch=30)
+    seen, done = set(), threading.Event()
+
+    def watch():
+        while not done.is_set():
+            seen.add(writer.written_so_far)
+            time.sleep(0.005)
+
+    watcher = threading.Thread(target=watch)
+    writer.start()
+    watcher.start()
+    try:
+        writer.request(1, range(1, 31))
+        assert writer.wait_idle(10)
+    finally:
+        done.set()
+        watcher.join()
+        writer.stop()
+    assert writer.outcomes["written"] == 30 and writer.written_so_far == 30
+    assert len({n for n in seen if 0 < n < 30}) >= 10  # intermediate values, not one jump
