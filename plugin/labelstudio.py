@@ -77,6 +77,10 @@ def _describe(error: Exception) -> str:
     return f"Label Studio could not be reached: {type(error).__name__}: {squeeze(str(error))}"
 
 
+_DROPPED = (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError)
+"""Errors of a connection closed under a request (not a refused or timed-out one): sent again at once, once."""
+
+
 def _retryable(error: Exception) -> bool:
     if isinstance(error, ApiError):
         status = error.status_code or 0
@@ -135,6 +139,11 @@ class LabelStudioClient:
             try:
                 result = action()
             except (ApiError, httpx.HTTPError) as error:
+                if attempt == 0 < self._connection.retries and isinstance(error, _DROPPED):
+                    # A kept-alive connection the server closed as it was reused (uwsgi's http router without
+                    # http-keepalive does, and any server after its idle timeout): sent again at once on a new
+                    # connection, neither waiting nor counting Label Studio as unreachable.
+                    continue
                 retryable = _retryable(error)
                 if retryable:
                     self.reachability.failed(_describe(error))

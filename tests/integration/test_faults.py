@@ -164,3 +164,25 @@ def test_the_service_killed_mid_burst_and_restarted_while_annotation_goes_on(wor
     burst.join()
     assert_converges(world)
     assert len(world["admin"].webhooks.list(project=str(world["project"]))) == 1
+
+
+def test_connections_closed_while_idle_cost_no_wait_and_no_unreachable(label_studio):
+    """A server that closes idle kept-alive connections (uwsgi's http router without http-keepalive; here the proxy,
+    after 0.2 s): every read and write still succeeds, none waits for a retry, none counts Label Studio as down."""
+    from plugin.labelstudio import LabelStudioClient
+    from plugin.settings import Connection
+
+    admin = LabelStudio(base_url=label_studio.url, api_key=label_studio.token)
+    project = admin.projects.create(title="idle connections", label_config=CONFIG).id
+    admin.projects.import_tasks(id=project, request=[{"data": {"text": "t"}}])
+    task = next(iter(admin.tasks.list(project=project))).id
+    sleeps = []
+    with FaultProxy(label_studio.url, idle_timeout=0.2) as proxy:
+        client = LabelStudioClient(Connection(url=proxy.url, api_key=label_studio.token), sleep=sleeps.append)
+        for i in range(8):
+            assert [t["id"] for t in client.tasks_by_id(project, [task])] == [task]
+            client.update_meta(task, {"round": i})
+            time.sleep(0.4)  # longer than the proxy keeps an idle connection
+        assert proxy.seen("PATCH", r"/api/tasks/\d+") == 8
+    assert sleeps == [] and client.reachability.last_error is None
+    assert admin.tasks.get(id=str(task)).meta == {"round": 7}

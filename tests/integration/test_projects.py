@@ -46,7 +46,9 @@ def test_every_project_new_changed_and_deleted(label_studio, tmp_path):
                     return None
 
             wait_for(lambda: (s := status()) and s["projects"].get(str(first), {}).get("passes", 0) >= 1, 60)
-            assert meta(first_tasks[0])["agreement"]["controls"]["sentiment"]["spa"] == 0.0
+            # a pass counts once its writes are requested: wait for the write itself
+            block = wait_for(lambda: meta(first_tasks[0]).get("agreement"))
+            assert block["controls"]["sentiment"]["spa"] == 0.0
 
             # created while the service runs: monitored within the discovery interval, its webhook registered
             second, second_tasks = project_with_tasks("after the service", 2)

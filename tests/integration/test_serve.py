@@ -43,7 +43,8 @@ def start_service(label_studio_url, token, project, port, log, *extra, wait=True
         if process.poll() is not None:
             raise AssertionError("the service exited")
         try:
-            if status_of(url, project)["passes"] >= 1:
+            status = status_of(url, project)
+            if status["passes"] >= 1 and not status["pending_writes"]:  # a pass counts once requested, not written
                 return process, url
         except (requests.RequestException, KeyError, ValueError):
             pass

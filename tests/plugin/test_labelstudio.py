@@ -133,3 +133,32 @@ def test_an_answer_that_is_not_json_is_retried_and_described_in_one_line():
 
 def test_a_deleted_task_reads_as_none():
     assert fake(page_handler([], [])).task(12) is None
+
+
+def test_a_connection_closed_as_it_was_reused_is_sent_again_at_once_without_counting_as_unreachable():
+    attempts, sleeps = [], []
+
+    def handler(request):
+        attempts.append(request)
+        if len(attempts) == 1:
+            raise httpx.RemoteProtocolError("Server disconnected without sending a response.", request=request)
+        return httpx.Response(200, json={"id": 3, "meta": json.loads(request.content)["meta"]})
+
+    client = LabelStudioClient(CONNECTION, httpx_client=httpx.Client(transport=httpx.MockTransport(handler)),
+                               sleep=sleeps.append)
+    client.update_meta(3, {"agreement": {"spa": 1.0}})
+    assert len(attempts) == 2 and sleeps == [] and client.reachability.last_error is None
+
+
+def test_a_connection_closed_again_and_again_falls_back_to_the_usual_retries():
+    attempts, sleeps = [], []
+
+    def handler(request):
+        attempts.append(request)
+        raise httpx.ReadError("Connection reset by peer", request=request)
+
+    client = LabelStudioClient(CONNECTION, httpx_client=httpx.Client(transport=httpx.MockTransport(handler)),
+                               sleep=sleeps.append)
+    with pytest.raises(LabelStudioError, match="could not be reached: ReadError"):
+        client.update_meta(3, {"agreement": {}})
+    assert len(attempts) == CONNECTION.retries + 1 and sleeps == [0.01, 0.02]
