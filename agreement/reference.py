@@ -78,6 +78,12 @@ def wilson_interval(successes: ArrayLike, n: ArrayLike, *, confidence: float = 0
     >>> low, high = wilson_interval(81, 263)
     >>> round(float(low), 4), round(float(high), 4)
     (0.2553, 0.3662)
+
+    At ``k = n`` the upper bound is exactly 1 (and at ``k = 0`` the lower exactly 0), as the formula gives, not
+    the 0.9999999999999999 rounding leaves:
+
+    >>> float(wilson_interval(13, 13)[1]), float(wilson_interval(0, 13)[0])
+    (1.0, 0.0)
     """
     z = _z(confidence)
     k = np.asarray(successes, dtype=np.float64)
@@ -87,7 +93,9 @@ def wilson_interval(successes: ArrayLike, n: ArrayLike, *, confidence: float = 0
         centre = (p + z * z / (2 * n)) / (1 + z * z / n)
         half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
     empty = n <= 0
-    return np.where(empty, np.nan, np.clip(centre - half, 0, 1)), np.where(empty, np.nan, np.clip(centre + half, 0, 1))
+    low = np.where(k <= 0, 0.0, np.clip(centre - half, 0, 1))
+    high = np.where(k >= n, 1.0, np.clip(centre + half, 0, 1))
+    return np.where(empty, np.nan, low), np.where(empty, np.nan, high)
 
 
 def kappa_estimate(table: ArrayLike, *, weights: NDArray[np.float64] | None = None,

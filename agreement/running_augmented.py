@@ -65,7 +65,9 @@ class RunningAugmented:
     def __init__(self) -> None:
         # pair -> p -> (n_ab, sum of a's rows, sum of b's rows)
         self._pairs: dict[tuple[str, str], dict[float, list[Any]]] = {}
-        self._items: dict[Any, dict[float, Rows]] = {}
+        # item -> its (annotator, label, rank) triples; its rows of M are derived when needed (a project holds
+        # millions of items, and two weights of nested dicts per item took ten times the memory)
+        self._items: dict[Any, tuple[tuple[str, Any, int], ...]] = {}
 
     def _add(self, rows_by_p: dict[float, Rows], sign: float) -> None:
         annotators = sorted(rows_by_p[WEIGHTS[0]])
@@ -85,17 +87,17 @@ class RunningAugmented:
     def set_item(self, item: Any, labels: Iterable[tuple[str, Any, int]]) -> None:
         """Replace ``item``'s labels with ``labels``: ``(annotator, label, rank)``, rank 1 or 2."""
         self.remove_item(item)
-        labels = list(labels)
-        rows = {p: _rows(labels, p) for p in WEIGHTS}
+        kept = tuple((annotator, label, int(rank)) for annotator, label, rank in labels)
+        rows = {p: _rows(kept, p) for p in WEIGHTS}
         if rows[WEIGHTS[0]]:
-            self._items[item] = rows
+            self._items[item] = kept
             self._add(rows, 1.0)
 
     def remove_item(self, item: Any) -> None:
         """Forget ``item`` (nothing happens for an item never set)."""
-        rows = self._items.pop(item, None)
-        if rows is not None:
-            self._add(rows, -1.0)
+        labels = self._items.pop(item, None)
+        if labels is not None:
+            self._add({p: _rows(labels, p) for p in WEIGHTS}, -1.0)
 
     def expected(self, first: str, second: str, *, p: float) -> float:
         """The pair's chance agreement :math:`p(E)` at weight p (NaN if the pair labeled no item together)."""
@@ -111,7 +113,8 @@ class RunningAugmented:
         Pairs whose p(E) is 1 (no variation to correct for) are left out, as
         in :func:`agreement.augmented.augmented_item_kappa`; NaN when none is left.
         """
-        rows = self._items.get(item, {}).get(p)
+        labels = self._items.get(item)
+        rows = _rows(labels, p) if labels is not None else None
         if not rows:
             return float("nan")
         values = []

@@ -67,7 +67,7 @@ class Skips:
         return [f"{count} skipped: {reason}" for reason, count in self.reasons.most_common()]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Submission:
     """One annotator's counted annotation of one task.
 

@@ -270,6 +270,9 @@ def _add_serve_parser(commands: _Commands) -> None:
     parser.add_argument("--discover-interval", type=float, default=60.0,
                         help="seconds between reads of the project list: new projects with --project all, deleted "
                              "ones always (60)")
+    parser.add_argument("--shard", metavar="K/N",
+                        help="run as shard K of N services sharing the projects: monitor only the project ids K, "
+                             "K+N, K+2N, ... (default: $AGREEMENT_SHARD, or every project named)")
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (127.0.0.1)")
     parser.add_argument("--port", type=int, default=9090, help="port to listen on (9090)")
     parser.add_argument("--public-url", help="URL Label Studio reaches this service at (default http://HOST:PORT)")
@@ -315,6 +318,22 @@ def _projects(given: list[str]) -> tuple[bool, tuple[int, ...]]:
     return False, tuple(int(value) for value in values)
 
 
+def _shard(given: str | None) -> tuple[int, int] | None:
+    """``--shard K/N``: this service's share of the projects, or None for every project named.
+
+    Raises
+    ------
+    SettingsError
+        If the value is not two whole numbers K/N with 1 <= K <= N.
+    """
+    if not given or not given.strip():
+        return None
+    index, slash, count = given.strip().partition("/")
+    if not (slash and index.isdigit() and count.isdigit() and 1 <= int(index) <= int(count)):
+        raise SettingsError(f"A shard is K/N, two whole numbers with 1 <= K <= N (e.g. 1/2); got {given.strip()!r}.")
+    return int(index), int(count)
+
+
 def _run_serve(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     import uvicorn
 
@@ -342,7 +361,8 @@ def _run_serve(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
                                    read_rate=args.read_rate or None, unhealthy_after=args.unhealthy_after,
                                    full_pass_every=args.full_pass_every, keep_webhooks=args.keep_webhooks,
                                    all_projects=all_projects, discover_interval=args.discover_interval,
-                                   settings_file=settings_file)
+                                   settings_file=settings_file,
+                                   shard=_shard(args.shard or os.environ.get("AGREEMENT_SHARD")))
     except SettingsError as error:
         print(f"ls-agreement serve: error: {error}", file=stderr)
         return 2

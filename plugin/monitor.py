@@ -21,6 +21,7 @@ from plugin.clock import now_iso
 from plugin.events import Event
 from plugin.labelstudio import one_line
 from plugin.mapping import MappedControl
+from plugin.memory import deep_size
 from plugin.project_settings import ProjectOptions
 from plugin.settings import MappingOptions, ReviewOptions, ScoringOptions
 from plugin.state import ProjectScores, ProjectSnapshot, ProjectState
@@ -139,6 +140,7 @@ class ProjectMonitor:
         self._counters: Counter[str] = Counter()
         self._last_pass: PassReport | None = None
         self.passes = 0
+        self._memory: int | None = None
         self._watermark: datetime | None = None
         self._windows: deque[float] = deque(maxlen=1000)
 
@@ -206,6 +208,8 @@ class ProjectMonitor:
             self._annotators = annotators
             self._references = references or {}
             self.passes += 1
+            # what the state holds, estimated from samples of its large maps (milliseconds, whatever its size)
+            self._memory = deep_size(self.state) if self.state is not None else None
 
     def reference_inputs(self) -> tuple[dict[str, Any], dict[int, str]]:
         """What the references are scored from (:meth:`plugin.state.ProjectState.reference_inputs`)."""
@@ -373,6 +377,7 @@ class ProjectMonitor:
                 "ready": state is not None,
                 "remapping": self._remap_to is not None,
                 "passes": self.passes,
+                "memory_bytes": self._memory,
                 "controls": state.live_summary() if state is not None else {},
                 "n_tasks": len(state.tasks) if state is not None else None,
                 "n_annotations": state.n_annotations() if state is not None else None,

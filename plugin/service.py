@@ -154,6 +154,10 @@ class ServiceSettings:
     settings_file : Path, optional
         Per-project settings (:mod:`plugin.project_settings`) over
         ``mapping``, ``scoring`` and ``review``; read again when it changes.
+    shard : tuple of (int, int), optional
+        ``(K, N)``: this service is shard K of N and monitors only the
+        projects it owns (:meth:`owns`), so that several services share a
+        team's projects without touching each other's.
     """
 
     projects: tuple[int, ...]
@@ -174,16 +178,39 @@ class ServiceSettings:
     all_projects: bool = False
     discover_interval: float = 60.0
     settings_file: Path | None = None
+    shard: tuple[int, int] | None = None
 
     def __post_init__(self) -> None:
         if not self.projects and not self.all_projects:
             raise SettingsError("Name the projects to monitor: --project ID (repeatable) or --project all.")
+        if self.shard is not None:
+            index, count = self.shard
+            if not 1 <= index <= count:
+                raise SettingsError(f"A shard is K/N with 1 <= K <= N; got {index}/{count}.")
+            if self.projects and not any(self.owns(p) for p in self.projects):
+                raise SettingsError(f"None of the projects named ({', '.join(map(str, self.projects))}) belongs to "
+                                    f"shard {index}/{count}, which owns the ids {index}, {index + count}, "
+                                    f"{index + 2 * count}, ...")
         if not self.discover_interval > 0:
             raise SettingsError("The interval between reads of the project list must be positive seconds.")
         if not (self.reconcile_interval > 0 and self.unhealthy_after > 0 and self.full_pass_every >= 1
                 and (self.read_rate is None or self.read_rate > 0)):
             raise SettingsError("The reconcile interval (--reconcile-interval) and --unhealthy-after must be positive "
                                 "seconds, --full-pass-every at least 1, and --read-rate at least 0 (0: no limit).")
+
+    def owns(self, project: int) -> bool:
+        """Whether this service monitors ``project``: always without a shard; shard K of N owns the ids K, K + N,
+        K + 2N, ... (a fixed rule, so that replicas agree without talking to each other).
+
+        >>> settings = ServiceSettings(projects=(), all_projects=True, public_url="", secret="", connection=None,
+        ...                            shard=(2, 3))
+        >>> [p for p in range(1, 10) if settings.owns(p)]
+        [2, 5, 8]
+        """
+        if self.shard is None:
+            return True
+        index, count = self.shard
+        return (project - 1) % count == index - 1
 
 
 @dataclass
@@ -225,7 +252,11 @@ class ServiceState:
             self._settings_stamp = _stamp(settings.settings_file)
             self._project_settings = read_project_settings(settings.settings_file, base=self._base)
         self._next_settings_check = time.monotonic() + SETTINGS_CHECK
-        self.monitors = {p: self._new_monitor(p) for p in settings.projects}
+        named = [p for p in settings.projects if settings.owns(p)]
+        for project in sorted(set(settings.projects) - set(named)):
+            log.info("Project %s: left to the shard that owns it (this service is shard %s/%s).", project,
+                     *settings.shard)  # type: ignore[misc]
+        self.monitors = {p: self._new_monitor(p) for p in named}
         self.writer = TaskWriter(client, self.monitors, workers=client.writers,
                                  coalesce_seconds=settings.coalesce_seconds, retry_delays=settings.retry_delays)
         self.lock = threading.Lock()
@@ -240,7 +271,7 @@ class ServiceState:
         self._queue: queue.Queue[tuple[Event, float] | threading.Event | None] = queue.Queue(MAX_QUEUED)
         self._stop = threading.Event()
         self._wake = threading.Condition()
-        self._pass_due: dict[int, float] = dict.fromkeys(settings.projects, 0.0)
+        self._pass_due: dict[int, float] = dict.fromkeys(named, 0.0)
         self._asked: set[int] = set()  # passes asked for while one ran: run again at once
         # with every project to monitor, the list is read first; otherwise after an interval (for deleted ones)
         self._next_discovery = 0.0 if settings.all_projects else time.monotonic() + min(
@@ -254,7 +285,7 @@ class ServiceState:
     def start(self, *, register: bool = True) -> None:
         """Start the threads; the supervisor registers the webhooks (unless told not to) and reads each project."""
         if not register:
-            self._registered.update(self.settings.projects)
+            self._registered.update(self.monitors)
         self.writer.start()
         self._processor.start()
         self._supervisor.start()
@@ -313,7 +344,10 @@ class ServiceState:
         return ProjectMonitor(project, mapping=options.mapping, scoring=options.scoring, review=options.review)
 
     def add_project(self, project: int) -> bool:
-        """Monitor ``project`` from now on (its webhook and first pass follow at once); False if it is already."""
+        """Monitor ``project`` from now on (its webhook and first pass follow at once); False if it is already, or
+        if another shard owns it."""
+        if not self.settings.owns(project):
+            return False
         with self.lock:
             if project in self.monitors:
                 return False
@@ -645,6 +679,7 @@ class ServiceState:
         return {
             "projects": {str(p): self.project_status(m) for p, m in monitors},
             "all_projects": self.settings.all_projects,
+            "shard": "{}/{}".format(*self.settings.shard) if self.settings.shard else None,
             "projects_removed": removed,
             "healthy": self.healthy(),
             "label_studio": {"reachable": unreachable == 0.0, "unreachable_for": round(unreachable, 1),

@@ -105,8 +105,14 @@ class SpanTasks:
     Attributes
     ----------
     control : Control
-    rows : dict of int to tuple
-        Per task, its span rows.
+    rows : dict of int to bytes
+        Per task, its span rows ``(task, scope, annotator, label, start,
+        end)`` packed as float64 quintuples: the codes of scope, annotator and
+        label (:attr:`objects`), start and end (:meth:`task_rows` decodes them).
+        A project holds millions of spans: 40 bytes each, where a tuple of
+        six took 150.
+    objects : list
+        The scopes, annotators and labels of the rows, by code.
     submitted : dict of int to tuple
         Per task, ``(task, annotator)`` of each annotator who submitted it.
     lengths : dict of int to dict
@@ -125,7 +131,9 @@ class SpanTasks:
     """
 
     control: Control
-    rows: dict[int, tuple[tuple[Any, ...], ...]] = field(default_factory=dict)
+    rows: dict[int, bytes] = field(default_factory=dict)
+    objects: list[Any] = field(default_factory=list)
+    _codes: dict[Any, int] = field(default_factory=dict)
     submitted: dict[int, tuple[tuple[int, str], ...]] = field(default_factory=dict)
     lengths: dict[int, dict[Continuum, float | None]] = field(default_factory=dict)
     scored: dict[int, TaskSpans] = field(default_factory=dict)
@@ -140,9 +148,9 @@ class SpanTasks:
 
         A task read again as it was keeps its scores (a pass re-reads every task).
         """
-        rows = tuple(row for row in mapped.spans or () if row[0] == task)
+        rows = self._pack(tuple(row for row in mapped.spans or () if row[0] == task))
         submitted = tuple(pair for pair in mapped.submitted or () if pair[0] == task)
-        if (rows == self.rows.get(task, ()) and submitted == self.submitted.get(task, ())
+        if (rows == self.rows.get(task, b"") and submitted == self.submitted.get(task, ())
                 and dict(lengths) == self.lengths.get(task, {})):
             return
         self._forget(task)
@@ -151,6 +159,28 @@ class SpanTasks:
                 store[task] = value  # type: ignore[index]
             else:
                 store.pop(task, None)
+
+    def _code(self, value: Any) -> int:
+        code = self._codes.get(value)
+        if code is None:
+            code = self._codes.setdefault(value, len(self.objects))
+            self.objects.append(value)
+        return code
+
+    def _pack(self, rows: tuple[tuple[Any, ...], ...]) -> bytes:
+        """A task's span rows as float64 quintuples (see :attr:`rows`); empty bytes for none."""
+        return np.array([(self._code(scope), self._code(annotator), self._code(label), start, end)
+                         for _, scope, annotator, label, start, end in rows], dtype=np.float64).tobytes()
+
+    def task_rows(self, task: int) -> tuple[tuple[Any, ...], ...]:
+        """The task's span rows ``(task, scope, annotator, label, start, end)``, decoded from :attr:`rows`."""
+        blob = self.rows.get(task)
+        if not blob:
+            return ()
+        objects = self.objects
+        return tuple((task, objects[int(scope)], objects[int(annotator)], objects[int(label)], start, end)
+                     for scope, annotator, label, start, end in
+                     np.frombuffer(blob, dtype=np.float64).reshape(-1, 5).tolist())
 
     def remove_task(self, task: int) -> None:
         """Forget ``task``."""
@@ -176,7 +206,7 @@ class SpanTasks:
     def _mapped(self, tasks: list[int], level: str = "nominal") -> MappedControl:
         """The span rows, submitters and lengths of ``tasks`` (sorted) as one mapped control, without items."""
         return MappedControl(self.control, level, (),  # type: ignore[arg-type]
-                             spans=tuple(row for t in tasks for row in self.rows.get(t, ())),
+                             spans=tuple(row for t in tasks for row in self.task_rows(t)),
                              submitted=tuple(pair for t in tasks for pair in self.submitted.get(t, ())),
                              lengths={key: value for t in tasks for key, value in self.lengths.get(t, {}).items()})
 

@@ -23,6 +23,7 @@ task is scored and held in between, as the lowest-decile cut is.
 from __future__ import annotations
 
 import math
+import sys
 import warnings
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -65,23 +66,30 @@ __all__ = ["ControlState", "ProjectScores", "ProjectSnapshot", "ProjectState", "
 class TaskEntry:
     """One task as last read from Label Studio.
 
+    Only what scoring and the diff need is kept, compactly: the results are
+    dropped once mapped (a re-read of a changed task brings them back).
+
     Attributes
     ----------
-    submissions : tuple of Submission
-        The counted annotations, one per annotator.
-    annotations : frozenset of int
+    annotators : tuple of str
+        The annotator of each counted annotation (one per annotator).
+    created : tuple of str
+        When each was submitted (ISO 8601), in the same order: the report's timeline.
+    annotations : tuple of int
         Every annotation id on the task (counted or not).
     read : TaskAsRead
-        What the diff reads of the task: its meta, mirrored score and overlap
-        as read (only ever compared with, never written back as is).
-    skips : Counter
-        What reading and mapping this task left out, by reason.
+        What the diff reads of the task: the agreement block of its meta,
+        mirrored score and overlap as read (only ever compared with, never
+        written back: a write merges into a fresh read of the task).
+    skips : Counter or None
+        What reading and mapping this task left out, by reason (None: nothing).
     """
 
-    submissions: tuple[Submission, ...]
-    annotations: frozenset[int]
+    annotators: tuple[str, ...]
+    created: tuple[str, ...]
+    annotations: tuple[int, ...]
     read: TaskAsRead
-    skips: Counter[str]
+    skips: Counter[str] | None
 
 
 @dataclass
@@ -97,11 +105,17 @@ class ControlState:
         Label -> column of the running sums, in the order labels were first seen
         (the config's categories first).
     sums : RunningAgreement
-    items : dict of int to dict
-        Per task, each item's non-zero columns and counts.
-    records, ranked : dict of int to tuple
-        Per task, the mapped rows ``(task, item, annotator, label)`` and, for
-        multiple choices, the ranked rows; the project summary is scored from them.
+    items : dict of int to tuple
+        Per task, its items' keys (their counts are held once, in ``sums``).
+    records : dict of int to bytes
+        Per task, its mapped rows ``(task, item, annotator, label)`` as codes:
+        int32 triplets of the item's place in ``items[task]``, the annotator's
+        code (``annotators``) and the label's column (:meth:`task_records`
+        decodes them; the project summary is scored from them).
+    annotators : list of str
+        The annotators of the rows, by code.
+    ranked : dict of int to tuple
+        Per task, for multiple choices, the ranked rows.
     augmented : RunningAugmented, optional
         Multiple choices: the sums behind each item's class (Rosenberg & Binkowski 2004).
     spans : SpanTasks, optional
@@ -119,8 +133,11 @@ class ControlState:
     columns: dict[Any, int]
     sums: RunningAgreement
     categories: tuple[Any, ...] | None
-    items: dict[int, dict[str, tuple[np.ndarray, np.ndarray]]] = field(default_factory=dict)
-    records: dict[int, tuple[tuple[Any, ...], ...]] = field(default_factory=dict)
+    items: dict[int, tuple[str, ...]] = field(default_factory=dict)
+    records: dict[int, bytes] = field(default_factory=dict)
+    annotators: list[str] = field(default_factory=list)
+    _annotator_codes: dict[str, int] = field(default_factory=dict)
+    _labels: list[Any] = field(default_factory=list)  # each column's label: the inverse of ``columns``
     ranked: dict[int, tuple[tuple[Any, ...], ...]] = field(default_factory=dict)
     augmented: RunningAugmented | None = None
     spans: SpanTasks | None = None
@@ -131,7 +148,7 @@ class ControlState:
         """An empty control state, with the level and categories its mapping gives (``probe`` maps no task)."""
         categories = probe.categories
         return cls(control=probe.control, level=probe.level, categories=categories,
-                   columns={c: i for i, c in enumerate(categories or ())},
+                   columns={c: i for i, c in enumerate(categories or ())}, _labels=list(categories or ()),
                    sums=RunningAgreement(len(categories or ()), coincidence=probe.level != "nominal"),
                    augmented=RunningAugmented() if probe.ranked_records is not None else None,
                    spans=SpanTasks(probe.control) if probe.spans is not None else None)
@@ -143,25 +160,48 @@ class ControlState:
         ``lengths`` are the lengths of the task's continua, for a span-like control.
         """
         grouped: dict[str, Counter[int]] = {}
-        for _, item, _, label in mapped.records:
+        places: dict[str, int] = {}  # each item's place in the task's items, in the order first seen
+        codes: list[int] = []
+        for _, item, annotator, label in mapped.records:
             column = self.columns.get(label)
             if column is None:
                 column = self.columns.setdefault(label, len(self.columns))
-            grouped.setdefault(item, Counter())[column] += 1
-        new = {item: (np.fromiter(counts, dtype=np.intp, count=len(counts)),
-                      np.fromiter(counts.values(), dtype=np.float64, count=len(counts)))
-               for item, counts in grouped.items()}
-        for item in self.items.pop(task, {}):
-            if item not in new:
+                self._labels.append(label)
+            who = self._annotator_codes.get(annotator)
+            if who is None:
+                who = self._annotator_codes.setdefault(annotator, len(self.annotators))
+                self.annotators.append(annotator)
+            counts = grouped.get(item)
+            if counts is None:
+                counts = grouped[item] = Counter()
+                places[item] = len(places)
+            counts[column] += 1
+            codes += (places[item], who, column)
+        for item in self.items.pop(task, ()):
+            if item not in grouped:
                 self.sums.remove_item(item)
-        for item, (columns, counts) in new.items():
-            self.sums.set_sparse_item(item, columns, counts, n_categories=len(self.columns))
-        if new:
-            self.items[task] = new
-        _replace(self.records, task, mapped.records)
+        for item, counts in grouped.items():
+            columns = sorted(counts)  # distinct, sorted and positive by construction: the sums need not check
+            self.sums.set_sparse_item(item, np.array(columns, dtype=np.intp),
+                                      np.array([counts[c] for c in columns], dtype=np.float64),
+                                      n_categories=len(self.columns), validate=False)
+        if grouped:
+            self.items[task] = tuple(grouped)
+            self.records[task] = np.array(codes, dtype=np.int32).tobytes()
+        else:
+            self.records.pop(task, None)
         self._set_ranked(task, mapped.ranked_records or ())
         if self.spans is not None:
             self.spans.set_task(task, mapped, lengths or {})
+
+    def task_records(self, task: int) -> tuple[tuple[Any, ...], ...]:
+        """The task's mapped rows ``(task, item, annotator, label)``, decoded from :attr:`records`."""
+        blob = self.records.get(task)
+        if blob is None:
+            return ()
+        items, labels, annotators = self.items[task], self._labels, self.annotators
+        return tuple((task, items[place], annotators[who], labels[column])
+                     for place, who, column in np.frombuffer(blob, dtype=np.int32).reshape(-1, 3).tolist())
 
     def _set_ranked(self, task: int, rows: tuple[tuple[Any, ...], ...]) -> None:
         if self.augmented is not None:
@@ -176,7 +216,7 @@ class ControlState:
 
     def remove_task(self, task: int) -> None:
         """Forget the items of ``task``."""
-        for item in self.items.pop(task, {}):
+        for item in self.items.pop(task, ()):
             self.sums.remove_item(item)
         self.records.pop(task, None)
         self.references.pop(task, None)
@@ -283,7 +323,7 @@ class ControlState:
 
     def mapped(self) -> MappedControl:
         """Every task's rows as one mapped control, for the project's full scores."""
-        records = tuple(row for task in sorted(self.records) for row in self.records[task])
+        records = tuple(row for task in sorted(self.records) for row in self.task_records(task))
         ranked = tuple(row for task in sorted(self.ranked) for row in self.ranked[task])
         spans = self.spans.mapped(self.level) if self.spans is not None else None
         return MappedControl(self.control, self.level, records,  # type: ignore[arg-type]
@@ -526,15 +566,18 @@ class ProjectState:
                                           results) if control.spans is not None else None)
             control.set_task(identifier, mapped[name], lengths=lengths)
         annotations = task.get("annotations")
-        ids = frozenset(a["id"] for a in annotations if isinstance(a, Mapping) and isinstance(a.get("id"), int)
-                        and not isinstance(a.get("id"), bool)) if isinstance(annotations, list) else frozenset()
+        ids = tuple(dict.fromkeys(a["id"] for a in annotations if isinstance(a, Mapping)
+                                  and isinstance(a.get("id"), int) and not isinstance(a.get("id"), bool))
+                    ) if isinstance(annotations, list) else ()
         previous = self.tasks.get(identifier)
         if previous is not None:
-            for annotation in previous.annotations - ids:
+            for annotation in set(previous.annotations) - set(ids):
                 self._task_of_annotation.pop(annotation, None)
         for annotation in ids:
             self._task_of_annotation[annotation] = identifier
-        self.tasks[identifier] = TaskEntry(tuple(counted), ids, TaskAsRead.of(task), skips.reasons)
+        self.tasks[identifier] = TaskEntry(tuple(sys.intern(s.annotator) for s in counted),
+                                           tuple(s.created_at for s in counted), ids, TaskAsRead.of(task).diffed(),
+                                           skips.reasons or None)
         return identifier
 
     def _set_references(self, task: int, read: Mapping[str, Any], counted: list[Submission], skips: Skips, *,
@@ -625,7 +668,7 @@ class ProjectState:
         return self._task_of_annotation.get(annotation)
 
     def meta(self, task: int) -> Any:
-        """The task's meta as last read."""
+        """The task's meta as last read, as far as the diff reads it: its agreement block alone."""
         entry = self.tasks.get(task)
         return None if entry is None else entry.read.meta
 
@@ -636,7 +679,8 @@ class ProjectState:
         and the tasks refused."""
         total = Skips()
         for entry in self.tasks.values():
-            total.reasons.update(entry.skips)
+            if entry.skips:
+                total.reasons.update(entry.skips)
         total.reasons.update(self.refused)
         return total
 
@@ -659,9 +703,9 @@ class ProjectState:
                     if name in by_task[task]:
                         by_task[task][name].update(shares)
         if self.scoring.lowest_decile and tasks is None:  # every task scored: the cut moves here, and only here
-            self.decile_cut = lowest_decile(by_task.values(), (len(self.tasks[t].submissions) for t in wanted))
+            self.decile_cut = lowest_decile(by_task.values(), (len(self.tasks[t].annotators) for t in wanted))
         cut = self.decile_cut if self.scoring.lowest_decile else None
-        return {task: summarize_task(task, len(self.tasks[task].submissions), by_task[task], self.scoring,
+        return {task: summarize_task(task, len(self.tasks[task].annotators), by_task[task], self.scoring,
                                      decile_cut=cut) for task in wanted}
 
     def blocks(self, tasks: Iterable[int] | None = None, *, updated_at: str) -> dict[int, dict[str, Any]]:
@@ -696,11 +740,11 @@ class ProjectState:
 
     def annotators(self) -> tuple[str, ...]:
         """Every annotator with a counted annotation."""
-        return tuple(sorted({s.annotator for entry in self.tasks.values() for s in entry.submissions}))
+        return tuple(sorted({a for entry in self.tasks.values() for a in entry.annotators}))
 
     def n_annotations(self) -> int:
         """Counted annotations over all tasks."""
-        return sum(len(entry.submissions) for entry in self.tasks.values())
+        return sum(len(entry.annotators) for entry in self.tasks.values())
 
     def live_summary(self) -> dict[str, dict[str, Any]]:
         """Per control, SPA with its interval and alpha from the running sums."""
@@ -708,7 +752,8 @@ class ProjectState:
 
     def snapshot(self) -> ProjectSnapshot:
         """What the full scores are computed from, without computing them (see :class:`ProjectSnapshot`)."""
-        created = tuple((s.task, s.annotator, s.created_at) for entry in self.tasks.values() for s in entry.submissions)
+        created = tuple((task, annotator, when) for task, entry in self.tasks.items()
+                        for annotator, when in zip(entry.annotators, entry.created, strict=True))
         # Taken under the service's lock: a span control's expected disorder (seconds of sampling) is the one held
         # from the last pass, and sampled here only when there is none yet (an offline report).
         tasks = self.task_scores(resample=False)

@@ -115,6 +115,18 @@ class TaskAsRead:
         data = task.get("data")
         return cls(task.get("meta"), data.get(DATA_KEY) if isinstance(data, Mapping) else None, task.get("overlap"))
 
+    def diffed(self) -> TaskAsRead:
+        """What a state keeps to diff against: the meta's agreement block alone (the rest of the meta is never
+        compared, and a write merges into a fresh read).
+
+        >>> TaskAsRead(meta={"k": 1, "agreement": {"flagged": False}}, overlap=2).diffed()
+        TaskAsRead(meta={'agreement': {'flagged': False}}, data_score=None, overlap=2)
+        """
+        meta = self.meta
+        if isinstance(meta, Mapping):
+            meta = {META_KEY: meta[META_KEY]} if META_KEY in meta else {}
+        return TaskAsRead(meta, self.data_score, self.overlap)
+
 
 @dataclass(frozen=True)
 class Write:

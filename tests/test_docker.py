@@ -13,7 +13,7 @@ COMPOSE = yaml.safe_load((ROOT / "docker" / "docker-compose.yml").read_text())
 DOCKERFILE = (ROOT / "docker" / "Dockerfile").read_text()
 VARIABLE = re.compile(r"\$\{([A-Z_]+)(:-([^}]*)|:\?([^}]*))?\}")
 SECRETS = {"POSTGRES_PASSWORD", "LABEL_STUDIO_PASSWORD", "LABEL_STUDIO_API_KEY", "AGREEMENT_WEBHOOK_SECRET"}
-OPTIONAL = {"AGREEMENT_SETTINGS"}  # empty by default: no settings file
+OPTIONAL = {"AGREEMENT_SETTINGS", "AGREEMENT_SHARD"}  # empty by default: no settings file, every project named
 
 
 def substitute(text: str) -> str:
@@ -86,3 +86,24 @@ def test_the_image_runs_as_a_non_root_user_on_python_slim():
     # The image installs this package from the sources it copies, so the entry point is the installed script.
     assert re.search(r"^RUN pip install \. ", DOCKERFILE, re.MULTILINE)
     assert {"agreement", "plugin"} <= set(re.findall(r"^COPY (\w+) \./\1$", DOCKERFILE, re.MULTILINE))
+
+
+def test_the_shards_override_runs_two_services_that_split_the_projects():
+    from plugin.cli import _shard
+    from plugin.service import ServiceSettings
+
+    shards = yaml.safe_load((ROOT / "docker" / "docker-compose.shards.yml").read_text())["services"]
+    first = {**COMPOSE["services"]["agreement"]["environment"], **shards["agreement"]["environment"]}
+    second = shards["agreement-2"]["environment"]
+    assert set(first) == set(second)  # the second shard reads every setting the first does
+    urls, owners = set(), {}
+    for command, env in ((COMPOSE["services"]["agreement"]["command"], first),
+                         (shards["agreement-2"]["command"], second)):
+        parsed = build_parser().parse_args([substitute(part) for part in command])
+        urls.add(parsed.public_url)
+        settings = ServiceSettings(projects=(), all_projects=True, public_url=parsed.public_url, secret="",
+                                   connection=None, shard=_shard(env["AGREEMENT_SHARD"]))
+        owners[env["AGREEMENT_SHARD"]] = [p for p in range(1, 9) if settings.owns(p)]
+    assert urls == {"http://agreement:9090", "http://agreement-2:9090"}  # each called back at its own address
+    assert owners == {"1/2": [1, 3, 5, 7], "2/2": [2, 4, 6, 8]}
+    assert substitute(shards["agreement-2"]["ports"][0]) != substitute(COMPOSE["services"]["agreement"]["ports"][0])

@@ -108,3 +108,53 @@ def test_a_settings_file_changed_while_serving_re_scores_the_project(label_studi
         finally:
             stop(process)
     assert f"Project {project}: its settings changed; re-scoring it." in (tmp_path / "service.log").read_text()
+
+
+def test_two_shards_on_one_label_studio_never_touch_each_others_projects(label_studio, tmp_path):
+    admin = LabelStudio(base_url=label_studio.url, api_key=label_studio.token)
+    users = [LabelStudio(base_url=label_studio.url, api_key=sign_up(label_studio.url, f"shard{i}@example.com")[1])
+             for i in range(2)]
+    projects = {}
+    for title in ("shard a", "shard b", "shard c"):
+        project = admin.projects.create(title=title, label_config=CONFIG).id
+        admin.projects.import_tasks(id=project, request=[{"data": {"text": title}}])
+        projects[project] = next(iter(admin.tasks.list(project=project))).id
+    mine = {index: sorted(p for p in projects if (p - 1) % 2 == index - 1) for index in (1, 2)}
+    services = []
+    try:
+        for index in (1, 2):
+            log = open(tmp_path / f"shard{index}.log", "wb")  # noqa: SIM115 (closed below, after the process)
+            process, url = start_service(label_studio.url, label_studio.token, "all", free_port(), log,
+                                         "--shard", f"{index}/2", "--discover-interval", "1", wait=False)
+            services.append((process, url, log))
+
+        def monitored(url):
+            try:
+                return requests.get(f"{url}/status", headers=HEADERS, timeout=5).json()["projects"]
+            except (requests.RequestException, ValueError, KeyError):
+                return None
+
+        for index, (_, url, _) in zip((1, 2), services, strict=True):
+            wait_for(lambda url=url, index=index: (seen := monitored(url)) is not None
+                     and set(map(int, seen)) >= set(mine[index]) and all(seen[str(p)]["passes"] >= 1
+                                                                          for p in mine[index]), 60)
+            assert not set(map(int, monitored(url))) & set(mine[3 - index])  # none of the other shard's
+        for project, task in projects.items():  # one webhook per project, the owner's
+            owner = 1 if project in mine[1] else 2
+            assert [h.url for h in admin.webhooks.list(project=str(project))] == [f"{services[owner - 1][1]}/webhook"]
+            for user, value in zip(users, ("pos", "neg"), strict=True):
+                user.annotations.create(id=task, result=choice(value))
+        for task in projects.values():  # each scored by its owner, live
+            block = wait_for(lambda task=task: (m := (admin.tasks.get(id=str(task)).meta or {}).get("agreement"))
+                             and m["n_annotations"] == 2 and m)
+            assert block["controls"]["sentiment"]["spa"] == 0.0
+    finally:
+        for process, _, log in services:
+            stop(process)
+            log.close()
+    for project in projects:
+        assert [h.url for h in admin.webhooks.list(project=str(project))] == []
+    for index in (1, 2):
+        text = (tmp_path / f"shard{index}.log").read_text()
+        for project in mine[3 - index]:
+            assert f"Project {project}:" not in text  # the other shard's projects never appear in its log

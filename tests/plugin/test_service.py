@@ -320,7 +320,7 @@ def test_payload_meta_and_content_are_never_believed(service):
     meta = fake.meta(1)
     assert meta["keep"] == 1 and "payload" not in meta
     assert meta["agreement"]["n_annotations"] == 1
-    assert state.monitors[1].state.tasks[1].submissions[0].results[0]["value"] == {"choices": ["pos"]}
+    assert [row[3] for row in state.monitors[1].state.controls["sentiment"].task_records(1)] == ["pos"]
 
 
 def test_a_burst_on_one_task_is_one_write(service):
@@ -764,6 +764,25 @@ def test_all_projects_monitors_every_project_and_those_created_later(fake):
         assert fake.meta(70)["agreement"]["n_annotations"] == 1
         status = client.get("/status", headers={"X-Agreement-Secret": SECRET}).json()
         assert sorted(status["projects"]) == ["1", "7"] and status["all_projects"] is True
+
+
+def test_a_shard_monitors_its_own_projects_only(fake):
+    for project in (2, 3, 4):
+        fake.add_project(project, [{"id": project * 10, "meta": {}, "annotations": []}])
+    app = create_app(settings(projects=(), all_projects=True, discover_interval=0.2, shard=(2, 2)), fake)
+    with TestClient(app) as client:
+        state = app.state.agreement
+        assert wait_for(lambda: state.projects() == [2, 4]) and state.wait_ready(10)
+        fake.add_project(5, [{"id": 50, "meta": {}, "annotations": []}])
+        fake.add_project(6, [{"id": 60, "meta": {}, "annotations": []}])
+        assert wait_for(lambda: state.projects() == [2, 4, 6])
+        assert not state.add_project(5)  # shard 1/2's: never taken, whatever asks
+        assert sorted(h["project"] for h in fake.webhooks) == [2, 4, 6]
+        status = client.get("/status", headers={"X-Agreement-Secret": SECRET}).json()
+        assert sorted(status["projects"]) == ["2", "4", "6"] and status["shard"] == "2/2"
+        assert all(1_000 < p["memory_bytes"] < 1_000_000 for p in status["projects"].values())  # one task each
+    named = create_app(settings(projects=(1, 2, 3), shard=(1, 2)), fake).state.agreement
+    assert named.projects() == [1, 3]
 
 
 def test_a_deleted_project_is_dropped_once_with_health_unaffected(fake):

@@ -102,7 +102,7 @@ def test_a_task_of_another_project_is_refused_and_counted():
 def test_annotation_index_follows_the_task_as_read():
     state = ProjectState(1, CONTROLS, mapping=MappingOptions(), scoring=SCORING)
     state.set_task({"id": 9, "project": 1, "meta": {"k": 1}, "annotations": [pos(5, 1), pos(6, 2, "neg")]})
-    assert state.task_of_annotation(6) == 9 and state.meta(9) == {"k": 1}
+    assert state.task_of_annotation(6) == 9 and state.meta(9) == {}  # the diff keeps the agreement block alone
     assert state.task_scores([9])[9].controls["sentiment"]["spa"] == 0.0
     state.set_task({"id": 9, "project": 1, "meta": {}, "annotations": [pos(5, 1)]})
     assert state.task_of_annotation(6) is None and state.task_scores([9])[9].n_annotations == 1
@@ -126,3 +126,25 @@ def test_the_state_needs_no_label_studio_client():
             "'label_studio_sdk' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["False", "False", "False"]  # not even the SDK: a brush mask imports its decoder when read
+
+
+def test_the_compact_state_gives_back_the_rows_the_mapping_gave():
+    """Rows are kept as codes (labels, annotators and spans interned per control); decoded, they are the mapping's."""
+    import random
+    from collections import Counter
+
+    from plugin.annotations import Skips, collect_submissions
+    from plugin.mapping import map_project
+
+    rnd = random.Random(7)
+    annotations = {10 * t + a: annotation(rnd, 10 * t + a, t, a, 1) for t in range(1, 7) for a in range(1, 4)}
+    for entry in annotations.values():
+        entry["was_cancelled"] = False
+    tasks = [snapshot(t, annotations) for t in range(1, 7)]
+    state = ProjectState.from_tasks(tasks, CONTROLS, mapping=MappingOptions(), scoring=SCORING)
+    expected = map_project(CONTROLS, collect_submissions(tasks, Skips()), Skips(), MappingOptions())
+    kept = state.mapped()
+    for name, mapped in expected.items():
+        assert Counter(kept[name].records) == Counter(mapped.records), name
+        assert Counter(kept[name].spans or ()) == Counter(mapped.spans or ()), name
+    assert any(kept["ner"].spans) and all(isinstance(row[2], str) for row in kept["ner"].spans)

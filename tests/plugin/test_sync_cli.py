@@ -62,6 +62,10 @@ def test_missing_url_names_the_variable(capsys, monkeypatch):
     (["--project", "all", "--project", "3"], "", "either --project all or project ids"),
     (["--project", "3x"], "", "positive whole numbers, or 'all'; got 3x"),
     ([], "1, -2", "got 1, -2"),
+    (["--project", "all", "--shard", "3/2"], "", "1 <= K <= N (e.g. 1/2); got '3/2'"),
+    (["--project", "all", "--shard", "half"], "", "two whole numbers"),
+    (["--project", "2", "--project", "4", "--shard", "1/2"], "",
+     "None of the projects named (2, 4) belongs to shard 1/2, which owns the ids 1, 3, 5"),
 ])
 def test_serve_refuses_bad_project_lists_in_one_line(args, env, message, capsys, monkeypatch):
     monkeypatch.setenv("AGREEMENT_WEBHOOK_SECRET", "a-Strong-secret-for-tests-9")
