@@ -226,20 +226,24 @@ def _assignment(annotator: NDArray[np.intp], dissimilarity: NDArray[np.float64],
     p, q = len(first), len(second)
     cross = dissimilarity[np.ix_(first, second)]
     near_first, near_second = np.nonzero(cross < 2 * delta_empty)
-    graph = sparse.coo_array((np.ones(len(near_first)), (near_first, p + near_second)), shape=(p + q, p + q))
-    _, component = connected_components(graph, directed=False)
-    size = np.bincount(component)
-    pairs_first = [near_first[size[component[near_first]] == 2]]
-    pairs_second = [near_second[size[component[near_first]] == 2]]
-    order = np.argsort(component, kind="stable")
-    bounds = np.searchsorted(component[order], np.arange(len(size) + 1))
-    for c in np.flatnonzero(size > 2):
-        members = order[bounds[c]:bounds[c + 1]]
-        rows, cols = members[members < p], members[members >= p] - p
-        r, k = _padded_assignment(cross[np.ix_(rows, cols)], delta_empty)
-        pairs_first.append(rows[r])
-        pairs_second.append(cols[k])
-    pair_first, pair_second = np.concatenate(pairs_first), np.concatenate(pairs_second)
+    if len(set(near_first.tolist())) == len(near_first) and len(set(near_second.tolist())) == len(near_second):
+        # no unit is near two others (the usual case): every component is a pair or a unit alone
+        pair_first, pair_second = near_first, near_second
+    else:
+        graph = sparse.coo_array((np.ones(len(near_first)), (near_first, p + near_second)), shape=(p + q, p + q))
+        _, component = connected_components(graph, directed=False)
+        size = np.bincount(component)
+        pairs_first = [near_first[size[component[near_first]] == 2]]
+        pairs_second = [near_second[size[component[near_first]] == 2]]
+        order = np.argsort(component, kind="stable")
+        bounds = np.searchsorted(component[order], np.arange(len(size) + 1))
+        for c in np.flatnonzero(size > 2):
+            members = order[bounds[c]:bounds[c + 1]]
+            rows, cols = members[members < p], members[members >= p] - p
+            r, k = _padded_assignment(cross[np.ix_(rows, cols)], delta_empty)
+            pairs_first.append(rows[r])
+            pairs_second.append(cols[k])
+        pair_first, pair_second = np.concatenate(pairs_first), np.concatenate(pairs_second)
     group = np.full(p + q, -1, dtype=np.intp)
     n_pairs = len(pair_first)
     group[first[pair_first]] = group[second[pair_second]] = np.arange(n_pairs)
@@ -249,9 +253,43 @@ def _assignment(annotator: NDArray[np.intp], dissimilarity: NDArray[np.float64],
     return Alignment(group, disorder)
 
 
+PROGRAM_GROUPS = 50_000
+"""Candidate groups gathered into one mixed-integer program at most (continua are independent, so a corpus is
+solved in programs of about this size: the same optimum, in bounded memory)."""
+
+
+def _solve_blocks(blocks: list[tuple[int, int, NDArray[np.intp], NDArray[np.float64]]],
+                  out: list[Alignment | None]) -> None:
+    """Solve the continua of ``blocks`` (their candidate groups) as one set partition, into ``out``."""
+    if not blocks:
+        return
+    rows, cols, costs = [], [], []
+    row_offset = col_offset = 0
+    for _, n_units, members, cost in blocks:
+        group_of, unit = np.nonzero(members.T >= 0)[1], members.T[members.T >= 0]
+        rows.append(unit + row_offset)
+        cols.append(group_of + col_offset)
+        costs.append(cost)
+        row_offset += n_units
+        col_offset += len(cost)
+    incidence = sparse.csc_array((np.ones(sum(len(r) for r in rows)), (np.concatenate(rows), np.concatenate(cols))),
+                                 shape=(row_offset, col_offset))
+    chosen = solve_set_partition(incidence, np.concatenate(costs))
+    col_offset = 0
+    for index, n_units, members, cost in blocks:
+        picked = np.flatnonzero(chosen[col_offset:col_offset + len(cost)])
+        col_offset += len(cost)
+        group = np.full(n_units, -1, dtype=np.intp)
+        for number, g in enumerate(picked):
+            units = members[g][members[g] >= 0]
+            group[units] = number
+        out[index] = Alignment(group, cost[picked])
+
+
 def best_alignments(continua: Sequence[tuple[ArrayLike, ArrayLike, int]], *, delta_empty: float = 1.0,
                     method: str = "auto") -> list[Alignment]:
-    """The best alignment of each of several continua, the mixed-integer ones solved as one program.
+    """The best alignment of each of several continua, the mixed-integer ones solved together, in programs of
+    about :data:`PROGRAM_GROUPS` candidate groups each (the same optimum as one program, in bounded memory).
 
     Parameters
     ----------
@@ -271,7 +309,8 @@ def best_alignments(continua: Sequence[tuple[ArrayLike, ArrayLike, int]], *, del
     if method not in ("auto", "milp"):
         raise ValueError(f"method must be 'auto' or 'milp', not {method!r}.")
     out: list[Alignment | None] = [None] * len(continua)
-    blocks = []
+    blocks: list[tuple[int, int, NDArray[np.intp], NDArray[np.float64]]] = []
+    gathered = 0
     for index, (annotator, dissimilarity, n_annotators) in enumerate(continua):
         who = np.asarray(annotator, dtype=np.intp)
         matrix = np.asarray(dissimilarity, dtype=float)
@@ -288,28 +327,11 @@ def best_alignments(continua: Sequence[tuple[ArrayLike, ArrayLike, int]], *, del
         members, cost = unitary_candidates(who, matrix, n_annotators=n_annotators, empty_cost=delta_empty,
                                            compatible=near, budget=delta_empty)
         blocks.append((index, len(who), members, cost / pairs))
-    if blocks:
-        rows, cols, costs = [], [], []
-        row_offset = col_offset = 0
-        for _, n_units, members, cost in blocks:
-            group_of, unit = np.nonzero(members.T >= 0)[1], members.T[members.T >= 0]
-            rows.append(unit + row_offset)
-            cols.append(group_of + col_offset)
-            costs.append(cost)
-            row_offset += n_units
-            col_offset += len(cost)
-        incidence = sparse.csc_array((np.ones(sum(len(r) for r in rows)), (np.concatenate(rows), np.concatenate(cols))),
-                                     shape=(row_offset, col_offset))
-        chosen = solve_set_partition(incidence, np.concatenate(costs))
-        col_offset = 0
-        for index, n_units, members, cost in blocks:
-            picked = np.flatnonzero(chosen[col_offset:col_offset + len(cost)])
-            col_offset += len(cost)
-            group = np.full(n_units, -1, dtype=np.intp)
-            for number, g in enumerate(picked):
-                units = members[g][members[g] >= 0]
-                group[units] = number
-            out[index] = Alignment(group, cost[picked])
+        gathered += len(cost)
+        if gathered >= PROGRAM_GROUPS:
+            _solve_blocks(blocks, out)
+            blocks, gathered = [], 0
+    _solve_blocks(blocks, out)
     return out  # type: ignore[return-value]
 
 

@@ -377,7 +377,7 @@ def _lengths_source(mapped: MappedControl, units: Units) -> str:
 
 
 def span_scores(mapped: MappedControl, options: ScoringOptions, *, span_jaccard: float = 0.5,
-                expected: ExpectedDisorder | None = None) -> dict[str, Any] | None:
+                expected: ExpectedDisorder | None = None, observed: float | None = None) -> dict[str, Any] | None:
     """The span measures of a span-like control over the project, or None for another control.
 
     The continua are :func:`plugin.mapping.span_units.span_units`'s, one per
@@ -394,7 +394,10 @@ def span_scores(mapped: MappedControl, options: ScoringOptions, *, span_jaccard:
       (Krippendorff, Mathet, Bouvry & Widlöcher 2016);
     - ``gamma``: Mathet, Widlöcher & Métivier's (2015) gamma with the sampling
       interval of its expected disorder (``expected``, when the caller holds
-      it sampled with ``options``' gamma settings; otherwise sampled here).
+      it sampled with ``options``' gamma settings; otherwise sampled here) and
+      the observed disorder (``observed``, when the caller holds every task's
+      best alignment: the summed disorders over the summed units per
+      annotator, the same sums; otherwise aligned here).
 
     Every number goes through :func:`number` (None when undefined).
     """
@@ -408,7 +411,9 @@ def span_scores(mapped: MappedControl, options: ScoringOptions, *, span_jaccard:
     dissimilarity = {"alpha": options.gamma_alpha, "beta": options.gamma_beta, "delta_empty": options.gamma_empty}
     if expected is None:
         expected = expected_disorder(units, n_samples=options.gamma_samples, seed=options.gamma_seed, **dissimilarity)
-    result = gamma_of(observed_disorder(units, **dissimilarity).value, expected)
+    if observed is None:
+        observed = observed_disorder(units, **dissimilarity).value
+    result = gamma_of(observed, expected)
     return {
         "f1": f1,
         "unitizing_alpha": {"value": number(unitizing.value), "observed": number(unitizing.observed),
@@ -426,13 +431,13 @@ def span_scores(mapped: MappedControl, options: ScoringOptions, *, span_jaccard:
 
 
 def score_control(mapped: MappedControl, options: ScoringOptions, *, span_jaccard: float = 0.5,
-                  expected: ExpectedDisorder | None = None) -> ControlScore:
+                  expected: ExpectedDisorder | None = None, observed: float | None = None) -> ControlScore:
     """Score one mapped control for the project (the tasks are scored by :mod:`plugin.state`).
 
     Undefined measures become None; their warnings are expected while few
     annotations exist and are not re-emitted. A span-like control also gets
-    :func:`span_scores` (``span_jaccard`` for overlap F1, ``expected`` gamma's
-    expected disorder when the caller holds it).
+    :func:`span_scores` (``span_jaccard`` for overlap F1, ``expected`` and
+    ``observed`` gamma's disorders when the caller holds them).
     """
     rows = mapped.rows
     control = mapped.control
@@ -462,7 +467,7 @@ def score_control(mapped: MappedControl, options: ScoringOptions, *, span_jaccar
             confusions=confusions, label_agreement=label_agreement,
             augmented=_augmented(mapped.ranked) if mapped.ranked is not None and len(mapped.ranked) else None,
             labels=_per_label(mapped, counts) if is_label_set(mapped) else None,
-            spans=span_scores(mapped, options, span_jaccard=span_jaccard, expected=expected),
+            spans=span_scores(mapped, options, span_jaccard=span_jaccard, expected=expected, observed=observed),
         )
 
 

@@ -278,6 +278,13 @@ class SpanTasks:
                     running[0] += tp
                     running[1] += size
 
+    def observed(self) -> float:
+        """The project's observed disorder from the tasks' held best alignments: their summed disorders over their
+        summed units per annotator (:attr:`agreement.gamma.ObservedDisorder.value`'s sums); NaN if none is
+        defined. Every task must be scored (:meth:`task_scores` over every task)."""
+        weight = sum(scored.weight for scored in self.scored.values())
+        return sum(scored.disorder for scored in self.scored.values()) / weight if weight > 0 else math.nan
+
     def live_f1(self, mapping: MappingOptions, scoring: ScoringOptions) -> dict[str, float | None]:
         """The project's pairwise F1, exact and overlap: the mean over pairs of the running sums' F1.
 

@@ -435,6 +435,9 @@ class ProjectSnapshot:
     expected : dict of str to ExpectedDisorder
         Per span-like control, gamma's expected disorder as sampled when
         every task was scored (so that it is sampled once per pass).
+    observed : dict of str to float
+        Per span-like control, gamma's observed disorder from every task's
+        held best alignment (so that no task is aligned twice).
     references : dict of str to tuple
         Per control with references, the rows mapped with them (see
         :attr:`ControlState.references`).
@@ -452,6 +455,7 @@ class ProjectSnapshot:
     scoring: ScoringOptions
     mapping: MappingOptions = field(default_factory=MappingOptions)
     expected: dict[str, ExpectedDisorder] = field(default_factory=dict)
+    observed: dict[str, float] = field(default_factory=dict)
     references: dict[str, tuple[tuple[Any, ...], ...]] = field(default_factory=dict)
     reference_authors: dict[int, str] = field(default_factory=dict)
 
@@ -466,7 +470,8 @@ class ProjectSnapshot:
         task's scores."""
         return ProjectScores(
             controls={name: replace(score_control(mapped, self.scoring, span_jaccard=self.mapping.span_jaccard,
-                                                  expected=self.expected.get(name)),
+                                                  expected=self.expected.get(name),
+                                                  observed=self.observed.get(name)),
                                     references=self.reference_scores(name))
                       for name, mapped in self.mapped.items()},
             tasks=self.tasks, skips=self.skips, n_annotations=self.n_annotations, annotators=self.annotators,
@@ -759,11 +764,13 @@ class ProjectState:
         tasks = self.task_scores(resample=False)
         expected = {name: control.spans.expected for name, control in self.controls.items()
                     if control.spans is not None and control.spans.expected is not None}
+        observed = {name: control.spans.observed() for name, control in self.controls.items()
+                    if control.spans is not None}  # every task was scored just above
         inputs, authors = self.reference_inputs()
         return ProjectSnapshot(mapped=self.mapped(),
                                tasks=tasks, skips=self.skips(), n_annotations=self.n_annotations(),
                                annotators=self.annotators(), config=self.config_remarks(), created=created,
-                               scoring=self.scoring, mapping=self.mapping, expected=expected,
+                               scoring=self.scoring, mapping=self.mapping, expected=expected, observed=observed,
                                references={name: rows for name, (rows, _, _) in inputs.items()},
                                reference_authors=authors)
 

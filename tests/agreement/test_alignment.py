@@ -8,8 +8,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import linear_sum_assignment
 
+from agreement import alignment as alignment_module
 from agreement.alignment import (
     best_alignment,
+    best_alignments,
     jaccard_matrix,
     match_overlapping,
     solve_set_partition,
@@ -90,6 +92,21 @@ def test_two_annotators_assignment_equals_the_mixed_integer_program(continuum):
     assignment = best_alignment(annotator, matrix, n_annotators=n)
     program = best_alignment(annotator, matrix, n_annotators=n, method="milp")
     assert assignment.total == pytest.approx(program.total, abs=1e-9)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(continua(min_annotators=3), min_size=1, max_size=6))
+def test_a_corpus_solved_in_several_programs_equals_one_program(corpus):
+    # continua are independent: cutting the corpus into programs of a few groups changes no continuum's optimum
+    whole = best_alignments(corpus)
+    limit = alignment_module.PROGRAM_GROUPS
+    try:
+        alignment_module.PROGRAM_GROUPS = 3
+        cut = best_alignments(corpus)
+    finally:
+        alignment_module.PROGRAM_GROUPS = limit
+    assert [a.total for a in cut] == pytest.approx([a.total for a in whole], abs=1e-9)
+    assert [a.total for a in whole] == pytest.approx([brute_force_disorder(*c, 1.0) for c in corpus], abs=1e-9)
 
 
 @settings(max_examples=60, deadline=None)

@@ -155,6 +155,12 @@ def test_the_stack_comes_up_scores_and_keeps_everything_across_down_and_up(stack
              "the agreeing task's meta")
     tab = next(v for v in admin.views.list(project=project.id) if (v.data or {}).get("title") == "Low agreement")
     assert [t.id for t in admin.tasks.list(project=project.id, view=tab.id, page_size=10)] == [tasks[0]]
+    # A task's alpha moves with the project's expected disagreement; an event rewrites its own task and the
+    # next pass the others that drifted (task 0 here, once task 1 agreed). Compare after that pass.
+    passes = status(stack, project.id)["passes"]
+    wait_for(lambda: (s := status(stack, project.id))["passes"] > passes and not s["pending_writes"], 90,
+             "a full pass and its writes")
+    assert meta(tasks[0])["agreement"]["alpha"] == pytest.approx(-1.0)  # D_o = 1, D_e = 2*3*1/(4*3) = 0.5
     before = {task: meta(task) for task in tasks}
 
     # down and up again: the volumes keep the database and Label Studio's data.

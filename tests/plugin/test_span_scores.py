@@ -237,3 +237,17 @@ def test_a_snapshot_keeps_the_expected_disorder_of_the_last_pass():
     assert snapshot.tasks[2].controls["label"]["gamma"] == round(state.controls["label"].spans.scored[2].gamma(held.value), 6)
     state.task_scores()  # the next pass samples again
     assert state.controls["label"].spans.expected is not held
+
+
+def test_the_project_observed_disorder_sums_the_tasks_held_alignments(bratiaa):
+    """The project's gamma takes its observed disorder from every task's best alignment, held since the task was
+    scored, rather than aligning every task again: it equals the disorder of one alignment of the whole corpus."""
+    from agreement.gamma import observed_disorder
+    from plugin.mapping.span_units import span_units
+
+    state = bratiaa[2]
+    snapshot = state.snapshot()
+    mapped = snapshot.mapped["label"]
+    again = observed_disorder(span_units(mapped, lengths=mapped.lengths)).value
+    assert snapshot.observed["label"] == pytest.approx(again, rel=1e-12)
+    assert snapshot.scores().controls["label"].spans["gamma"]["observed"] == round(again, 6)
