@@ -86,9 +86,76 @@ def solve_set_partition(incidence: ArrayLike | sparse.spmatrix | sparse.sparray,
         raise ValueError("Every group must hold at least one element.")
     if np.any(np.diff(matrix.tocsr().indptr) == 0):
         raise ValueError("The set partition has no solution: some element is in no group.")
-    # The relaxation splits into the connected components of elements sharing groups. Where its optimum is
-    # integral on a component, that is the component's integer optimum; only the other components go to branch
-    # and bound (the relaxation of alignments is integral almost everywhere, branch and bound on all is 4x slower).
+    # The problem splits into the connected components of elements sharing groups. A component of a few elements
+    # is solved by trying each of its set partitions (15 at most); the others go to the relaxation.
+    _, component = connected_components((matrix @ matrix.T).tocsr(), directed=False)
+    size = np.bincount(component)
+    group_component = component[matrix.indices[matrix.indptr[:-1]]]
+    chosen = _choose_small(matrix, c, component, size, group_component)
+    large = size[group_component] > SMALL_COMPONENT
+    if large.any():
+        chosen[large] = _solve_relaxed(matrix[size[component] > SMALL_COMPONENT][:, large], c[large])
+    return chosen
+
+
+SMALL_COMPONENT = 4
+"""Elements of a component solved by trying every set partition of them (Bell(4) = 15)."""
+
+
+def _set_partitions(k: int) -> list[list[int]]:
+    """Every set partition of ``range(k)``, each as the bit masks of its blocks."""
+    if k == 0:
+        return [[]]
+    out = []
+    for rest in _set_partitions(k - 1):
+        out.append([*rest, 1 << (k - 1)])
+        out.extend(rest[:i] + [rest[i] | 1 << (k - 1)] + rest[i + 1:] for i in range(len(rest)))
+    return out
+
+
+def _choose_small(matrix: sparse.csc_array, c: NDArray[np.float64], component: NDArray[np.intp],
+                  size: NDArray[np.intp], group_component: NDArray[np.intp]) -> NDArray[np.bool_]:
+    """The best groups of every component of at most :data:`SMALL_COMPONENT` elements, each component's set
+    partitions tried at once (a group's elements as a bit mask; a block no group covers costs infinity)."""
+    chosen = np.zeros(len(c), dtype=bool)
+    order = np.argsort(component, kind="stable")
+    rank = np.empty(len(component), dtype=np.int64)
+    rank[order] = np.arange(len(component)) - (np.cumsum(size) - size)[component[order]]
+    rows = matrix.indices
+    bits = np.where(size[component[rows]] <= SMALL_COMPONENT,
+                    np.left_shift(1, np.minimum(rank[rows], SMALL_COMPONENT)), 0)
+    mask = np.bincount(np.repeat(np.arange(len(c)), np.diff(matrix.indptr)), weights=bits,
+                       minlength=len(c)).astype(np.int64)
+    for k in range(1, SMALL_COMPONENT + 1):
+        components = np.flatnonzero(size == k)
+        if not len(components):
+            continue
+        place = np.full(len(size), -1, dtype=np.intp)
+        place[components] = np.arange(len(components))
+        groups = np.flatnonzero(size[group_component] == k)
+        row, bit = place[group_component[groups]], mask[groups]
+        table = np.full((len(components), 1 << k), np.inf)
+        np.minimum.at(table, (row, bit), c[groups])
+        partitions = _set_partitions(k)
+        totals = np.stack([table[:, blocks].sum(axis=1) for blocks in partitions], axis=1)
+        best = np.argmin(totals, axis=1)
+        if not np.isfinite(totals[np.arange(len(components)), best]).all():
+            raise ValueError("The set partition has no solution: some elements cannot be covered exactly once.")
+        in_partition = np.zeros((len(partitions), 1 << k), dtype=bool)
+        for number, blocks in enumerate(partitions):
+            in_partition[number, blocks] = True
+        picked = groups[in_partition[best[row], bit] & (c[groups] == table[row, bit])]
+        # one group per block where several hold the same elements at the same cost
+        _, first = np.unique(group_component[picked] * (1 << k) + mask[picked], return_index=True)
+        chosen[picked[first]] = True
+    return chosen
+
+
+def _solve_relaxed(matrix: sparse.csc_array, c: NDArray[np.float64]) -> NDArray[np.bool_]:
+    """A set partition through its linear relaxation, branch and bound only where that is fractional."""
+    # Where the relaxation's optimum is integral on a component, that is the component's integer optimum; only the
+    # other components go to branch and bound (the relaxation of alignments is integral almost everywhere, branch
+    # and bound on all is 4x slower).
     relaxed = linprog(c, A_eq=matrix, b_eq=np.ones(matrix.shape[0]), bounds=(0.0, 1.0), method="highs")
     if relaxed.x is None:
         raise ValueError(f"The set partition has no solution ({relaxed.message}).")
@@ -148,46 +215,83 @@ def unitary_candidates(annotator: ArrayLike, pair_cost: ArrayLike, *, n_annotato
     """
     who = np.asarray(annotator, dtype=np.intp)
     cost_matrix = np.asarray(pair_cost, dtype=float)
-    ok_matrix = np.ones(cost_matrix.shape, dtype=bool) if compatible is None else np.asarray(compatible, dtype=bool)
+    ok = None if compatible is None else np.asarray(compatible, dtype=bool).ravel()
+    batch = _Continua(who, np.zeros(len(who), dtype=np.intp), np.array([0, len(who)]), cost_matrix.ravel(), ok)
+    members, cost, _ = _candidates(batch, n_annotators=n_annotators, empty_cost=empty_cost, budget=budget)
+    return members, cost
+
+
+@dataclass(frozen=True)
+class _Continua:
+    """Several continua's units end to end: each unit's annotator and continuum, and their pair costs.
+
+    Units are ordered by continuum; continuum ``c`` holds units ``start[c]:start[c + 1]``, and its pair costs are
+    its ``(n_c, n_c)`` matrix, raveled, at ``cost[flat[c]:]`` (and which pairs may share a group at ``ok[flat[c]:]``).
+    """
+
+    annotator: NDArray[np.intp]
+    continuum: NDArray[np.intp]
+    start: NDArray[np.intp]
+    cost: NDArray[np.float64]
+    ok: NDArray[np.bool_] | None
+
+    @property
+    def flat(self) -> NDArray[np.intp]:
+        size = np.diff(self.start)
+        return np.concatenate([[0], np.cumsum(size * size)[:-1]]).astype(np.intp)
+
+    def pair(self, first: NDArray[np.intp], second: NDArray[np.intp],
+             flat: NDArray[np.intp]) -> NDArray[np.intp]:
+        """Where the pair of units ``first[i]``, ``second[i]`` (of one continuum) is in ``cost`` and ``ok``."""
+        c = self.continuum[first]
+        size = self.start[c + 1] - self.start[c]
+        return flat[c] + (first - self.start[c]) * size + (second - self.start[c])
+
+
+def _candidates(batch: _Continua, *, n_annotators: int, empty_cost: float,
+                budget: float | None) -> tuple[NDArray[np.intp], NDArray[np.float64], NDArray[np.intp]]:
+    """:func:`unitary_candidates` of every continuum of ``batch`` at once (all with ``n_annotators`` annotators).
+
+    Returns each group's units (indices into the batch's units, -1 for empty), summed cost and continuum, the
+    groups ordered by continuum.
+    """
     pairs = n_annotators * (n_annotators - 1) // 2
-    members = np.empty((1, 0), dtype=np.intp)
-    total = np.zeros(1)
-    real = np.zeros(1, dtype=np.intp)
+    n_continua = len(batch.start) - 1
+    flat = batch.flat
+    # units of annotator a in continuum c are order[place[c * n + a]:place[c * n + a + 1]]
+    key = batch.continuum * n_annotators + batch.annotator
+    order = np.argsort(key, kind="stable")
+    place = np.searchsorted(key[order], np.arange(n_continua * n_annotators + 1))
+    members = np.empty((n_continua, 0), dtype=np.intp)
+    total = np.zeros(n_continua)
+    real = np.zeros(n_continua, dtype=np.intp)
+    continuum = np.arange(n_continua, dtype=np.intp)
     for a in range(n_annotators):
-        own = np.flatnonzero(who == a)
-        grown_members = [np.hstack([members, np.full((len(members), 1), -1, dtype=np.intp)])]
-        grown_total = [total + empty_cost * a]
-        grown_real = [real]
-        if len(own):
-            # partial groups of empty units only take any unit; the others only units compatible with their first
-            alone = np.flatnonzero(real == 0)
-            rows = [np.repeat(alone, len(own))]
-            cols = [np.tile(np.arange(len(own)), len(alone))]
-            some = np.flatnonzero(real > 0)
-            if len(some):
-                first = members[some, np.argmax(members[some] >= 0, axis=1)]
-                near_row, near_col = np.nonzero(ok_matrix[np.ix_(first, own)])
-                rows.append(some[near_row])
-                cols.append(near_col)
-            row, col = np.concatenate(rows), np.concatenate(cols)
-            unit = own[col]
-            ok = np.ones(len(row), dtype=bool)
-            add = np.zeros(len(row))
-            for b in range(a):
-                other = members[row, b]
-                filled = other >= 0
-                ok[filled] &= ok_matrix[other[filled], unit[filled]]
-                add[filled] += cost_matrix[other[filled], unit[filled]]
-                add[~filled] += empty_cost
-            row, unit, add = row[ok], unit[ok], add[ok]
-            grown_members.append(np.hstack([members[row], unit[:, None]]))
-            grown_total.append(total[row] + add)
-            grown_real.append(real[row] + 1)
-        members, total, real = np.vstack(grown_members), np.concatenate(grown_total), np.concatenate(grown_real)
+        begin = place[continuum * n_annotators + a]
+        count = place[continuum * n_annotators + a + 1] - begin
+        row = np.repeat(np.arange(len(members)), count)
+        within = np.arange(len(row)) - np.repeat(np.cumsum(count) - count, count)
+        unit = order[begin[row] + within]
+        keep = np.ones(len(row), dtype=bool)
+        add = np.zeros(len(row))
+        for b in range(a):
+            other = members[row, b]
+            filled = np.flatnonzero(other >= 0)
+            where = batch.pair(other[filled], unit[filled], flat)
+            if batch.ok is not None:
+                keep[filled] &= batch.ok[where]
+            add[filled] += batch.cost[where]
+            add[other < 0] += empty_cost
+        row, unit, add = row[keep], unit[keep], add[keep]
+        members = np.vstack([np.hstack([members, np.full((len(members), 1), -1, dtype=np.intp)]),
+                             np.hstack([members[row], unit[:, None]])])
+        total = np.concatenate([total + empty_cost * a, total[row] + add])
+        real = np.concatenate([real, real[row] + 1])
+        continuum = np.concatenate([continuum, continuum[row]])
         if budget is not None:
             left = n_annotators - a - 1
             keep = total <= pairs * (real + left) * budget * (1 + 1e-12)
-            members, total, real = members[keep], total[keep], real[keep]
+            members, total, real, continuum = members[keep], total[keep], real[keep], continuum[keep]
     keep = real > 0
     if budget is not None:
         keep &= total <= pairs * real * budget * (1 + 1e-12)
@@ -196,10 +300,12 @@ def unitary_candidates(annotator: ArrayLike, pair_cost: ArrayLike, *, n_annotato
         for i in range(n_annotators):
             own_sum = np.zeros(len(members))
             for j in range(n_annotators):
-                both = filled[:, i] & filled[:, j] & (i != j)
-                own_sum[both] += cost_matrix[members[both, i], members[both, j]]
+                both = np.flatnonzero(filled[:, i] & filled[:, j] & (i != j))
+                own_sum[both] += batch.cost[batch.pair(members[both, i], members[both, j], flat)]
             keep &= own_sum <= (real - 1 + pairs) * budget * (1 + 1e-12)
-    return members[keep], total[keep]
+    members, total, continuum = members[keep], total[keep], continuum[keep]
+    by_continuum = np.argsort(continuum, kind="stable")
+    return members[by_continuum], total[by_continuum], continuum[by_continuum]
 
 
 def _padded_assignment(cross: NDArray[np.float64], delta_empty: float) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
@@ -257,39 +363,46 @@ PROGRAM_GROUPS = 50_000
 """Candidate groups gathered into one mixed-integer program at most (continua are independent, so a corpus is
 solved in programs of about this size: the same optimum, in bounded memory)."""
 
+BATCH_CONTINUA = 2_000
+"""Continua whose candidate groups are built together, in one vectorised pass."""
 
-def _solve_blocks(blocks: list[tuple[int, int, NDArray[np.intp], NDArray[np.float64]]],
-                  out: list[Alignment | None]) -> None:
-    """Solve the continua of ``blocks`` (their candidate groups) as one set partition, into ``out``."""
-    if not blocks:
-        return
-    rows, cols, costs = [], [], []
-    row_offset = col_offset = 0
-    for _, n_units, members, cost in blocks:
-        group_of, unit = np.nonzero(members.T >= 0)[1], members.T[members.T >= 0]
-        rows.append(unit + row_offset)
-        cols.append(group_of + col_offset)
-        costs.append(cost)
-        row_offset += n_units
-        col_offset += len(cost)
-    incidence = sparse.csc_array((np.ones(sum(len(r) for r in rows)), (np.concatenate(rows), np.concatenate(cols))),
-                                 shape=(row_offset, col_offset))
-    chosen = solve_set_partition(incidence, np.concatenate(costs))
-    col_offset = 0
-    for index, n_units, members, cost in blocks:
-        picked = np.flatnonzero(chosen[col_offset:col_offset + len(cost)])
-        col_offset += len(cost)
-        group = np.full(n_units, -1, dtype=np.intp)
-        for number, g in enumerate(picked):
-            units = members[g][members[g] >= 0]
-            group[units] = number
-        out[index] = Alignment(group, cost[picked])
+
+def _solve_programs(batch: _Continua, members: NDArray[np.intp], cost: NDArray[np.float64],
+                    continuum: NDArray[np.intp], *, program_groups: int) -> list[Alignment]:
+    """Each continuum's best alignment from the candidate groups of a batch, solved in programs of at most about
+    ``program_groups`` groups cut between continua."""
+    n_continua = len(batch.start) - 1
+    first_group = np.searchsorted(continuum, np.arange(n_continua + 1))
+    alignments: list[Alignment] = []
+    c0 = 0
+    while c0 < n_continua:
+        c1 = int(np.searchsorted(first_group, first_group[c0] + program_groups, side="right")) - 1
+        c1 = min(max(c1, c0 + 1), n_continua)
+        g0, g1, u0, u1 = first_group[c0], first_group[c1], batch.start[c0], batch.start[c1]
+        block, block_cost = members[g0:g1], cost[g0:g1]
+        group_of, unit = np.nonzero(block >= 0)
+        incidence = sparse.csc_array((np.ones(len(unit)), (block[group_of, unit] - u0, group_of)),
+                                     shape=(u1 - u0, g1 - g0))
+        picked = np.flatnonzero(solve_set_partition(incidence, block_cost))
+        owner = continuum[g0:g1][picked]
+        first_pick = np.searchsorted(owner, np.arange(c0, c1 + 1))
+        number = np.arange(len(picked)) - first_pick[owner - c0]
+        chosen = block[picked]
+        group = np.full(u1 - u0, -1, dtype=np.intp)
+        group[chosen[chosen >= 0] - u0] = np.broadcast_to(number[:, None], chosen.shape)[chosen >= 0]
+        disorder = block_cost[picked]
+        for c in range(c0, c1):
+            alignments.append(Alignment(group[batch.start[c] - u0:batch.start[c + 1] - u0],
+                                        disorder[first_pick[c - c0]:first_pick[c - c0 + 1]]))
+        c0 = c1
+    return alignments
 
 
 def best_alignments(continua: Sequence[tuple[ArrayLike, ArrayLike, int]], *, delta_empty: float = 1.0,
-                    method: str = "auto") -> list[Alignment]:
-    """The best alignment of each of several continua, the mixed-integer ones solved together, in programs of
-    about :data:`PROGRAM_GROUPS` candidate groups each (the same optimum as one program, in bounded memory).
+                    method: str = "auto", program_groups: int = PROGRAM_GROUPS) -> list[Alignment]:
+    """The best alignment of each of several continua, the mixed-integer ones built together in vectorised
+    batches and solved in programs of about ``program_groups`` candidate groups each (the same optimum as one
+    program, in bounded memory).
 
     Parameters
     ----------
@@ -301,6 +414,8 @@ def best_alignments(continua: Sequence[tuple[ArrayLike, ArrayLike, int]], *, del
     method : {"auto", "milp"}
         ``"auto"`` solves two annotators as an assignment problem and more as a mixed-integer program;
         ``"milp"`` solves all as mixed-integer programs.
+    program_groups : int
+        Candidate groups in one mixed-integer program at most (a continuum with more is a program of its own).
 
     Returns
     -------
@@ -309,8 +424,7 @@ def best_alignments(continua: Sequence[tuple[ArrayLike, ArrayLike, int]], *, del
     if method not in ("auto", "milp"):
         raise ValueError(f"method must be 'auto' or 'milp', not {method!r}.")
     out: list[Alignment | None] = [None] * len(continua)
-    blocks: list[tuple[int, int, NDArray[np.intp], NDArray[np.float64]]] = []
-    gathered = 0
+    programs: dict[int, list[tuple[int, NDArray[np.intp], NDArray[np.float64]]]] = {}
     for index, (annotator, dissimilarity, n_annotators) in enumerate(continua):
         who = np.asarray(annotator, dtype=np.intp)
         matrix = np.asarray(dissimilarity, dtype=float)
@@ -320,18 +434,24 @@ def best_alignments(continua: Sequence[tuple[ArrayLike, ArrayLike, int]], *, del
             raise ValueError(f"Continuum {index}: annotator codes must lie in range({n_annotators}).")
         if n_annotators == 2 and method == "auto":
             out[index] = _assignment(who, matrix, delta_empty)
-            continue
+        else:
+            programs.setdefault(n_annotators, []).append((index, who, matrix))
+    for n_annotators, waiting in programs.items():
         pairs = n_annotators * (n_annotators - 1) // 2
         # two units further apart than (n - 1 + C(n, 2)) Δ∅ are never in one unitary alignment of a best one
-        near = matrix <= (n_annotators - 1 + pairs) * delta_empty * (1 + 1e-12)
-        members, cost = unitary_candidates(who, matrix, n_annotators=n_annotators, empty_cost=delta_empty,
-                                           compatible=near, budget=delta_empty)
-        blocks.append((index, len(who), members, cost / pairs))
-        gathered += len(cost)
-        if gathered >= PROGRAM_GROUPS:
-            _solve_blocks(blocks, out)
-            blocks, gathered = [], 0
-    _solve_blocks(blocks, out)
+        reach = (n_annotators - 1 + pairs) * delta_empty * (1 + 1e-12)
+        for first in range(0, len(waiting), BATCH_CONTINUA):
+            part = waiting[first:first + BATCH_CONTINUA]
+            sizes = np.array([len(who) for _, who, _ in part], dtype=np.intp)
+            cost = np.concatenate([matrix.ravel() for _, _, matrix in part]) if len(part) else np.zeros(0)
+            batch = _Continua(np.concatenate([who for _, who, _ in part]),
+                              np.repeat(np.arange(len(part), dtype=np.intp), sizes),
+                              np.concatenate([[0], np.cumsum(sizes)]).astype(np.intp), cost, cost <= reach)
+            members, total, continuum = _candidates(batch, n_annotators=n_annotators, empty_cost=delta_empty,
+                                                    budget=delta_empty)
+            solved = _solve_programs(batch, members, total / pairs, continuum, program_groups=program_groups)
+            for (index, _, _), alignment in zip(part, solved, strict=True):
+                out[index] = alignment
     return out  # type: ignore[return-value]
 
 

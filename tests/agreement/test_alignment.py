@@ -8,7 +8,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import linear_sum_assignment
 
-from agreement import alignment as alignment_module
 from agreement.alignment import (
     best_alignment,
     best_alignments,
@@ -56,12 +55,52 @@ def test_set_partition_chooses_the_cheaper_cover():
 
 
 def test_set_partition_branches_where_the_relaxation_is_fractional():
-    # three elements, the three pairs at 1 and the singletons at 0.8: the relaxation takes every pair at 1/2 (1.5),
-    # the integer optimum one pair and one singleton (1.8); a fourth element apart stays integral (its singleton)
-    incidence = np.array([[1, 0, 1, 1, 0, 0, 0], [1, 1, 0, 0, 1, 0, 0], [0, 1, 1, 0, 0, 1, 0], [0, 0, 0, 0, 0, 0, 1]])
-    chosen = solve_set_partition(incidence, [1.0, 1.0, 1.0, 0.8, 0.8, 0.8, 0.3])
-    assert (incidence @ chosen).tolist() == [1, 1, 1, 1]
-    assert float(np.dot([1.0, 1.0, 1.0, 0.8, 0.8, 0.8, 0.3], chosen)) == pytest.approx(2.1)
+    # five elements in a cycle, its five pairs at 1 and the singletons at 0.8: the relaxation takes every pair at
+    # 1/2 (2.5), the integer optimum two pairs and a singleton (2.8); a sixth element apart is a small component
+    pairs = [(0, 1), (1, 2), (2, 3), (3, 4), (4, 0)]
+    incidence = np.zeros((6, 11))
+    for g, (i, j) in enumerate(pairs):
+        incidence[[i, j], g] = 1
+    incidence[np.arange(6), 5 + np.arange(6)] = 1
+    cost = [1.0] * 5 + [0.8] * 5 + [0.3]
+    chosen = solve_set_partition(incidence, cost)
+    assert (incidence @ chosen).tolist() == [1] * 6
+    assert float(np.dot(cost, chosen)) == pytest.approx(3.1)
+
+
+def test_set_partition_of_a_small_component_tries_its_partitions():
+    # three elements, the three pairs at 1 and the singletons at 0.8: one pair and one singleton (1.8); the
+    # triple at 2.5 loses; a duplicate of the cheapest pair is never chosen beside it
+    incidence = np.array([[1, 0, 1, 1, 0, 0, 1, 1], [1, 1, 0, 0, 1, 0, 1, 1], [0, 1, 1, 0, 0, 1, 1, 0]])
+    cost = [1.0, 1.0, 1.0, 0.8, 0.8, 0.8, 2.5, 1.0]
+    chosen = solve_set_partition(incidence, cost)
+    assert (incidence @ chosen).tolist() == [1, 1, 1]
+    assert float(np.dot(cost, chosen)) == pytest.approx(1.8)
+    with pytest.raises(ValueError, match="no solution"):
+        solve_set_partition([[1, 0], [1, 1], [0, 1]], [1.0, 1.0])  # {0, 1} and {1, 2}: element 1 twice or 0 never
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(1, 7).flatmap(lambda n: st.tuples(
+    st.just(n), st.lists(st.tuples(st.sets(st.integers(0, n - 1), min_size=1, max_size=n),
+                                   st.floats(0.0, 5.0, allow_nan=False)), min_size=1, max_size=10))))
+def test_set_partition_equals_brute_force(problem):
+    # small components are tried partition by partition, larger ones through the relaxation: both exact
+    n, groups = problem
+    incidence = np.zeros((n, len(groups)))
+    for g, (elements, _) in enumerate(groups):
+        incidence[sorted(elements), g] = 1
+    cost = np.array([c for _, c in groups])
+    best = min((float(cost[list(pick)].sum()) for k in range(1, len(groups) + 1)
+                for pick in combinations(range(len(groups)), k) if (incidence[:, list(pick)].sum(axis=1) == 1).all()),
+               default=None)
+    if best is None:
+        with pytest.raises(ValueError, match="no solution|in no group"):
+            solve_set_partition(incidence, cost)
+        return
+    chosen = solve_set_partition(incidence, cost)
+    assert (incidence @ chosen).tolist() == [1] * n
+    assert float(cost @ chosen) == pytest.approx(best, abs=1e-9)
 
 
 def test_set_partition_refuses_an_element_in_no_group():
@@ -99,12 +138,7 @@ def test_two_annotators_assignment_equals_the_mixed_integer_program(continuum):
 def test_a_corpus_solved_in_several_programs_equals_one_program(corpus):
     # continua are independent: cutting the corpus into programs of a few groups changes no continuum's optimum
     whole = best_alignments(corpus)
-    limit = alignment_module.PROGRAM_GROUPS
-    try:
-        alignment_module.PROGRAM_GROUPS = 3
-        cut = best_alignments(corpus)
-    finally:
-        alignment_module.PROGRAM_GROUPS = limit
+    cut = best_alignments(corpus, program_groups=3)
     assert [a.total for a in cut] == pytest.approx([a.total for a in whole], abs=1e-9)
     assert [a.total for a in whole] == pytest.approx([brute_force_disorder(*c, 1.0) for c in corpus], abs=1e-9)
 
