@@ -7,9 +7,11 @@ dissimilarity over its ``C(n, 2)`` pairs, a pair with an empty unit costing Î”âˆ
 into unitary alignments; the *best* alignment is the one of least total disorder.
 
 Finding it is a set-partitioning problem: choose, among candidate groups of units, groups that cover every unit
-exactly once at the least total cost. :func:`solve_set_partition` solves any such problem exactly, as a mixed-integer
-program through SciPy's HiGHS (:func:`scipy.optimize.milp`); for two annotators the problem is an assignment
-problem and :func:`best_alignment` solves it with :func:`scipy.optimize.linear_sum_assignment` instead.
+exactly once at the least total cost. :func:`solve_set_partition` solves any such problem exactly, component by
+component: a component of a few elements by trying each of its set partitions (vectorised over all such components),
+a larger one as a mixed-integer program through SciPy's HiGHS (:func:`scipy.optimize.milp`). For two annotators the
+problem is an assignment problem and :func:`best_alignment` solves it with :func:`scipy.optimize.linear_sum_assignment`
+instead. :func:`best_alignments` builds the candidate groups of many continua in one vectorised pass.
 :func:`match_overlapping` reuses the set partition to group spans of one text into items: the partition of greatest
 total Jaccard overlap whose groups hold at most one span per annotator, every pair overlapping enough.
 """
@@ -55,7 +57,10 @@ def solve_set_partition(incidence: ArrayLike | sparse.spmatrix | sparse.sparray,
 
     .. math:: \\min_x c^\\top x \\quad \\text{s.t.} \\quad A x = 1,\\; x \\in \\{0, 1\\}^g
 
-    solved exactly by HiGHS's branch and bound through :func:`scipy.optimize.milp` (relative gap 0).
+    solved exactly, one connected component of elements sharing groups at a time: a component of at most
+    :data:`SMALL_COMPONENT` elements by comparing the cost of each of its set partitions (a block that no group
+    covers costs infinity), the others by HiGHS's branch and bound through :func:`scipy.optimize.milp` (relative
+    gap 0) where their linear relaxation is not integral.
 
     Parameters
     ----------

@@ -374,10 +374,14 @@ def _continuum_lengths(task: int, mapped: MappedControl, data: Mapping[str, Any]
 
     A task submitted with no span marked is the continuum ``(task, ())``.
     """
-    scopes = dict.fromkeys(row[1] for row in mapped.spans or () if row[0] == task)
-    if not scopes and any(pair[0] == task for pair in mapped.submitted or ()):
-        scopes[()] = None
-    return {(task, scope): continuum_length(mapped.control, data, results, scope=scope) for scope in scopes}
+    last: dict[tuple[Any, ...], float] = {}
+    for row in mapped.spans or ():
+        if row[0] == task:
+            last[row[1]] = max(last.get(row[1], 0.0), row[5])
+    if not last and any(pair[0] == task for pair in mapped.submitted or ()):
+        last[()] = 0.0
+    return {(task, scope): continuum_length(mapped.control, data, results, scope=scope, last_end=end)
+            for scope, end in last.items()}
 
 
 def _replace(store: dict[int, tuple[tuple[Any, ...], ...]], task: int, rows: tuple[tuple[Any, ...], ...]) -> None:

@@ -223,7 +223,7 @@ def _last_end(control: Control, results: Iterable[Mapping[str, Any]], scope: tup
 
 
 def continuum_length(control: Control, task_data: Mapping[str, Any], results: Iterable[Mapping[str, Any]], *,
-                     scope: tuple[Any, ...] = ()) -> float | None:
+                     scope: tuple[Any, ...] = (), last_end: float | None = None) -> float | None:
     """The length of one task's continuum for ``control``, or None when the task and its results do not give it.
 
     Parameters
@@ -238,6 +238,9 @@ def continuum_length(control: Control, task_data: Mapping[str, Any], results: It
     scope : tuple, keyword-only
         The continuum's scope, as in the span rows; the last unit is looked
         for there.
+    last_end : float, keyword-only, optional
+        The end of the last unit in ``scope`` when the caller has the span
+        rows (0 for none); by default it is read from ``results``.
 
     Returns
     -------
@@ -284,7 +287,7 @@ def continuum_length(control: Control, task_data: Mapping[str, Any], results: It
         length = _media_length(control, results)
     if length is None:
         return None
-    return max(length, _last_end(control, results, scope))
+    return max(length, _last_end(control, results, scope) if last_end is None else last_end)
 
 
 Continuum = tuple[int, tuple[Any, ...]]
