@@ -32,6 +32,7 @@ labels, where two small arrays took 230), since a project holds millions.
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
+from itertools import pairwise
 from typing import Literal
 
 import numpy as np
@@ -109,6 +110,7 @@ class RunningAgreement:
         self._annotations = 0.0
         self._shares = np.zeros(max(n_categories, 4))  # sum over rated items of x_ik / n_i: Gwet's pi, times n
         self._rated = 0
+        self._keyless = 0  # items added by apply_items (their counts are the caller's)
 
     @property
     def n_categories(self) -> int:
@@ -118,7 +120,7 @@ class RunningAgreement:
     @property
     def n_items(self) -> int:
         """Items with at least one annotation."""
-        return len(self._items)
+        return len(self._items) + self._keyless
 
     @property
     def pairable_totals(self) -> NDArray[np.float64]:
@@ -261,6 +263,83 @@ class RunningAgreement:
         if len(c):
             self._items[key] = packed
             self._apply(c, x, +1.0)
+
+    def apply_items(self, indptr: ArrayLike, columns: ArrayLike, counts: ArrayLike, *, sign: float = 1.0) -> None:
+        """Add (``sign=1``) or take away (``sign=-1``) many items' counts at once, without keeping them.
+
+        For a caller that holds the items itself, compactly (a project's
+        state keeps each task's rows as codes and derives its items' counts
+        when it needs them): one vectorized update for a whole page of tasks,
+        where :meth:`set_sparse_item` costs a Python call per item. Taking
+        away an item that was never added is the caller's error; the sums
+        cannot tell.
+
+        Parameters
+        ----------
+        indptr : array_like of int
+            Item ``i``'s non-zero counts are ``columns[indptr[i]:indptr[i + 1]]``
+            and ``counts[...]`` (CSR layout; distinct columns within an item).
+        columns : array_like of int
+        counts : array_like of float
+            Positive.
+        sign : {1.0, -1.0}
+
+        Examples
+        --------
+        >>> live = RunningAgreement(3)
+        >>> live.apply_items([0, 2, 3], [0, 1, 1], [2.0, 1.0, 2.0])   # items [2, 1, 0] and [0, 2, 0]
+        >>> round(live.spa(), 4), live.n_items
+        (0.5556, 2)
+        >>> live.apply_items([0, 1], [1], [2.0], sign=-1.0)
+        >>> round(live.spa(), 4), live.n_items
+        (0.3333, 1)
+        """
+        bounds = np.asarray(indptr, dtype=np.intp)
+        c = np.asarray(columns, dtype=np.intp)
+        x = np.asarray(counts, dtype=np.float64)
+        if len(bounds) < 2 or len(c) == 0:
+            return
+        self._widen(int(c.max()) + 1)
+        sizes = np.diff(bounds)
+        if len(sizes) <= _SMALL:  # a task's few items (the live path): plain floats beat a dozen numpy calls
+            for start, end in pairwise(bounds.tolist()):
+                if end > start:
+                    self._keyless += int(sign)
+                    self._apply(c[start:end], x[start:end], sign)
+            return
+        owner = np.repeat(np.arange(len(sizes)), sizes)
+        n = np.bincount(owner, weights=x, minlength=len(sizes))
+        q = np.bincount(owner, weights=x * x, minlength=len(sizes))
+        rated = n >= 1
+        self._keyless += int(sign) * int(rated.sum())
+        self._annotations += sign * float(n.sum())
+        np.add.at(self._shares, c[rated[owner]], sign * (x / np.where(n > 0, n, 1.0)[owner])[rated[owner]])
+        self._rated += int(sign) * int(rated.sum())
+        pairable = n >= 2
+        if not pairable.any():
+            return
+        n2, q2 = n[pairable], q[pairable]
+        p = (q2 - n2) / (n2 * (n2 - 1.0))
+        edges = n2 * (n2 - 1.0) / 2.0
+        terms = (p, np.ones_like(p), n2 * p, n2, (n2 - 1.0) * p, n2 - 1.0, edges * p, edges)
+        self._spa = [total + sign * float(term.sum()) for total, term in zip(self._spa, terms, strict=True)]
+        self._nominal_observed += sign * float(((n2 * n2 - q2) / (n2 - 1.0)).sum())
+        keep = pairable[owner]
+        before = float(self._totals @ self._totals)
+        np.add.at(self._totals, c[keep], sign * x[keep])
+        self._total += sign * float(n2.sum())
+        self._total_squares += float(self._totals @ self._totals) - before
+        if self._keep_coincidence:  # every ordered pair of an item's counts, x_c x_k / (n - 1)
+            items = np.flatnonzero(pairable)
+            lengths = sizes[items]
+            starts = bounds[items]
+            pairs = lengths * lengths
+            first_of = np.repeat(np.arange(len(items)), pairs)
+            within = np.arange(int(pairs.sum())) - np.repeat(np.cumsum(pairs) - pairs, pairs)
+            left = starts[first_of] + within // lengths[first_of]
+            right = starts[first_of] + within % lengths[first_of]
+            weight = sign * x[left] * x[right] / (n[items][first_of] - 1.0)
+            np.add.at(self._coincidence, (c[left], c[right]), weight)
 
     def remove_item(self, key: Hashable) -> None:
         """Forget item ``key`` (nothing happens if it is unknown)."""

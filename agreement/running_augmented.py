@@ -84,20 +84,30 @@ class RunningAugmented:
             if pair[WEIGHTS[0]][0] <= 0:
                 del self._pairs[(a, b)]
 
+    def add_labels(self, labels: Iterable[tuple[str, Any, int]], *, sign: float = 1.0) -> None:
+        """Add (``sign=1``) or take away (``sign=-1``) one item's labels, without keeping them.
+
+        For a caller that holds its items' labels itself, compactly;
+        :meth:`set_item` is the keyed form.
+        """
+        kept = tuple(labels)
+        rows = {p: _rows(kept, p) for p in WEIGHTS}
+        if rows[WEIGHTS[0]]:
+            self._add(rows, sign)
+
     def set_item(self, item: Any, labels: Iterable[tuple[str, Any, int]]) -> None:
         """Replace ``item``'s labels with ``labels``: ``(annotator, label, rank)``, rank 1 or 2."""
         self.remove_item(item)
         kept = tuple((annotator, label, int(rank)) for annotator, label, rank in labels)
-        rows = {p: _rows(kept, p) for p in WEIGHTS}
-        if rows[WEIGHTS[0]]:
+        if _rows(kept, WEIGHTS[0]):
             self._items[item] = kept
-            self._add(rows, 1.0)
+            self.add_labels(kept)
 
     def remove_item(self, item: Any) -> None:
         """Forget ``item`` (nothing happens for an item never set)."""
         labels = self._items.pop(item, None)
         if labels is not None:
-            self._add({p: _rows(labels, p) for p in WEIGHTS}, -1.0)
+            self.add_labels(labels, sign=-1.0)
 
     def expected(self, first: str, second: str, *, p: float) -> float:
         """The pair's chance agreement :math:`p(E)` at weight p (NaN if the pair labeled no item together)."""
@@ -108,13 +118,18 @@ class RunningAugmented:
         return sum(value * sums_b.get(label, 0.0) for label, value in sums_a.items()) / (n * n)
 
     def item_kappa(self, item: Any, *, p: float) -> float:
-        """kappa' of one item at weight p: the mean over its pairs of :math:`(M_a[x] M_b[x] - p(E)) / (1 - p(E))`.
+        """kappa' of one item at weight p (:meth:`labels_kappa` of its labels); NaN for an item never set."""
+        labels = self._items.get(item)
+        return self.labels_kappa(labels, p=p) if labels is not None else float("nan")
+
+    def labels_kappa(self, labels: Iterable[tuple[str, Any, int]], *, p: float) -> float:
+        """kappa' of an item with ``labels`` at weight p: the mean over its pairs of
+        :math:`(M_a[x] M_b[x] - p(E)) / (1 - p(E))`.
 
         Pairs whose p(E) is 1 (no variation to correct for) are left out, as
         in :func:`agreement.augmented.augmented_item_kappa`; NaN when none is left.
         """
-        labels = self._items.get(item)
-        rows = _rows(labels, p) if labels is not None else None
+        rows = _rows(labels, p)
         if not rows:
             return float("nan")
         values = []
@@ -126,6 +141,12 @@ class RunningAugmented:
 
     def item_class(self, item: Any, *, tolerance: float = 0.1, high: float = 0.6) -> str | None:
         """The item's class of seed 000 (:func:`agreement.augmented.item_classes`), or None while undefined."""
-        found = str(item_classes([self.item_kappa(item, p=1.0)], [self.item_kappa(item, p=0.5)],
+        return self.labels_class(self._items.get(item, ()), tolerance=tolerance, high=high)
+
+    def labels_class(self, labels: Iterable[tuple[str, Any, int]], *, tolerance: float = 0.1,
+                     high: float = 0.6) -> str | None:
+        """The class of an item with ``labels`` (added to these sums), or None while undefined."""
+        kept = tuple(labels)
+        found = str(item_classes([self.labels_kappa(kept, p=1.0)], [self.labels_kappa(kept, p=0.5)],
                                  tolerance=tolerance, high=high)[0])
         return found or None

@@ -151,12 +151,13 @@ def people_of_tasks(tasks: Iterable[Any]) -> dict[str, str]:
 
 
 def _as_int(value: Any) -> int | None:
+    """An id as an int64 (what a project's state holds), or None."""
     if isinstance(value, bool):
         return None
-    if isinstance(value, int):
-        return value
     if isinstance(value, str) and value.strip().isdigit():
-        return int(value)
+        value = int(value)
+    if isinstance(value, int) and -(2**63) < value < 2**63:
+        return value
     return None
 
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import nullcontext
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -178,7 +179,7 @@ def full_pass(client: LabelStudioClient, monitor: ProjectMonitor, *, controls: M
     report.kind = "changed" if changed_only else "full"
     total = [0]
     newest = watermark if changed_only else None
-    with monitor.reading():
+    with monitor.reading(), (nullcontext() if changed_only else target.batch()):
         since = watermark - WATERMARK_MARGIN if changed_only and watermark is not None else None
         for task in client.tasks(monitor.project, on_total=lambda n: total.__setitem__(0, n), max_rate=max_rate,
                                  updated_after=since):

@@ -44,6 +44,7 @@ import numpy as np
 from agreement import UndefinedMeasureWarning
 from agreement.gamma import ExpectedDisorder, expected_disorder, observed_disorder
 from agreement.span_f1 import span_f1
+from plugin.codes import Interned
 from plugin.labelconfig import Control
 from plugin.mapping import MappedControl
 from plugin.mapping.span_units import span_units
@@ -67,27 +68,54 @@ def pair_f1(counts: Mapping[Pair, tuple[int, int]]) -> float:
     return float(np.mean(values)) if values else math.nan
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class TaskSpans:
     """One task's span measures for one control.
 
     Attributes
     ----------
-    pairs : dict
-        Per match (``"exact"``, ``"overlap"``): per annotator pair ``(a, b)``,
-        ``a < b``, the task's ``(TP, |A| + |B|)`` over its continua and labels.
+    counts : bytes
+        int64 rows, one per annotator pair ``(a, b)``, ``a < b``: the pair's
+        code in ``pair_names``, then per match (:data:`MATCHES`) the task's
+        ``TP`` and ``|A| + |B|`` over its continua and labels.
+    pair_names : list of tuple
+        The control's annotator pairs by code (shared by every task).
     disorder, weight : float
         The summed best-alignment disorders of the task's continua and their
         summed units per annotator (0 where no continuum has a defined disorder).
     """
 
-    pairs: dict[str, dict[Pair, tuple[int, int]]]
+    counts: bytes
+    pair_names: list[Pair]
     disorder: float
     weight: float
 
+    @classmethod
+    def of(cls, pairs: Mapping[str, Mapping[Pair, tuple[int, int]]], *, names: Interned, disorder: float,
+           weight: float) -> TaskSpans:
+        """The measures of a task with ``pairs``: per match, per pair, ``(TP, |A| + |B|)``."""
+        every = dict.fromkeys(pair for match in MATCHES for pair in pairs.get(match, {}))
+        rows = [[names.code(pair), *(v for match in MATCHES for v in pairs.get(match, {}).get(pair, (0, 0)))]
+                for pair in every]
+        return cls(np.array(rows, dtype=np.int64).tobytes(), names.values, disorder, weight)
+
+    def _table(self) -> np.ndarray:
+        return np.frombuffer(self.counts, dtype=np.int64).reshape(-1, 1 + 2 * len(MATCHES))
+
+    @property
+    def pairs(self) -> dict[str, dict[Pair, tuple[int, int]]]:
+        """Per match (``"exact"``, ``"overlap"``): per annotator pair, the task's ``(TP, |A| + |B|)``."""
+        table = self._table().tolist()
+        return {match: {self.pair_names[row[0]]: (row[1 + 2 * m], row[2 + 2 * m]) for row in table}
+                for m, match in enumerate(MATCHES)}
+
     def f1(self, match: str) -> float:
         """The task's pairwise F1 with ``match``: the mean over its pairs (NaN while undefined)."""
-        return pair_f1(self.pairs[match])
+        m = MATCHES.index(match)
+        table = self._table()
+        tp, total = table[:, 1 + 2 * m], table[:, 2 + 2 * m]
+        defined = total > 0
+        return float(np.mean(2.0 * tp[defined] / total[defined])) if defined.any() else math.nan
 
     def gamma(self, expected: float | None) -> float:
         """``1 - D_o(task) / D_e``; 1 without disorder; NaN while undefined or before ``D_e`` is known."""
@@ -105,19 +133,17 @@ class SpanTasks:
     Attributes
     ----------
     control : Control
-    rows : dict of int to bytes
-        Per task, its span rows ``(task, scope, annotator, label, start,
-        end)`` packed as float64 quintuples: the codes of scope, annotator and
-        label (:attr:`objects`), start and end (:meth:`task_rows` decodes them).
+    tasks : dict of int to bytes
+        Per task, one float64 array (:meth:`task_spans` decodes it): the
+        numbers of span rows, submitters and continua, then its span rows
+        ``(task, scope, annotator, label, start, end)`` as quintuples of the
+        codes of scope, annotator and label (:attr:`objects`), start and end;
+        the code of each annotator who submitted it; and each continuum's
+        scope code and length (NaN where the task's data does not give it).
         A project holds millions of spans: 40 bytes each, where a tuple of
         six took 150.
-    objects : list
+    objects : Interned
         The scopes, annotators and labels of the rows, by code.
-    submitted : dict of int to tuple
-        Per task, ``(task, annotator)`` of each annotator who submitted it.
-    lengths : dict of int to dict
-        Per task, each continuum's length by ``(task, scope)`` (None where the
-        task's data does not give it).
     scored : dict of int to TaskSpans
         The measures of the tasks scored since they last changed.
     sums : dict
@@ -131,11 +157,9 @@ class SpanTasks:
     """
 
     control: Control
-    rows: dict[int, bytes] = field(default_factory=dict)
-    objects: list[Any] = field(default_factory=list)
-    _codes: dict[Any, int] = field(default_factory=dict)
-    submitted: dict[int, tuple[tuple[int, str], ...]] = field(default_factory=dict)
-    lengths: dict[int, dict[Continuum, float | None]] = field(default_factory=dict)
+    tasks: dict[int, bytes] = field(default_factory=dict)
+    objects: Interned = field(default_factory=Interned)
+    _pairs: Interned = field(default_factory=Interned)
     scored: dict[int, TaskSpans] = field(default_factory=dict)
     sums: dict[str, dict[Pair, list[int]]] = field(default_factory=lambda: {m: {} for m in MATCHES})
     expected: ExpectedDisorder | None = None
@@ -148,45 +172,58 @@ class SpanTasks:
 
         A task read again as it was keeps its scores (a pass re-reads every task).
         """
-        rows = self._pack(tuple(row for row in mapped.spans or () if row[0] == task))
-        submitted = tuple(pair for pair in mapped.submitted or () if pair[0] == task)
-        if (rows == self.rows.get(task, b"") and submitted == self.submitted.get(task, ())
-                and dict(lengths) == self.lengths.get(task, {})):
+        blob = self._pack([row for row in mapped.spans or () if row[0] == task],
+                          [annotator for owner, annotator in mapped.submitted or () if owner == task], lengths)
+        if blob == self.tasks.get(task, b""):
             return
         self._forget(task)
-        for store, value in ((self.rows, rows), (self.submitted, submitted), (self.lengths, dict(lengths))):
-            if value:
-                store[task] = value  # type: ignore[index]
-            else:
-                store.pop(task, None)
+        if blob:
+            self.tasks[task] = blob
+        else:
+            self.tasks.pop(task, None)
 
-    def _code(self, value: Any) -> int:
-        code = self._codes.get(value)
-        if code is None:
-            code = self._codes.setdefault(value, len(self.objects))
-            self.objects.append(value)
-        return code
+    def _pack(self, rows: list[tuple[Any, ...]], submitters: list[str],
+              lengths: Mapping[Continuum, float | None]) -> bytes:
+        """A task's span rows, submitters and continua's lengths as one float64 array (see :attr:`tasks`); empty
+        bytes for none."""
+        if not (rows or submitters or lengths):
+            return b""
+        code = self.objects.code
+        values = [len(rows), len(submitters), len(lengths)]
+        for _, scope, annotator, label, start, end in rows:
+            values += (code(scope), code(annotator), code(label), start, end)
+        values += [code(annotator) for annotator in submitters]
+        for (_, scope), length in lengths.items():
+            values += (code(scope), math.nan if length is None else length)
+        return np.array(values, dtype=np.float64).tobytes()
 
-    def _pack(self, rows: tuple[tuple[Any, ...], ...]) -> bytes:
-        """A task's span rows as float64 quintuples (see :attr:`rows`); empty bytes for none."""
-        return np.array([(self._code(scope), self._code(annotator), self._code(label), start, end)
-                         for _, scope, annotator, label, start, end in rows], dtype=np.float64).tobytes()
-
-    def task_rows(self, task: int) -> tuple[tuple[Any, ...], ...]:
-        """The task's span rows ``(task, scope, annotator, label, start, end)``, decoded from :attr:`rows`."""
-        blob = self.rows.get(task)
+    def task_spans(self, task: int) -> tuple[tuple[tuple[Any, ...], ...], tuple[tuple[int, str], ...],
+                                             dict[Continuum, float | None]]:
+        """The task's span rows ``(task, scope, annotator, label, start, end)``, its submitters ``(task,
+        annotator)`` and its continua's lengths by ``(task, scope)``, decoded from :attr:`tasks`."""
+        blob = self.tasks.get(task)
         if not blob:
-            return ()
-        objects = self.objects
-        return tuple((task, objects[int(scope)], objects[int(annotator)], objects[int(label)], start, end)
-                     for scope, annotator, label, start, end in
-                     np.frombuffer(blob, dtype=np.float64).reshape(-1, 5).tolist())
+            return (), (), {}
+        values = np.frombuffer(blob, dtype=np.float64)
+        n_rows, n_submitters, n_lengths = (int(v) for v in values[:3])
+        objects, at = self.objects.values, 3 + 5 * n_rows
+        rows = tuple((task, objects[int(scope)], objects[int(annotator)], objects[int(label)], start, end)
+                     for scope, annotator, label, start, end in values[3:at].reshape(-1, 5).tolist())
+        submitted = tuple((task, objects[int(a)]) for a in values[at: at + n_submitters].tolist())
+        at += n_submitters
+        lengths = {(task, objects[int(scope)]): (None if math.isnan(length) else length)
+                   for scope, length in values[at: at + 2 * n_lengths].reshape(-1, 2).tolist()}
+        return rows, submitted, lengths
+
+    def _submitted(self, task: int) -> bool:
+        """Whether anyone submitted ``task``."""
+        blob = self.tasks.get(task)
+        return blob is not None and bool(np.frombuffer(blob, dtype=np.float64, count=2)[1] > 0)
 
     def remove_task(self, task: int) -> None:
         """Forget ``task``."""
         self._forget(task)
-        for store in (self.rows, self.submitted, self.lengths):
-            store.pop(task, None)  # type: ignore[attr-defined]
+        self.tasks.pop(task, None)
 
     def _forget(self, task: int) -> None:
         self.version += 1
@@ -201,14 +238,20 @@ class SpanTasks:
 
     def mapped(self, level: str) -> MappedControl:
         """Every task's span rows, submitters and lengths (in task order) as one mapped control, without items."""
-        return self._mapped(sorted(self.rows.keys() | self.submitted.keys()), level)
+        return self._mapped(sorted(self.tasks), level)
 
     def _mapped(self, tasks: list[int], level: str = "nominal") -> MappedControl:
         """The span rows, submitters and lengths of ``tasks`` (sorted) as one mapped control, without items."""
+        spans: list[tuple[Any, ...]] = []
+        submitted: list[tuple[int, str]] = []
+        lengths: dict[Continuum, float | None] = {}
+        for task in tasks:
+            rows, submitters, continua = self.task_spans(task)
+            spans += rows
+            submitted += submitters
+            lengths.update(continua)
         return MappedControl(self.control, level, (),  # type: ignore[arg-type]
-                             spans=tuple(row for t in tasks for row in self.task_rows(t)),
-                             submitted=tuple(pair for t in tasks for pair in self.submitted.get(t, ())),
-                             lengths={key: value for t in tasks for key, value in self.lengths.get(t, {}).items()})
+                             spans=tuple(spans), submitted=tuple(submitted), lengths=lengths)
 
     def task_scores(self, tasks: Iterable[int], mapping: MappingOptions, scoring: ScoringOptions, *,
                     every_task: bool = False, resample: bool = True) -> dict[int, dict[str, float | None]]:
@@ -223,7 +266,7 @@ class SpanTasks:
         expected disorder is sampled first, if any task changed since it last was
         (with ``resample=False`` only if it was never sampled).
         """
-        wanted = [t for t in tasks if t in self.submitted]
+        wanted = [t for t in tasks if self._submitted(t)]
         self._score([t for t in wanted if t not in self.scored], mapping, scoring)
         if every_task and self._expected_version != self.version and (resample or self.expected is None):
             self.expected = self._expected(scoring)
@@ -270,7 +313,7 @@ class SpanTasks:
         totals = np.bincount(codes, weights=np.where(defined, disorder.total, 0.0), minlength=len(tasks))
         weights = np.bincount(codes, weights=disorder.units_per_annotator, minlength=len(tasks))
         for i, task in enumerate(tasks):
-            scored = TaskSpans(pairs[task], float(totals[i]), float(weights[i]))
+            scored = TaskSpans.of(pairs[task], names=self._pairs, disorder=float(totals[i]), weight=float(weights[i]))
             self.scored[task] = scored
             for match, counts in scored.pairs.items():
                 for pair, (tp, size) in counts.items():
@@ -290,7 +333,7 @@ class SpanTasks:
 
         Tasks changed since they were last scored are scored first (O(their spans)).
         """
-        pending = [t for t in self.dirty if t in self.submitted]  # O(tasks changed), not O(project)
+        pending = [t for t in self.dirty if self._submitted(t)]  # O(tasks changed), not O(project)
         self.dirty.clear()
         self._score(pending, mapping, scoring)
         return {match: number(pair_f1({pair: (tp, total) for pair, (tp, total) in self.sums[match].items()}))

@@ -7,13 +7,17 @@ the report reads it. So live equals batch by construction: a task's items,
 its sums and its agreement block depend only on the task as read and on the
 project's running sums, never on the order in which tasks arrived.
 
-Per task it keeps the counted submissions, the meta as last read from Label
-Studio (the write-back merges into a fresh read, never into this), the
+Per task it keeps, as codes (:class:`TaskEntry`), the counted submissions'
+annotators and times, the agreement block of the meta as last read from
+Label Studio (the write-back merges into a fresh read, never into this), the
 annotation ids (deletion events carry only those), and what its mapping
 skipped, so that the skip report always equals a batch read of the same
-tasks. Per control it keeps each task's items and records and the running
-sums (:class:`agreement.RunningAgreement`): updating one task costs
-O(its annotations) for nominal controls, whatever the number of categories.
+tasks. Per control it keeps each task's rows as int32 codes
+(:mod:`plugin.codes`) and the running sums (:class:`agreement.RunningAgreement`),
+which keep no per-item copy: the items' counts are derived from the rows,
+vectorized over every task, when scoring needs them. Updating one task costs
+O(its annotations) for nominal controls, whatever the number of categories;
+a full read adds its tasks to the sums in vectorized batches.
 A span-like control also keeps each task's spans, submitters and continua's
 lengths (:class:`plugin.span_state.SpanTasks`): a task's pairwise F1 and
 gamma cost O(its spans), gamma's expected disorder is sampled when every
@@ -22,12 +26,14 @@ task is scored and held in between, as the lowest-decile cut is.
 
 from __future__ import annotations
 
+import json
 import math
-import sys
 import warnings
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import numpy as np
@@ -41,6 +47,7 @@ from agreement.running_augmented import RunningAugmented
 from plugin import __version__
 from plugin.annotations import Skips, Submission, collect_submissions, task_id
 from plugin.clock import now_iso
+from plugin.codes import IdIndex, Interned, ItemKeys, item_counts, pack_rows, unpack_rows
 from plugin.labelconfig import Control
 from plugin.mapping import UNIT_MAPPERS, MappedControl, count_unmapped_results, map_control, map_project
 from plugin.mapping.span_units import continuum_length
@@ -61,40 +68,132 @@ from plugin.writeback import TaskAsRead, agreement_block, needed_write
 
 __all__ = ["ControlState", "ProjectScores", "ProjectSnapshot", "ProjectState", "TaskEntry"]
 
+SUMS_BATCH = 5_000
+"""Tasks whose rows a batch adds to the sums at once: a vectorized call each, with bounded memory."""
 
-@dataclass(frozen=True)
+
+NO_TIME = -(2**63)
+"""The code of a submission time that does not read as ISO 8601."""
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def _instant(text: str) -> int:
+    """Microseconds since the epoch of an ISO 8601 time (UTC when it names no zone), or :data:`NO_TIME`."""
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        return NO_TIME
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return (moment - _EPOCH) // timedelta(microseconds=1)
+
+
+def _iso(instant: int) -> str:
+    """:func:`_instant`'s inverse, in UTC ("" for :data:`NO_TIME`)."""
+    if instant == NO_TIME:
+        return ""
+    return (_EPOCH + timedelta(microseconds=instant)).isoformat().replace("+00:00", "Z")
+
+
+@dataclass(frozen=True, slots=True)
 class TaskEntry:
     """One task as last read from Label Studio.
 
     Only what scoring and the diff need is kept, compactly: the results are
-    dropped once mapped (a re-read of a changed task brings them back).
+    dropped once mapped (a re-read of a changed task brings them back), the
+    counted annotations' annotators, times and every annotation id are one
+    int64 array (:attr:`codes`), the meta's agreement block is compact JSON.
 
     Attributes
     ----------
-    annotators : tuple of str
-        The annotator of each counted annotation (one per annotator).
-    created : tuple of str
-        When each was submitted (ISO 8601), in the same order: the report's timeline.
-    annotations : tuple of int
-        Every annotation id on the task (counted or not).
-    read : TaskAsRead
-        What the diff reads of the task: the agreement block of its meta,
-        mirrored score and overlap as read (only ever compared with, never
-        written back: a write merges into a fresh read of the task).
+    codes : bytes
+        int64: the number ``n`` of counted annotations (one per annotator),
+        their annotators' codes in ``people``, when each was submitted
+        (microseconds since the epoch, :data:`NO_TIME` if unreadable), then
+        every annotation id on the task (counted or not).
+    people : list of str
+        The project's annotators by code (shared by every entry).
+    meta : bytes or object
+        The agreement block of the task's meta as JSON (the meta as read when
+        it is not JSON).
+    data_score, overlap : object
+        The mirrored score and the overlap as read.
     skips : Counter or None
         What reading and mapping this task left out, by reason (None: nothing).
+    times : tuple of str, optional
+        The submission times as read, kept only when one does not read as ISO 8601.
     """
 
-    annotators: tuple[str, ...]
-    created: tuple[str, ...]
-    annotations: tuple[int, ...]
-    read: TaskAsRead
+    codes: bytes
+    people: list[str]
+    meta: object
+    data_score: object
+    overlap: object
     skips: Counter[str] | None
+    times: tuple[str, ...] | None = None
+
+    @classmethod
+    def of(cls, task: Mapping[str, Any], counted: Sequence[Submission], ids: Sequence[int], *, people: Interned,
+           skips: Counter[str] | None) -> TaskEntry:
+        """The entry of ``task`` as read, its ``counted`` submissions and its annotation ids."""
+        instants = [_instant(s.created_at) for s in counted]
+        read = TaskAsRead.of(task).diffed()
+        try:
+            meta: object = json.dumps(read.meta, separators=(",", ":"), allow_nan=False).encode()
+        except (TypeError, ValueError):
+            meta = read.meta
+        codes = np.array([len(counted), *(people.code(s.annotator) for s in counted), *instants, *ids],
+                         dtype=np.int64).tobytes()
+        return cls(codes, people.values, meta, read.data_score, read.overlap, skips,
+                   tuple(s.created_at for s in counted) if NO_TIME in instants else None)
+
+    def _parts(self) -> tuple[int, np.ndarray]:
+        values = np.frombuffer(self.codes, dtype=np.int64)
+        return int(values[0]), values
+
+    @property
+    def n_annotations(self) -> int:
+        """Counted annotations (one per annotator)."""
+        return int(np.frombuffer(self.codes, dtype=np.int64, count=1)[0])
+
+    @property
+    def annotators(self) -> tuple[str, ...]:
+        """The annotator of each counted annotation."""
+        n, values = self._parts()
+        return tuple(self.people[code] for code in values[1: 1 + n].tolist())
+
+    @property
+    def created(self) -> tuple[str, ...]:
+        """When each counted annotation was submitted (ISO 8601), in the same order: the report's timeline."""
+        if self.times is not None:
+            return self.times
+        n, values = self._parts()
+        return tuple(_iso(instant) for instant in values[1 + n: 1 + 2 * n].tolist())
+
+    @property
+    def annotations(self) -> tuple[int, ...]:
+        """Every annotation id on the task (counted or not)."""
+        n, values = self._parts()
+        return tuple(values[1 + 2 * n:].tolist())
+
+    @property
+    def read(self) -> TaskAsRead:
+        """What the diff reads of the task: the agreement block of its meta, the mirrored score and the overlap as
+        read (only ever compared with, never written back: a write merges into a fresh read of the task)."""
+        meta = json.loads(self.meta) if isinstance(self.meta, bytes) else self.meta
+        return TaskAsRead(meta, self.data_score, self.overlap)
 
 
 @dataclass
 class ControlState:
     """One control's items, per task, and its running sums.
+
+    A task's items and rows are held as one ``bytes`` object of int32 codes
+    (:func:`_pack_rows`): each item's key as a code of :attr:`keys`, and each
+    row as its item's place, the annotator's code and the label's column.
+    The items' counts are derived from the rows when scoring needs them
+    (vectorized over every task at once, :meth:`counts`), so the running
+    sums keep no per-item copy (:meth:`agreement.RunningAgreement.apply_items`).
 
     Attributes
     ----------
@@ -105,17 +204,15 @@ class ControlState:
         Label -> column of the running sums, in the order labels were first seen
         (the config's categories first).
     sums : RunningAgreement
-    items : dict of int to tuple
-        Per task, its items' keys (their counts are held once, in ``sums``).
     records : dict of int to bytes
-        Per task, its mapped rows ``(task, item, annotator, label)`` as codes:
-        int32 triplets of the item's place in ``items[task]``, the annotator's
-        code (``annotators``) and the label's column (:meth:`task_records`
-        decodes them; the project summary is scored from them).
-    annotators : list of str
+        Per task, its items and mapped rows ``(task, item, annotator, label)`` as codes
+        (:meth:`task_items` and :meth:`task_records` decode them).
+    annotators : Interned
         The annotators of the rows, by code.
-    ranked : dict of int to tuple
-        Per task, for multiple choices, the ranked rows.
+    keys : ItemKeys
+        The item keys of every task, interned.
+    ranked : dict of int to bytes
+        Per task, for multiple choices, the ranked rows ``(task, item, annotator, label, rank)`` as codes.
     augmented : RunningAugmented, optional
         Multiple choices: the sums behind each item's class (Rosenberg & Binkowski 2004).
     spans : SpanTasks, optional
@@ -133,15 +230,16 @@ class ControlState:
     columns: dict[Any, int]
     sums: RunningAgreement
     categories: tuple[Any, ...] | None
-    items: dict[int, tuple[str, ...]] = field(default_factory=dict)
     records: dict[int, bytes] = field(default_factory=dict)
-    annotators: list[str] = field(default_factory=list)
-    _annotator_codes: dict[str, int] = field(default_factory=dict)
+    annotators: Interned = field(default_factory=Interned)
+    keys: ItemKeys = field(default_factory=ItemKeys)
     _labels: list[Any] = field(default_factory=list)  # each column's label: the inverse of ``columns``
-    ranked: dict[int, tuple[tuple[Any, ...], ...]] = field(default_factory=dict)
+    ranked: dict[int, bytes] = field(default_factory=dict)
+    _ranked_labels: Interned = field(default_factory=Interned)
     augmented: RunningAugmented | None = None
     spans: SpanTasks | None = None
     references: dict[int, tuple[tuple[Any, ...], ...]] = field(default_factory=dict)
+    _batched: list[tuple[bytes | None, bytes | None]] | None = None
 
     @classmethod
     def create(cls, probe: MappedControl) -> ControlState:
@@ -158,67 +256,142 @@ class ControlState:
         """Replace the items of ``task`` with those ``mapped`` holds (the task's mapping alone).
 
         ``lengths`` are the lengths of the task's continua, for a span-like control.
+        O(the task's rows): the sums take away the old rows' items and add the new ones'.
         """
-        grouped: dict[str, Counter[int]] = {}
-        places: dict[str, int] = {}  # each item's place in the task's items, in the order first seen
-        codes: list[int] = []
-        for _, item, annotator, label in mapped.records:
-            column = self.columns.get(label)
-            if column is None:
-                column = self.columns.setdefault(label, len(self.columns))
-                self._labels.append(label)
-            who = self._annotator_codes.get(annotator)
-            if who is None:
-                who = self._annotator_codes.setdefault(annotator, len(self.annotators))
-                self.annotators.append(annotator)
-            counts = grouped.get(item)
-            if counts is None:
-                counts = grouped[item] = Counter()
-                places[item] = len(places)
-            counts[column] += 1
-            codes += (places[item], who, column)
-        for item in self.items.pop(task, ()):
-            if item not in grouped:
-                self.sums.remove_item(item)
-        for item, counts in grouped.items():
-            columns = sorted(counts)  # distinct, sorted and positive by construction: the sums need not check
-            self.sums.set_sparse_item(item, np.array(columns, dtype=np.intp),
-                                      np.array([counts[c] for c in columns], dtype=np.float64),
-                                      n_categories=len(self.columns), validate=False)
-        if grouped:
-            self.items[task] = tuple(grouped)
-            self.records[task] = np.array(codes, dtype=np.int32).tobytes()
-        else:
-            self.records.pop(task, None)
+        blob = self._pack(task, ((item, self.annotators.code(annotator), self._column(label))
+                                 for _, item, annotator, label in mapped.records))
+        old = self.records.get(task)
+        if blob != old:
+            self._replace_rows(old, blob)
+            if blob is not None:
+                self.records[task] = blob
+            else:
+                del self.records[task]
         self._set_ranked(task, mapped.ranked_records or ())
         if self.spans is not None:
             self.spans.set_task(task, mapped, lengths or {})
+
+    def _replace_rows(self, old: bytes | None, new: bytes | None) -> None:
+        """Take a task's ``old`` rows' items out of the sums and put its ``new`` ones in; in a batch
+        (:meth:`batch`), once for the whole batch."""
+        if self._batched is None:
+            self._apply([(old, new)])
+            return
+        self._batched.append((old, new))
+        if len(self._batched) >= SUMS_BATCH:
+            self._apply(self._batched)
+            self._batched = []
+
+    def _apply(self, changes: list[tuple[bytes | None, bytes | None]]) -> None:
+        """Update the sums with tasks' rows replaced (the sums are sums: the order does not matter)."""
+        for sign, blobs in ((-1.0, [old for old, _ in changes if old is not None]),
+                            (1.0, [new for _, new in changes if new is not None])):
+            if blobs:
+                self.sums.apply_items(*item_counts(blobs)[:3], sign=sign)
+
+    def start_batch(self) -> None:
+        """Hold the sums' updates until :meth:`end_batch` (applied :data:`SUMS_BATCH` tasks at a time): tasks read
+        in a batch update them in one vectorized call, where a call per task costs more than its arithmetic."""
+        self._batched = []
+
+    def end_batch(self) -> None:
+        """Apply the updates held since :meth:`start_batch`."""
+        held, self._batched = self._batched or [], None
+        self._apply(held)
+
+    def _column(self, label: Any) -> int:
+        """The label's column of the sums (a new one the first time it is seen)."""
+        column = self.columns.get(label)
+        if column is None:
+            column = self.columns.setdefault(label, len(self.columns))
+            self._labels.append(label)
+        return column
+
+    def _pack(self, task: int, rows: Iterable[tuple[Any, ...]]) -> bytes | None:
+        """A task's rows ``(item, code, ...)`` as codes (:func:`plugin.codes.pack_rows`), each item as its place
+        in the order first seen; None without rows."""
+        text = str(task)
+        places: dict[Any, int] = {}
+        keys: list[int] = []
+        codes: list[int] = []
+        for item, *rest in rows:
+            place = places.get(item)
+            if place is None:
+                place = places[item] = len(places)
+                keys.append(self.keys.code(text, item))
+            codes.append(place)
+            codes += rest
+        return pack_rows(keys, codes) if places else None
+
+    def task_items(self, task: int) -> tuple[Any, ...]:
+        """The keys of the task's items, in the order its rows first name them."""
+        blob = self.records.get(task)
+        return () if blob is None else self.keys.decode(task, unpack_rows(blob, 3)[0])
 
     def task_records(self, task: int) -> tuple[tuple[Any, ...], ...]:
         """The task's mapped rows ``(task, item, annotator, label)``, decoded from :attr:`records`."""
         blob = self.records.get(task)
         if blob is None:
             return ()
-        items, labels, annotators = self.items[task], self._labels, self.annotators
-        return tuple((task, items[place], annotators[who], labels[column])
-                     for place, who, column in np.frombuffer(blob, dtype=np.int32).reshape(-1, 3).tolist())
+        codes, rows = unpack_rows(blob, 3)
+        items, labels, annotators = self.keys.decode(task, codes), self._labels, self.annotators.values
+        return tuple((task, items[place], annotators[who], labels[column]) for place, who, column in rows.tolist())
+
+    def counts(self, tasks: Sequence[int], *, packed: bool) -> tuple[np.ndarray, np.ndarray]:
+        """The counts of every item of ``tasks`` and the task of each item, vectorized over all of them.
+
+        ``packed``: each item's non-zero counts left-aligned in a matrix as
+        wide as the fullest item (what every nominal per-item measure needs,
+        whatever the number of categories); else one column per label.
+        """
+        known = [task for task in tasks if task in self.records]
+        indptr, columns, counts, per_task = item_counts([self.records[task] for task in known])
+        owners = np.repeat(np.array(known, dtype=np.int64), per_task)
+        n_items = len(indptr) - 1
+        sizes = np.diff(indptr)
+        if packed:
+            matrix = np.zeros((n_items, int(sizes.max()) if n_items else 0))
+            place = np.arange(len(columns)) - np.repeat(indptr[:-1], sizes)
+            matrix[np.repeat(np.arange(n_items), sizes), place] = counts
+        else:
+            matrix = np.zeros((n_items, len(self.columns)))
+            matrix[np.repeat(np.arange(n_items), sizes), columns] = counts
+        return matrix, owners
 
     def _set_ranked(self, task: int, rows: tuple[tuple[Any, ...], ...]) -> None:
-        if self.augmented is not None:
-            for _, item, *_ in self.ranked.get(task, ()):
-                self.augmented.remove_item(item)
-            by_item: dict[Any, list[tuple[str, Any, int]]] = {}
-            for _, item, annotator, label, rank in rows:
-                by_item.setdefault(item, []).append((annotator, label, rank))
-            for item, labels in by_item.items():
-                self.augmented.set_item(item, labels)
-        _replace(self.ranked, task, rows)
+        """Replace the task's ranked rows (multiple choices), and each item's share of the augmented sums."""
+        if self.augmented is None:
+            return
+        for labels in self._ranked_items(task).values():
+            self.augmented.add_labels(labels, sign=-1.0)
+        blob = self._pack(task, ((item, self.annotators.code(annotator), self._ranked_labels.code(label), int(rank))
+                                 for _, item, annotator, label, rank in rows))
+        if blob is not None:
+            self.ranked[task] = blob
+        else:
+            self.ranked.pop(task, None)
+        for labels in self._ranked_items(task).values():
+            self.augmented.add_labels(labels)
+
+    def _ranked_items(self, task: int) -> dict[Any, list[tuple[str, Any, int]]]:
+        """The task's ranked rows as each item's ``(annotator, label, rank)``."""
+        blob = self.ranked.get(task)
+        if blob is None:
+            return {}
+        codes, rows = unpack_rows(blob, 4)
+        items = self.keys.decode(task, codes)
+        out: dict[Any, list[tuple[str, Any, int]]] = {}
+        for place, who, label, rank in rows.tolist():
+            out.setdefault(items[place], []).append((self.annotators.values[who], self._ranked_labels.values[label], rank))
+        return out
+
+    def ranked_records(self, task: int) -> tuple[tuple[Any, ...], ...]:
+        """The task's ranked rows ``(task, item, annotator, label, rank)``."""
+        return tuple((task, item, *row) for item, rows in self._ranked_items(task).items() for row in rows)
 
     def remove_task(self, task: int) -> None:
         """Forget the items of ``task``."""
-        for item in self.items.pop(task, ()):
-            self.sums.remove_item(item)
-        self.records.pop(task, None)
+        self._replace_rows(self.records.pop(task, None), None)
         self.references.pop(task, None)
         self._set_ranked(task, ())
         if self.spans is not None:
@@ -272,23 +445,18 @@ class ControlState:
         cost does not grow with the number of categories.
         """
         tasks = list(tasks)
-        keys, owners = [], []
-        for task in tasks:
-            for item in self.items.get(task, ()):
-                keys.append(item)
-                owners.append(task)
         spans = (self.spans.task_scores(tasks, mapping or MappingOptions(), scoring or ScoringOptions(),
                                         every_task=every_task, resample=resample)
                  if self.spans is not None else {})
-        if not keys:
-            return {task: {"spa": None, "alpha": None, "n_items": 0, **values} for task, values in spans.items()}
         nominal = self.level == "nominal"
-        counts = self.sums.packed(keys) if nominal else self.sums.dense(keys)
+        counts, owners = self.counts(tasks, packed=nominal)
+        if not len(owners):
+            return {task: {"spa": None, "alpha": None, "n_items": 0, **values} for task, values in spans.items()}
         values = None if nominal else self.values()
         weights = None if nominal else self.agreement_weights()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UndefinedMeasureWarning)
-            table = task_terms(counts, np.array(owners), level=self.level, values=values, expected=self.expected(),
+            table = task_terms(counts, owners, level=self.level, values=values, expected=self.expected(),
                                marginals=None if nominal else self.sums.pairable_totals, weights=weights)
         out: dict[int, dict[str, Any]] = {}
         for task, spa, alpha, n_items, agreement in zip(*table, strict=True):
@@ -306,7 +474,7 @@ class ControlState:
     def _batch_classes(self) -> dict[Any, str | None]:
         """Every item's class (Rosenberg & Binkowski 2004), vectorized over items
         (:func:`agreement.augmented.classify_items`)."""
-        rows = [row for task in self.ranked.values() for row in task]
+        rows = [row for task in self.ranked for row in self.ranked_records(task)]
         if not rows:
             return {}
         classes = classify_items(ranked_labels(pd.DataFrame(rows, columns=RANKED_COLUMNS)))["item_class"]
@@ -316,15 +484,16 @@ class ControlState:
         """The class (Rosenberg & Binkowski 2004) of the task's multiple-choice item: "constant low" if any of its
         items is."""
         assert self.augmented is not None
-        items = dict.fromkeys(r[1] for r in self.ranked.get(task, ()))
-        classes = [batch.get(item) if batch is not None else self.augmented.item_class(item) for item in items]
+        items = self._ranked_items(task)
+        classes = [batch.get(item) if batch is not None else self.augmented.labels_class(labels)
+                   for item, labels in items.items()]
         defined = [c for c in classes if c is not None]
         return "constant low" if "constant low" in defined else (defined[0] if defined else None)
 
     def mapped(self) -> MappedControl:
         """Every task's rows as one mapped control, for the project's full scores."""
         records = tuple(row for task in sorted(self.records) for row in self.task_records(task))
-        ranked = tuple(row for task in sorted(self.ranked) for row in self.ranked[task])
+        ranked = tuple(row for task in sorted(self.ranked) for row in self.ranked_records(task))
         spans = self.spans.mapped(self.level) if self.spans is not None else None
         return MappedControl(self.control, self.level, records,  # type: ignore[arg-type]
                              categories=self.categories, ranked_records=ranked if self.ranked else None,
@@ -343,19 +512,19 @@ class ControlState:
             warnings.simplefilter("ignore", UndefinedMeasureWarning)
             spa = self.sums.spa()
             alpha = self.sums.alpha(level=self.level, values=self.values())  # type: ignore[arg-type]
-            keys = [item for items in self.items.values() for item in items]
+            every = list(self.records)
             interval = None
             if not math.isnan(spa):
-                ci = spa_interval(self.sums.packed(keys), scoring)
+                ci = spa_interval(self.counts(every, packed=True)[0], scoring)
                 interval = list(ci) if ci is not None else None
             if self.level == "nominal":  # AC1 from the running sums, O(1)
                 ac = self.sums.gwet_ac1(n_categories=len(self.categories) if self.categories else None)
             else:  # AC2 over the few ordered categories: the config's, or those holding a rating now
-                matrix, values = self.sums.dense(keys), self.values()
+                matrix, values = self.counts(every, packed=False)[0], self.values()
                 if self.categories is None and values is not None:
                     used = self.sums.rated_columns()[: len(values)]
                     matrix, values = matrix[:, used], values[used]
-                ac = gwet_ac(matrix, level=self.level, values=values).value if keys else math.nan
+                ac = gwet_ac(matrix, level=self.level, values=values).value if len(matrix) else math.nan
         out = {"tag": self.control.tag, "level": self.level, "spa": number(spa), "ci": interval,
                "alpha": number(alpha), "gwet": {"coefficient": "AC1" if self.level == "nominal" else "AC2",
                                                 "value": number(ac)},
@@ -382,13 +551,6 @@ def _continuum_lengths(task: int, mapped: MappedControl, data: Mapping[str, Any]
         last[()] = 0.0
     return {(task, scope): continuum_length(mapped.control, data, results, scope=scope, last_end=end)
             for scope, end in last.items()}
-
-
-def _replace(store: dict[int, tuple[tuple[Any, ...], ...]], task: int, rows: tuple[tuple[Any, ...], ...]) -> None:
-    if rows:
-        store[task] = rows
-    else:
-        store.pop(task, None)
 
 
 @dataclass(frozen=True)
@@ -531,7 +693,8 @@ class ProjectState:
         probes = map_project(self.control_specs, {}, Skips(), mapping)
         self.controls = {name: ControlState.create(probe) for name, probe in probes.items()}
         self.tasks: dict[int, TaskEntry] = {}
-        self._task_of_annotation: dict[int, int] = {}
+        self._task_of_annotation = IdIndex()
+        self._people = Interned()
         self.refused: Counter[str] = Counter()
         self.decile_cut: float | None = None
         self.reference_authors: dict[int, str] = {}
@@ -576,17 +739,11 @@ class ProjectState:
             control.set_task(identifier, mapped[name], lengths=lengths)
         annotations = task.get("annotations")
         ids = tuple(dict.fromkeys(a["id"] for a in annotations if isinstance(a, Mapping)
-                                  and isinstance(a.get("id"), int) and not isinstance(a.get("id"), bool))
-                    ) if isinstance(annotations, list) else ()
+                                  and isinstance(a.get("id"), int) and not isinstance(a.get("id"), bool)
+                                  and -(2**63) < a["id"] < 2**63)) if isinstance(annotations, list) else ()
         previous = self.tasks.get(identifier)
-        if previous is not None:
-            for annotation in set(previous.annotations) - set(ids):
-                self._task_of_annotation.pop(annotation, None)
-        for annotation in ids:
-            self._task_of_annotation[annotation] = identifier
-        self.tasks[identifier] = TaskEntry(tuple(sys.intern(s.annotator) for s in counted),
-                                           tuple(s.created_at for s in counted), ids, TaskAsRead.of(task).diffed(),
-                                           skips.reasons or None)
+        self._task_of_annotation.set(identifier, previous.annotations if previous is not None else (), ids)
+        self.tasks[identifier] = TaskEntry.of(task, counted, ids, people=self._people, skips=skips.reasons or None)
         return identifier
 
     def _set_references(self, task: int, read: Mapping[str, Any], counted: list[Submission], skips: Skips, *,
@@ -659,8 +816,7 @@ class ProjectState:
         entry = self.tasks.pop(task, None)
         if entry is None:
             return False
-        for annotation in entry.annotations:
-            self._task_of_annotation.pop(annotation, None)
+        self._task_of_annotation.set(task, entry.annotations, ())
         for control in self.controls.values():
             control.remove_task(task)
         self.reference_authors.pop(task, None)
@@ -669,8 +825,21 @@ class ProjectState:
 
     def load(self, tasks: Iterable[Mapping[str, Any]]) -> None:
         """Add every task of a full read (on an empty state: the batch path)."""
-        for task in tasks:
-            self.set_task(task)
+        with self.batch():
+            for task in tasks:
+                self.set_task(task)
+
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        """Tasks set within are added to the sums in batches (:meth:`ControlState.start_batch`): a full read's
+        path. The sums are up to date once it ends, and only then."""
+        for control in self.controls.values():
+            control.start_batch()
+        try:
+            yield
+        finally:
+            for control in self.controls.values():
+                control.end_batch()
 
     def task_of_annotation(self, annotation: int) -> int | None:
         """The task an annotation id belongs to, if it is known."""
@@ -712,9 +881,9 @@ class ProjectState:
                     if name in by_task[task]:
                         by_task[task][name].update(shares)
         if self.scoring.lowest_decile and tasks is None:  # every task scored: the cut moves here, and only here
-            self.decile_cut = lowest_decile(by_task.values(), (len(self.tasks[t].annotators) for t in wanted))
+            self.decile_cut = lowest_decile(by_task.values(), (self.tasks[t].n_annotations for t in wanted))
         cut = self.decile_cut if self.scoring.lowest_decile else None
-        return {task: summarize_task(task, len(self.tasks[task].annotators), by_task[task], self.scoring,
+        return {task: summarize_task(task, self.tasks[task].n_annotations, by_task[task], self.scoring,
                                      decile_cut=cut) for task in wanted}
 
     def blocks(self, tasks: Iterable[int] | None = None, *, updated_at: str) -> dict[int, dict[str, Any]]:
@@ -753,7 +922,7 @@ class ProjectState:
 
     def n_annotations(self) -> int:
         """Counted annotations over all tasks."""
-        return sum(len(entry.annotators) for entry in self.tasks.values())
+        return sum(entry.n_annotations for entry in self.tasks.values())
 
     def live_summary(self) -> dict[str, dict[str, Any]]:
         """Per control, SPA with its interval and alpha from the running sums."""

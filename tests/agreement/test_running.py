@@ -59,6 +59,44 @@ def test_live_equals_batch_after_any_stream(stream):
     assert live.n_annotations == pytest.approx(matrix.sum())
 
 
+def _state_of(sums):
+    """Every running sum, as plain numbers (to compare two ways of reaching them)."""
+    return np.concatenate([[sums.n_items, sums.n_annotations, sums._nominal_observed, sums._total,
+                            sums._total_squares, sums._rated], sums._spa, sums.pairable_totals,
+                           sums._shares[: sums.n_categories], sums._coincidence.ravel()])
+
+
+@given(st.lists(st.lists(st.integers(0, 4), min_size=1, max_size=5), min_size=1, max_size=25),
+       st.lists(st.booleans(), min_size=25, max_size=25))
+def test_batch_update_equals_item_by_item(items, taken_away):
+    """``apply_items`` over a batch gives the sums of ``set_sparse_item`` item by item, and taking a batch away
+    gives those of the items left."""
+    one, batch = RunningAgreement(2), RunningAgreement(2)
+    sparse = [(np.flatnonzero(counts), np.array(counts, dtype=float)[np.flatnonzero(counts)]) for counts in items]
+
+    def csr(chosen):
+        indptr = np.cumsum([0] + [len(sparse[i][0]) for i in chosen])
+        columns = np.concatenate([sparse[i][0] for i in chosen] + [np.zeros(0, dtype=int)])
+        counts = np.concatenate([sparse[i][1] for i in chosen] + [np.zeros(0)])
+        return indptr, columns, counts
+
+    for key, (columns, counts) in enumerate(sparse):
+        if len(columns):
+            one.set_sparse_item(key, columns, counts)
+    batch.apply_items(*csr([i for i, (columns, _) in enumerate(sparse) if len(columns)]))
+    assert _state_of(batch) == pytest.approx(_state_of(one), abs=1e-9)
+    gone = [i for i, (columns, _) in enumerate(sparse) if len(columns) and taken_away[i]]
+    for key in gone:
+        one.remove_item(key)
+    batch.apply_items(*csr(gone), sign=-1.0)
+    assert _state_of(batch) == pytest.approx(_state_of(one), abs=1e-9)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedMeasureWarning)
+        for level in LEVELS:
+            a, b = batch.alpha(level=level), one.alpha(level=level)
+            assert (np.isnan(a) and np.isnan(b)) or a == pytest.approx(b, abs=1e-9)
+
+
 def test_categories_grow_as_labels_appear():
     live = RunningAgreement()
     live.set_item("a", [2])

@@ -95,8 +95,11 @@ def test_a_task_of_another_project_is_refused_and_counted():
     state = ProjectState(1, CONTROLS, mapping=MappingOptions(), scoring=SCORING)
     assert state.set_task({"id": 5, "project": 2, "annotations": [pos(1, 1)]}) is None
     assert state.set_task({"id": "x", "annotations": []}) is None
+    assert state.set_task({"id": 2**70, "annotations": [pos(1, 1)]}) is None  # beyond the int64 a state holds
     assert 5 not in state.tasks and state.task_of_annotation(1) is None
-    assert state.refused == {"task of another project (ignored)": 1, "task without an id": 1}
+    assert state.refused == {"task of another project (ignored)": 1, "task without an id": 2}
+    assert state.set_task({"id": 6, "annotations": [pos(2**70, 1), pos(7, 2)]}) == 6  # an id beyond: not indexed
+    assert state.task_of_annotation(7) == 6 and state.tasks[6].annotations == (7,)
 
 
 def test_annotation_index_follows_the_task_as_read():

@@ -1,0 +1,91 @@
+"""A task's rows as codes (plugin.codes) and the compact task entry: what goes in comes out."""
+
+from collections import Counter
+from itertools import pairwise
+
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+
+from plugin.annotations import Submission
+from plugin.codes import IdIndex, Interned, ItemKeys, item_counts, pack_rows, unpack_rows
+from plugin.state import TaskEntry
+
+keys = st.one_of(st.text(max_size=6), st.integers(-5, 5), st.tuples(st.text(max_size=3), st.integers(0, 3)))
+
+
+@given(st.integers(-10**12, 10**12), st.lists(st.one_of(keys, st.text(max_size=6).map(lambda s: "@" + s)),
+                                              max_size=8))
+def test_item_keys_decode_to_what_was_coded(task, raw):
+    """Any key, on any task, decodes to itself; a key that starts with the task's id is kept as the rest."""
+    table = ItemKeys()
+    items = [k.replace("@", str(task), 1) if isinstance(k, str) and k.startswith("@") else k for k in raw]
+    codes = [table.code(str(task), item) for item in items]
+    assert table.decode(task, codes) == tuple(items)
+    assert all((c >= 0) == (isinstance(i, str) and i.startswith(str(task))) for c, i in zip(codes, items, strict=True))
+
+
+@given(st.lists(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 4), st.integers(0, 6)), max_size=12),
+                min_size=1, max_size=6))
+def test_item_counts_equal_a_count_of_the_rows(tasks):
+    """Every blob's items' counts (CSR) are the rows counted per item and label, whatever the order of the rows."""
+    blobs, expected = [], []
+    for rows in tasks:
+        places = sorted({place for place, _, _ in rows})
+        renumber = {place: i for i, place in enumerate(places)}
+        flat = [v for place, who, column in rows for v in (renumber[place], who, column)]
+        blob = pack_rows(list(range(100, 100 + len(places))), flat)
+        codes, decoded = unpack_rows(blob, 3)
+        assert codes.tolist() == list(range(100, 100 + len(places))) and decoded.ravel().tolist() == flat
+        blobs.append(blob)
+        for i in range(len(places)):
+            counted = Counter(column for place, _, column in rows if renumber[place] == i)
+            expected.append(sorted(counted.items()))
+    indptr, columns, counts, per_blob = item_counts(blobs)
+    got = [list(zip(columns[a:b].tolist(), counts[a:b].astype(int).tolist(), strict=True))
+           for a, b in pairwise(indptr.tolist())]
+    assert got == expected
+    assert per_blob.tolist() == [len({p for p, _, _ in rows}) for rows in tasks]
+
+
+@given(st.lists(st.tuples(st.integers(1, 6), st.lists(st.integers(0, 40), max_size=5)), max_size=300))
+def test_id_index_equals_a_dict(events):
+    """Any stream of tasks read again (ids added and dropped), with merges along the way, answers as a dict."""
+    index, model, held = IdIndex(), {}, {}
+    index._MERGE_AT = 3  # merge often
+    for task, ids in events:
+        ids = list(dict.fromkeys(ids))
+        old = held.get(task, [])
+        index.set(task, old, ids)
+        for gone in set(old) - set(ids):
+            model.pop(gone, None)
+        model.update(dict.fromkeys(ids, task))
+        held[task] = ids
+    assert {a: index.get(a) for a in range(41)} == {a: model.get(a) for a in range(41)}
+    assert len(index) == len(model)
+
+
+def test_interned_values_keep_their_first_code():
+    table = Interned()
+    assert [table.code(v) for v in ("b", "a", "b", ("t", 1))] == [0, 1, 0, 2]
+    assert table.values == ["b", "a", ("t", 1)]
+
+
+def test_a_task_entry_gives_back_what_it_was_read_with():
+    """Annotators, times (in UTC, the same instants), ids and the meta's agreement block survive the packing; a time
+    that does not read as ISO 8601 is kept as read."""
+    people = Interned()
+    task = {"id": 5, "meta": {"agreement": {"alpha": 0.5, "flagged": True}, "other": [1]}, "overlap": 3,
+            "data": {"agreement_score": 0.25}}
+    counted = [Submission(task=5, annotation=10, annotator="ann", results=(), created_at="2026-01-05T10:00:00+01:00"),
+               Submission(task=5, annotation=11, annotator="bob", results=(), created_at="2026-01-05T09:30:00.25Z")]
+    entry = TaskEntry.of(task, counted, (10, 11, 12), people=people, skips=None)
+    assert entry.annotators == ("ann", "bob") and entry.n_annotations == 2 and entry.annotations == (10, 11, 12)
+    assert entry.created == ("2026-01-05T09:00:00Z", "2026-01-05T09:30:00.250000Z")
+    assert entry.read.meta == {"agreement": {"alpha": 0.5, "flagged": True}}
+    assert (entry.read.data_score, entry.read.overlap) == (0.25, 3)
+    odd = [Submission(task=5, annotation=13, annotator="ann", results=(), created_at="yesterday")]
+    other = TaskEntry.of({"id": 6, "meta": "not a dict"}, odd, (13,), people=people, skips=Counter(x=1))
+    assert other.created == ("yesterday",) and other.annotators == ("ann",) and other.read.meta == "not a dict"
+    assert people.values == ["ann", "bob"] and other.skips == {"x": 1}
+    assert np.frombuffer(entry.codes, dtype=np.int64)[0] == 2
