@@ -2,7 +2,8 @@
 
 For each size and shape, a fresh process builds :class:`plugin.state.ProjectState` from synthetic tasks fed page by
 page (a full read: the whole project is never held at once), scores every task and the project, builds the report's
-tables, and reports the times and the resident memory: the peak while building and scoring, and the steady memory
+tables, computes what a reconcile pass computes once the project is scored (every task's block, diffed with its
+meta), and reports the times and the resident memory: the peak while building and scoring, and the steady memory
 the state holds once the pages are gone (RSS after a garbage collection, less the process's RSS before the build),
 and what the state holds once every task is scored (its span measures too), as ``/status`` counts it
 (:func:`plugin.memory.deep_size`).
@@ -148,10 +149,13 @@ def measure_ours(shape: str, size: int) -> dict[str, float]:
     started = time.perf_counter()
     build_report(snapshot, source="bench", generated_at="now", task_url="http://ls/projects/1/data?task={task}")
     tabled = time.perf_counter() - started
-    assert len(scores.tasks) == size
+    started = time.perf_counter()
+    stale = state.stale_tasks()  # what each reconcile pass computes: every task's block, diffed with its meta
+    passed = time.perf_counter() - started
+    assert len(scores.tasks) == size == len(stale)
     del snapshot, scores
     gc.collect()
-    return {"build_s": built, "score_s": scored, "tables_s": tabled, "steady_bytes": steady,
+    return {"build_s": built, "score_s": scored, "tables_s": tabled, "pass_s": passed, "steady_bytes": steady,
             "peak_bytes": peak_rss_bytes() - before, "n_annotations": state.n_annotations(),
             "scored_bytes": deep_size(state)}
 
@@ -221,10 +225,10 @@ def main() -> None:
         print(json.dumps(measure(args.shapes[0], args.sizes[0])))
         return
     print(f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}")
-    print("| shape | tasks | annotations | build | per task | full scoring | report tables | steady memory | "
+    print("| shape | tasks | annotations | build | per task | full scoring | report tables | a pass | steady memory | "
           "per task | held after scoring, per task | peak memory | peer: json + pandas | peer: krippendorff | "
           "peer steady / peak |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for shape in args.shapes:
         for size in args.sizes:
             ours = child("ours", shape, size)
@@ -237,6 +241,7 @@ def main() -> None:
                  f"{mib(peer['steady_bytes'])} / {mib(peer['peak_bytes'])}") if peer else ("", "", ""))
             print(f"| {shape} | {size:,} | {ours['n_annotations']:,} | {ours['build_s']:.1f} s | "
                   f"{1e6 * ours['build_s'] / size:.0f} µs | {ours['score_s']:.1f} s | {ours['tables_s']:.1f} s | "
+                  f"{ours['pass_s']:.1f} s | "
                   f"{mib(ours['steady_bytes'])} | {ours['steady_bytes'] / size / 1024:.1f} KiB | "
                   f"{ours['scored_bytes'] / size / 1024:.1f} KiB | "
                   f"{mib(ours['peak_bytes'])} | " + " | ".join(peer_cells) + " |", flush=True)

@@ -12,7 +12,7 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn, TextIO
+from typing import TYPE_CHECKING, NoReturn, TextIO
 
 from agreement.cli import add_compute_parser
 from plugin.logs import LOG_FORMATS, LOG_LEVELS, configure_logging
@@ -27,6 +27,7 @@ from plugin.settings import (
 )
 
 if TYPE_CHECKING:
+    from plugin.export import Export
     from plugin.labelconfig import Control
     from plugin.project_settings import ProjectOptions
     from plugin.reconcile import Progress
@@ -68,21 +69,22 @@ def _add_source_options(parser: argparse.ArgumentParser, *, export: str) -> None
     source.add_argument("--label-config", type=Path, help="labeling config XML for --export (else inferred)")
 
 
-def _read_export(args: argparse.Namespace) -> tuple[list[Any], dict[str, Control] | None]:
-    """The tasks of ``--export`` and their controls (from ``--label-config``, else inferred from the results).
+def _read_export(args: argparse.Namespace) -> tuple[Export | None, dict[str, Control] | None]:
+    """The tasks of ``--export`` (read as a stream when iterated) and their controls (from ``--label-config``, else
+    inferred from the results); None and None for ``--project``.
 
     Raises
     ------
     SettingsError
         If not exactly one of ``--project`` and ``--export`` is given.
     """
-    from plugin.export import export_project
+    from plugin.export import open_export
 
     if (args.project is None) == (args.export is None):
         raise SettingsError("Give either --project ID (a live project) or --export FILE (offline).")
     if args.export is None:
-        return [], None
-    return export_project(args.export, label_config=args.label_config.read_text() if args.label_config else None)
+        return None, None
+    return open_export(args.export, label_config=args.label_config.read_text() if args.label_config else None)
 
 
 def _add_connection_options(parser: argparse.ArgumentParser) -> None:
@@ -227,7 +229,6 @@ def _add_report_parser(commands: _Commands) -> None:
 
 
 def _run_report(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
-    from plugin.annotations import people_of_tasks
     from plugin.clock import now_text
     from plugin.labelstudio import LabelStudioClient, LabelStudioError
     from plugin.report import build_report, write_report, written_text
@@ -240,10 +241,10 @@ def _run_report(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int
         chosen = _project_options(args, args.project)
         mapping, scoring = chosen.mapping, chosen.scoring
         options = ReportOptions(target_width=args.target_width)
-        if controls is not None:
+        if tasks is not None and controls is not None:
             state = ProjectState.from_tasks(tasks, controls, mapping=mapping, scoring=scoring)
             report = build_report(state.snapshot(), source=f"Export {args.export.name}", generated_at=now_text(),
-                                  people=people_of_tasks(tasks), options=options)
+                                  people=tasks.people, options=options)
         else:
             connection = _connection(args)
             report = report_project(LabelStudioClient(connection), args.project, connection.url, mapping=mapping,
@@ -455,7 +456,6 @@ def _progress_bar(stderr: TextIO, quiet: bool) -> Progress | None:
 
 
 def _run_sync(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
-    from plugin.annotations import people_of_tasks
     from plugin.labelstudio import LabelStudioClient, LabelStudioError
     from plugin.summary import summary_text, sync_summary
     from plugin.sync import score_export, sync_project
@@ -465,10 +465,10 @@ def _run_sync(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         chosen = _project_options(args, args.project)
         mapping, scoring = chosen.mapping, chosen.scoring
         progress = _progress_bar(stderr, args.quiet)
-        if controls is not None:
+        if tasks is not None and controls is not None:
             scores, to_write = score_export(tasks, controls, mapping=mapping, scoring=scoring)
             summary = sync_summary(f"Export {args.export}", scores, scoring, dry_run=True, to_write=to_write,
-                                   people=people_of_tasks(tasks))
+                                   people=tasks.people)
         else:
             client = LabelStudioClient(_connection(args))
             report = sync_project(client, args.project, None, mapping=mapping, scoring=scoring,

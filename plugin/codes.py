@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Interned", "ItemKeys", "item_counts", "pack_rows", "unpack_rows"]
+__all__ = ["IdIndex", "Interned", "ItemKeys", "item_counts", "pack_rows", "ranges", "unpack_rows"]
 
 
 @dataclass
@@ -75,7 +75,7 @@ def unpack_rows(blob: bytes, width: int) -> tuple[np.ndarray, np.ndarray]:
     return flat[1: 1 + k], flat[1 + k:].reshape(-1, width)
 
 
-def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+def ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     """The positions ``starts[i] .. starts[i] + lengths[i] - 1`` of every ``i``, concatenated."""
     total = int(lengths.sum())
     offsets = np.repeat(np.cumsum(lengths) - lengths, lengths)
@@ -114,7 +114,7 @@ def item_counts(blobs: Sequence[bytes]) -> tuple[np.ndarray, np.ndarray, np.ndar
     starts = np.cumsum(lengths) - lengths
     per_blob = flat[starts].astype(np.intp)
     n_codes = lengths - 1 - per_blob
-    rows = flat[_ranges(starts + 1 + per_blob, n_codes)].reshape(-1, 3).astype(np.intp)
+    rows = flat[ranges(starts + 1 + per_blob, n_codes)].reshape(-1, 3).astype(np.intp)
     first_item = np.cumsum(per_blob) - per_blob
     items = rows[:, 0] + np.repeat(first_item, n_codes // 3)
     width = int(rows[:, 2].max()) + 1 if len(rows) else 1

@@ -44,7 +44,8 @@ import numpy as np
 from agreement import UndefinedMeasureWarning
 from agreement.gamma import ExpectedDisorder, expected_disorder, observed_disorder
 from agreement.span_f1 import span_f1
-from plugin.codes import Interned
+from agreement.units import Units
+from plugin.codes import Interned, ranges
 from plugin.labelconfig import Control
 from plugin.mapping import MappedControl
 from plugin.mapping.span_units import span_units
@@ -65,7 +66,7 @@ def pair_f1(counts: Mapping[Pair, tuple[int, int]]) -> float:
     0.75
     """
     values = [2.0 * tp / total for tp, total in counts.values() if total > 0]
-    return float(np.mean(values)) if values else math.nan
+    return math.fsum(values) / len(values) if values else math.nan
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,12 +84,16 @@ class TaskSpans:
     disorder, weight : float
         The summed best-alignment disorders of the task's continua and their
         summed units per annotator (0 where no continuum has a defined disorder).
+    f1_exact, f1_overlap : float
+        The task's pairwise F1 per match (:meth:`f1`), computed once.
     """
 
     counts: bytes
     pair_names: list[Pair]
     disorder: float
     weight: float
+    f1_exact: float = math.nan
+    f1_overlap: float = math.nan
 
     @classmethod
     def of(cls, pairs: Mapping[str, Mapping[Pair, tuple[int, int]]], *, names: Interned, disorder: float,
@@ -97,7 +102,8 @@ class TaskSpans:
         every = dict.fromkeys(pair for match in MATCHES for pair in pairs.get(match, {}))
         rows = [[names.code(pair), *(v for match in MATCHES for v in pairs.get(match, {}).get(pair, (0, 0)))]
                 for pair in every]
-        return cls(np.array(rows, dtype=np.int64).tobytes(), names.values, disorder, weight)
+        return cls(np.array(rows, dtype=np.int64).tobytes(), names.values, disorder, weight,
+                   *(pair_f1(pairs.get(match, {})) for match in MATCHES))
 
     def _table(self) -> np.ndarray:
         return np.frombuffer(self.counts, dtype=np.int64).reshape(-1, 1 + 2 * len(MATCHES))
@@ -110,12 +116,8 @@ class TaskSpans:
                 for m, match in enumerate(MATCHES)}
 
     def f1(self, match: str) -> float:
-        """The task's pairwise F1 with ``match``: the mean over its pairs (NaN while undefined)."""
-        m = MATCHES.index(match)
-        table = self._table()
-        tp, total = table[:, 1 + 2 * m], table[:, 2 + 2 * m]
-        defined = total > 0
-        return float(np.mean(2.0 * tp[defined] / total[defined])) if defined.any() else math.nan
+        """The task's pairwise F1 with ``match``: the mean over its pairs (NaN while undefined; :func:`pair_f1`)."""
+        return self.f1_exact if match == "exact" else self.f1_overlap
 
     def gamma(self, expected: float | None) -> float:
         """``1 - D_o(task) / D_e``; 1 without disorder; NaN while undefined or before ``D_e`` is known."""
@@ -236,9 +238,21 @@ class SpanTasks:
                     running[0] -= tp
                     running[1] -= total
 
-    def mapped(self, level: str) -> MappedControl:
-        """Every task's span rows, submitters and lengths (in task order) as one mapped control, without items."""
-        return self._mapped(sorted(self.tasks), level)
+    def mapped(self, level: str, *, rows: bool = True) -> MappedControl:
+        """Every task's span rows, submitters and lengths (in task order) as one mapped control, without items.
+
+        Without ``rows``: its :attr:`~plugin.mapping.base.MappedControl.units`
+        built from the packed rows (:meth:`units`) and the continua's lengths,
+        and its span rows and submitters left empty (a project's snapshot:
+        no Python object per span).
+        """
+        if rows:
+            return self._mapped(sorted(self.tasks), level)
+        units, given = self._units(sorted(self.tasks))
+        lengths = {doc: (None if math.isnan(length) else length) for doc, length in zip(units.docs, given.tolist(),
+                                                                                         strict=True)}
+        return MappedControl(self.control, level, (), spans=(), submitted=(),  # type: ignore[arg-type]
+                             lengths=lengths, units=units)
 
     def _mapped(self, tasks: list[int], level: str = "nominal") -> MappedControl:
         """The span rows, submitters and lengths of ``tasks`` (sorted) as one mapped control, without items."""
@@ -252,6 +266,83 @@ class SpanTasks:
             lengths.update(continua)
         return MappedControl(self.control, level, (),  # type: ignore[arg-type]
                              spans=tuple(spans), submitted=tuple(submitted), lengths=lengths)
+
+    def units(self, tasks: list[int]) -> Units:
+        """The units of ``tasks`` (sorted): :func:`plugin.mapping.span_units.span_units` of :meth:`_mapped`, built
+        from the packed rows with numpy, with no Python object per span (the same units, the same order)."""
+        return self._units(tasks)[0]
+
+    def _units(self, tasks: list[int]) -> tuple[Units, np.ndarray]:
+        """:meth:`units`, and each continuum's length as the tasks give it (NaN where they do not)."""
+        known = [task for task in tasks if task in self.tasks]
+        if not known:
+            mapped = self._mapped([])
+            return span_units(mapped, lengths=mapped.lengths), np.zeros(0)
+        blobs = [self.tasks[task] for task in known]
+        flat = np.frombuffer(b"".join(blobs), dtype=np.float64)
+        sizes = np.fromiter(map(len, blobs), dtype=np.intp, count=len(blobs)) // 8
+        at = np.cumsum(sizes) - sizes
+        n_rows, n_sub, n_len = (flat[at + k].astype(np.intp) for k in range(3))
+        rows = flat[ranges(at + 3, 5 * n_rows)].reshape(-1, 5)
+        submitters = flat[ranges(at + 3 + 5 * n_rows, n_sub)].astype(np.intp)
+        given = flat[ranges(at + 3 + 5 * n_rows + n_sub, 2 * n_len)].reshape(-1, 2)
+        index = np.arange(len(known))
+        row_task, sub_task, len_task = np.repeat(index, n_rows), np.repeat(index, n_sub), np.repeat(index, n_len)
+        objects = self.objects.values
+        width = len(objects)
+        scope, who, what = (rows[:, k].astype(np.intp) for k in range(3))
+        # continua: each (task, scope) in the order the rows first name it, then each task submitted with no span
+        keys, first_row, inverse = np.unique(row_task * width + scope, return_index=True, return_inverse=True)
+        order = np.argsort(first_row, kind="stable")
+        rank = np.empty_like(order)
+        rank[order] = np.arange(len(order))
+        doc = rank[inverse.reshape(-1)]
+        empty = np.flatnonzero((n_sub > 0) & (n_rows == 0))
+        ordered = keys[order]
+        docs = (*((known[int(k) // width], objects[int(k) % width]) for k in ordered.tolist()),
+                *((known[int(t)], ()) for t in empty.tolist()))
+        doc_task = np.concatenate([ordered // width, empty])
+        # annotators sorted by name; labels the config's, then the others sorted
+        used = np.unique(np.concatenate([who, submitters]))
+        annotators = tuple(sorted({objects[c] for c in used.tolist()}))
+        named = {name: i for i, name in enumerate(annotators)}
+        annotator_of = np.zeros(width, dtype=np.intp)
+        annotator_of[used] = [named[objects[c]] for c in used.tolist()]
+        seen_labels = np.unique(what)
+        labels = tuple(dict.fromkeys([*self.control.labels, *sorted({objects[c] for c in seen_labels.tolist()})]))
+        coded = {label: i for i, label in enumerate(labels)}
+        label_of = np.zeros(width, dtype=np.intp)
+        label_of[seen_labels] = [coded[objects[c]] for c in seen_labels.tolist()]
+        # each continuum's length as given (NaN: unknown), else the extent of its units
+        n_docs = len(docs)
+        length = np.full(n_docs, np.nan)
+        len_scope = given[:, 0].astype(np.intp)
+        found = np.searchsorted(keys, len_task * width + len_scope)
+        hit = found < len(keys)
+        hit[hit] = keys[found[hit]] == (len_task * width + len_scope)[hit]
+        length[rank[found[hit]]] = given[hit, 1]
+        is_empty = np.array([value == () for value in objects], dtype=bool)[len_scope] & ~hit
+        slot = np.searchsorted(empty, len_task)
+        on_empty = is_empty & (slot < len(empty))
+        on_empty[on_empty] = empty[slot[on_empty]] == len_task[on_empty]
+        length[len(keys) + slot[on_empty]] = given[on_empty, 1]
+        start, end = rows[:, 3], rows[:, 4]
+        first, last = np.full(n_docs, np.inf), np.zeros(n_docs)
+        np.minimum.at(first, doc, start)
+        np.maximum.at(last, doc, end)
+        unknown = np.isnan(length)
+        offset = np.where(unknown & np.isfinite(first), first, 0.0)
+        extent = np.where(unknown, last - offset, np.fmax(length, last))
+        # who annotated each continuum: every submitter on each of the task's continua, and every unit's annotator
+        present = np.zeros((n_docs, len(annotators)), dtype=bool)
+        by_task = np.argsort(doc_task, kind="stable")
+        per_task = np.bincount(doc_task, minlength=len(known))
+        reach = per_task[sub_task]
+        present[by_task[ranges((np.cumsum(per_task) - per_task)[sub_task], reach)],
+                np.repeat(annotator_of[submitters], reach)] = True
+        present[doc, annotator_of[who]] = True
+        return Units(doc, annotator_of[who], label_of[what], start - offset[doc], end - offset[doc], docs,
+                     annotators, labels, present, np.maximum(extent, 0.0)), length
 
     def task_scores(self, tasks: Iterable[int], mapping: MappingOptions, scoring: ScoringOptions, *,
                     every_task: bool = False, resample: bool = True) -> dict[int, dict[str, float | None]]:
@@ -277,8 +368,7 @@ class SpanTasks:
                     "gamma": number(self.scored[t].gamma(expected)), **flag_on} for t in wanted}
 
     def _expected(self, scoring: ScoringOptions) -> ExpectedDisorder:
-        mapped = self.mapped("nominal")
-        units = span_units(mapped, lengths=mapped.lengths)
+        units = self.units(sorted(self.tasks))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UndefinedMeasureWarning)
             return expected_disorder(units, n_samples=scoring.gamma_samples, seed=scoring.gamma_seed,
@@ -291,8 +381,7 @@ class SpanTasks:
             return
         tasks = sorted(tasks)
         self.dirty.difference_update(tasks)
-        mapped = self._mapped(tasks)
-        units = span_units(mapped, lengths=mapped.lengths)
+        units = self.units(tasks)
         task_of = np.array([task for task, _ in units.docs], dtype=np.int64)
         pairs: dict[int, dict[str, dict[Pair, tuple[int, int]]]] = {t: {m: {} for m in MATCHES} for t in tasks}
         for match in MATCHES:

@@ -490,16 +490,21 @@ class ControlState:
         defined = [c for c in classes if c is not None]
         return "constant low" if "constant low" in defined else (defined[0] if defined else None)
 
-    def mapped(self) -> MappedControl:
-        """Every task's rows as one mapped control, for the project's full scores."""
+    def mapped(self, *, span_rows: bool = True) -> MappedControl:
+        """Every task's rows as one mapped control, for the project's full scores.
+
+        A span-like control's span rows and submitters too; without
+        ``span_rows``, its units instead (:meth:`plugin.span_state.SpanTasks.mapped`).
+        """
         records = tuple(row for task in sorted(self.records) for row in self.task_records(task))
         ranked = tuple(row for task in sorted(self.ranked) for row in self.ranked_records(task))
-        spans = self.spans.mapped(self.level) if self.spans is not None else None
+        spans = self.spans.mapped(self.level, rows=span_rows) if self.spans is not None else None
         return MappedControl(self.control, self.level, records,  # type: ignore[arg-type]
                              categories=self.categories, ranked_records=ranked if self.ranked else None,
                              spans=spans.spans if spans is not None else None,
                              submitted=spans.submitted if spans is not None else None,
-                             lengths=spans.lengths if spans is not None else None)
+                             lengths=spans.lengths if spans is not None else None,
+                             units=spans.units if spans is not None else None)
 
     def live_summary(self, scoring: ScoringOptions, mapping: MappingOptions | None = None) -> dict[str, Any]:
         """SPA with its bootstrap interval and alpha, from the running sums (what ``/status`` shows).
@@ -903,9 +908,10 @@ class ProjectState:
         return {name: {"problems": list(c.problems), "notes": list(c.notes)}
                 for name, c in self.control_specs.items() if c.problems or c.notes}
 
-    def mapped(self) -> dict[str, MappedControl]:
-        """Every control's rows over all tasks (immutable: safe to score after the lock is released)."""
-        return {name: control.mapped() for name, control in self.controls.items()}
+    def mapped(self, *, span_rows: bool = True) -> dict[str, MappedControl]:
+        """Every control's rows over all tasks (immutable: safe to score after the lock is released); without
+        ``span_rows``, span-like controls' units instead of their span rows (:meth:`ControlState.mapped`)."""
+        return {name: control.mapped(span_rows=span_rows) for name, control in self.controls.items()}
 
     def reference_inputs(self) -> tuple[dict[str, tuple[tuple[Any, ...], str, tuple[Any, ...] | None]],
                                         dict[int, str]]:
@@ -940,7 +946,7 @@ class ProjectState:
         observed = {name: control.spans.observed() for name, control in self.controls.items()
                     if control.spans is not None}  # every task was scored just above
         inputs, authors = self.reference_inputs()
-        return ProjectSnapshot(mapped=self.mapped(),
+        return ProjectSnapshot(mapped=self.mapped(span_rows=False),
                                tasks=tasks, skips=self.skips(), n_annotations=self.n_annotations(),
                                annotators=self.annotators(), config=self.config_remarks(), created=created,
                                scoring=self.scoring, mapping=self.mapping, expected=expected, observed=observed,

@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 import pandas as pd
 
+from agreement.units import Units
 from plugin.annotations import Skips, Submission
 from plugin.labelconfig import Control
 
@@ -71,6 +72,12 @@ class MappedControl:
         :func:`plugin.mapping.span_units.continuum_length` finds it in the
         task's data (None where it does not); None when the tasks' data was
         not read (the continua are then the extent of their units).
+    units : Units, optional
+        With :attr:`spans`: the units built already, which
+        :func:`plugin.mapping.span_units.span_units` returns as they are. A
+        project state's snapshot builds them from its packed rows with numpy
+        and leaves :attr:`spans` and :attr:`submitted` empty, so that a
+        project's spans are never all Python tuples at once.
     """
 
     control: Control
@@ -81,6 +88,7 @@ class MappedControl:
     spans: tuple[tuple[Any, ...], ...] | None = None
     submitted: tuple[tuple[int, str], ...] | None = None
     lengths: Mapping[tuple[int, tuple[Any, ...]], float | None] | None = field(default=None, compare=False)
+    units: Units | None = field(default=None, compare=False)
 
     @cached_property
     def rows(self) -> pd.DataFrame:

@@ -308,7 +308,7 @@ def span_units(mapped: MappedControl, *, lengths: Mapping[Continuum, float | Non
     Returns
     -------
     Units
-        ``docs`` are the ``(task, scope)`` pairs, in the order of the rows;
+        ``mapped.units`` when it holds them. Else ``docs`` are the ``(task, scope)`` pairs, in the order of the rows;
         a task that annotators submitted with no unit marked by anyone is the
         continuum ``(task, ())``. Every annotator who submitted a task is
         present on each of its continua. A continuum of known length is
@@ -326,6 +326,8 @@ def span_units(mapped: MappedControl, *, lengths: Mapping[Continuum, float | Non
     if mapped.spans is None:
         raise ValueError(f"{mapped.control.describe()} is not a span-like control: it has no span rows to build "
                          f"units from.")
+    if mapped.units is not None:  # built already, with its lengths
+        return mapped.units
     rows = mapped.spans
     keys: dict[Continuum, int] = {}
     for task, scope, *_ in rows:

@@ -351,9 +351,11 @@ def span_offsets(mapped: MappedControl, *, jaccard: float, people: Mapping[str, 
 def _span_labels(name: str, mapped: MappedControl, spans: Mapping[str, Any]) -> pd.DataFrame:
     exact, overlap = spans["f1"]["exact"], spans["f1"]["overlap"]
     unitizing = spans["unitizing_alpha"]
-    counts = pd.Series([row[3] for row in mapped.spans or ()], dtype=object).value_counts()
+    units = span_units(mapped, lengths=mapped.lengths)
+    counts = {label: int(n) for label, n in zip(units.labels, np.bincount(units.label, minlength=len(units.labels)),
+                                                strict=True)}
     labels = list(dict.fromkeys([*exact["per_label"], *unitizing["per_label"]]))
-    rows = [{"label": ALL_LABELS, "n_spans": len(mapped.spans or ()), "f1_exact": exact["mean"],
+    rows = [{"label": ALL_LABELS, "n_spans": units.n_units, "f1_exact": exact["mean"],
              "f1_exact_sd": exact["sd"], "f1_exact_pairs": len(exact["pairs"]), "f1_overlap": overlap["mean"],
              "f1_overlap_sd": overlap["sd"], "f1_overlap_pairs": len(overlap["pairs"]),
              "unitizing_alpha": unitizing["value"], "unitizing_observed": unitizing["observed"],

@@ -1,10 +1,14 @@
 """Label Studio's JSON export read offline: broken files, duplicates, old exports, other formats refused."""
 
 import json
+import tracemalloc
+from unittest.mock import patch
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from plugin.export import export_project, read_export
+from plugin.export import export_project, iter_entries, open_export, read_export
 
 
 def test_broken_exports_are_clear_errors(tmp_path):
@@ -72,3 +76,72 @@ def test_reading_an_export_needs_no_label_studio_client():
     code = "import sys, plugin.export; print('plugin.labelstudio' in sys.modules, 'label_studio_sdk.client' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["False", "False"]
+
+
+json_values = st.recursive(st.none() | st.booleans() | st.integers(-10**20, 10**20) | st.floats(allow_nan=False)
+                           | st.text(max_size=12), lambda inner: st.lists(inner, max_size=4)
+                           | st.dictionaries(st.text(max_size=5), inner, max_size=4), max_leaves=12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(json_values, max_size=12), st.sampled_from(["", " ", "\n  ", "\t"]), st.integers(1, 7))
+def test_a_streamed_export_reads_as_json_loads(tmp_path_factory, entries, space, chunk):
+    """Any JSON list, however spaced, read a few characters at a time (numbers and strings cut anywhere), gives
+    the entries json.loads gives."""
+    path = tmp_path_factory.mktemp("stream") / "export.json"
+    path.write_text(space + "[" + space + ("," + space).join(json.dumps(e) for e in entries) + space + "]" + space)
+    with patch("plugin.export.CHUNK", chunk):
+        assert list(iter_entries(path)) == json.loads(path.read_text())
+
+
+@pytest.mark.parametrize(("content", "message"), [
+    ('[{"id": 1}, {"id": 2', "Expecting"),
+    ('[{"id": 1} {"id": 2}]', "expected ',' or ']'"),
+    ('[{"id": 1}', "the file ends before its list does"),
+    ('[{"id": 1}] [', "extra data after the list"),
+    ('[{"id": 1}, ]', "Expecting value"),
+])
+def test_a_broken_export_is_one_line_naming_where(tmp_path, content, message):
+    path = _write(tmp_path, "broken.json", content)
+    with patch("plugin.export.CHUNK", 4), pytest.raises(ValueError, match=message) as error:
+        read_export(path)
+    assert "is not a JSON export" in str(error.value) and "at character" in str(error.value)
+    assert "\n" not in str(error.value)
+
+
+def test_an_export_is_read_a_chunk_at_a_time_never_whole(tmp_path):
+    """Scanning and reading the tasks of an 8 MB export, 64 KiB at a time, holds a few chunks, not the file."""
+    task = {"data": {"text": "x" * 300}, "annotations": [
+        {"id": 0, "completed_by": {"id": 2, "email": "ann@example.com"},
+         "result": [{"from_name": "sentiment", "to_name": "text", "type": "choices", "value": {"choices": ["pos"]}}]}]}
+    path = _write(tmp_path, "big.json", [{**task, "id": i} for i in range(20_000)])
+    size = path.stat().st_size
+    tracemalloc.start()
+    try:
+        with patch("plugin.export.CHUNK", 1 << 16):
+            export, controls = open_export(path)
+            n = sum(1 for _ in export)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert n == export.n_entries == 20_000 and list(controls) == ["sentiment"]
+    assert export.people == {"2": "ann@example.com"} and export.duplicates == {}
+    assert size > 8_000_000 and peak < size / 8
+
+
+@given(st.lists(st.tuples(st.integers(1, 4), st.lists(st.integers(10, 14), max_size=3)), max_size=10))
+def test_duplicate_tasks_merge_whatever_their_order(tmp_path_factory, copies):
+    """Every copy of a task is merged into one: the first copy's data and annotations, then the later copies'
+    annotations not seen before."""
+    entries = [{"id": task, "data": {"copy": n}, "annotations": [{"id": a, "result": []} for a in annotations]}
+               for n, (task, annotations) in enumerate(copies)]
+    path = tmp_path_factory.mktemp("dups") / "export.json"
+    path.write_text(json.dumps(entries))
+    tasks = read_export(path)
+    assert sorted(t["id"] for t in tasks) == sorted({task for task, _ in copies})
+    for task in tasks:
+        mine = [e for e in entries if e["id"] == task["id"]]
+        assert task["data"] == mine[0]["data"]
+        first = [a["id"] for a in mine[0]["annotations"]]  # the first copy's, as they are; then those not seen
+        later = [a["id"] for e in mine[1:] for a in e["annotations"] if a["id"] not in first]
+        assert [a["id"] for a in task["annotations"]] == first + list(dict.fromkeys(later))

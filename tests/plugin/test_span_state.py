@@ -1,0 +1,66 @@
+"""A span control's units built from the packed rows at once equal those built from the rows as tuples."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from plugin.export import read_export
+from plugin.labelconfig import parse_label_config
+from plugin.mapping.span_units import span_units
+from plugin.settings import MappingOptions, ScoringOptions
+from plugin.state import ProjectState
+from tests.plugin.conftest import DATA
+
+SPANS = DATA / "spans"
+CORPORA = [("krippendorff2004", "krippendorff2004_config.xml"), ("leoka_team_2", "leoka_config.xml"),
+           ("lsf_audio", "lsf_audio_config.xml"), ("lsf_hypertext", "lsf_hypertext_config.xml"),
+           ("lsf_paragraphs", "lsf_paragraphs_config.xml"), ("lsf_timeseries", "lsf_timeseries_config.xml")]
+NER = parse_label_config('<View><Text name="text" value="$text"/><Labels name="ner" toName="text">'
+                         '<Label value="PER"/><Label value="ORG"/></Labels></View>')
+
+
+def assert_same_units(spans, tasks):
+    """``units(tasks)`` equals ``span_units`` of the same tasks' rows, field by field."""
+    mapped = spans._mapped(sorted(tasks))
+    expected, got = span_units(mapped, lengths=mapped.lengths), spans.units(sorted(tasks))
+    assert got.docs == expected.docs and got.annotators == expected.annotators and got.labels == expected.labels
+    for name in ("doc", "annotator", "label", "start", "end", "present", "lengths"):
+        assert np.array_equal(getattr(got, name), getattr(expected, name)), name
+
+
+@pytest.mark.parametrize(("name", "config"), CORPORA)
+def test_units_of_every_corpus_equal_those_of_its_rows(name, config):
+    state = ProjectState.from_tasks(read_export(SPANS / f"{name}.json"), parse_label_config((SPANS / config).read_text()),
+                                    mapping=MappingOptions(), scoring=ScoringOptions())
+    checked = 0
+    for control in state.controls.values():
+        if control.spans is not None:
+            every = sorted(control.spans.tasks)
+            assert_same_units(control.spans, every)
+            assert_same_units(control.spans, every[::2])
+            checked += 1
+    assert checked
+
+
+spans_of_a_task = st.lists(st.tuples(st.integers(1, 4), st.sampled_from(["PER", "ORG", "MISC"]),
+                                     st.integers(0, 30), st.integers(1, 8)), max_size=5)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.booleans(), st.lists(st.tuples(st.integers(1, 4), spans_of_a_task), max_size=3)),
+                min_size=1, max_size=6))
+def test_units_equal_those_of_the_rows_for_any_tasks(tasks):
+    """Tasks with or without text (a known or unknown length), annotators who mark nothing, labels outside the
+    config: the same units either way."""
+    state = ProjectState(None, NER, mapping=MappingOptions(), scoring=ScoringOptions())
+    for number, (has_text, annotations) in enumerate(tasks, start=1):
+        results = {who: [{"from_name": "ner", "to_name": "text", "type": "labels", "id": f"r{k}",
+                          "value": {"start": start, "end": start + size, "labels": [label]}}
+                         for k, (_, label, start, size) in enumerate(spans)] for who, spans in annotations}
+        state.set_task({"id": number, "data": {"text": "x" * 40} if has_text else {"other": 1}, "annotations": [
+            {"id": 10 * number + who, "completed_by": who, "result": result} for who, result in results.items()]})
+    spans = state.controls["ner"].spans
+    assert_same_units(spans, list(spans.tasks))
+    assert_same_units(spans, list(spans.tasks)[1::2])
+    assert_same_units(spans, [])
