@@ -18,13 +18,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, DTypeLike, NDArray
 
 __all__ = [
+    "WIDE_CELLS",
     "LabelCounts",
+    "SparseCounts",
     "aggregate_raters",
     "as_contingency_table",
     "as_count_matrix",
@@ -33,7 +36,12 @@ __all__ = [
     "label_counts",
     "require_columns",
     "shown",
+    "sparse_counts",
 ]
+
+WIDE_CELLS = 20_000_000
+"""Items x categories above which a nominal control's measures are computed from :class:`SparseCounts` (a dense
+count matrix of free text with a new answer on every item grows with the square of the project)."""
 
 
 @dataclass(frozen=True)
@@ -119,6 +127,81 @@ def code_labels(labels: pd.Series, categories: ArrayLike | None) -> tuple[NDArra
     except TypeError:
         codes, cats = pd.factorize(labels, sort=False)
     return codes.astype(np.intp), pd.Index(cats)
+
+
+class SparseCounts(NamedTuple):
+    """Per-item label counts of the non-zero cells only (CSR layout): memory O(annotations), whatever the number
+    of categories.
+
+    Attributes
+    ----------
+    indptr : ndarray of intp, with shape (n_items + 1,)
+        Item ``i`` holds ``columns[indptr[i]:indptr[i + 1]]`` and ``counts[...]``.
+    columns : ndarray of intp
+        Category codes, sorted within an item.
+    counts : ndarray of float64
+        Positive.
+    n_categories : int
+    """
+
+    indptr: NDArray[np.intp]
+    columns: NDArray[np.intp]
+    counts: NDArray[np.float64]
+    n_categories: int
+
+    @property
+    def n_items(self) -> int:
+        """Items (each with at least one count)."""
+        return len(self.indptr) - 1
+
+    def totals(self) -> NDArray[np.float64]:
+        """Each item's number of annotations."""
+        return np.add.reduceat(self.counts, self.indptr[:-1]) if len(self.counts) else np.zeros(self.n_items)
+
+    def packed(self) -> NDArray[np.float64]:
+        """Each item's non-zero counts, left-aligned in a matrix as wide as the fullest item: what every nominal
+        per-item measure reads (SPA and its bootstrap, alpha's observed disagreement), in O(items x annotators)."""
+        sizes = np.diff(self.indptr)
+        matrix = np.zeros((self.n_items, int(sizes.max()) if self.n_items else 0))
+        place = np.arange(len(self.counts)) - np.repeat(self.indptr[:-1], sizes)
+        matrix[np.repeat(np.arange(self.n_items), sizes), place] = self.counts
+        return matrix
+
+    def dense(self) -> NDArray[np.float64]:
+        """The count matrix, with shape (n_items, n_categories)."""
+        matrix = np.zeros((self.n_items, self.n_categories))
+        matrix[np.repeat(np.arange(self.n_items), np.diff(self.indptr)), self.columns] = self.counts
+        return matrix
+
+
+def sparse_counts(items: ArrayLike, labels: ArrayLike, *, n_categories: int | None = None,
+                  n_items: int | None = None) -> SparseCounts:
+    """The counts of each item's labels from one integer code pair per annotation, in one vectorized pass.
+
+    Parameters
+    ----------
+    items, labels : array_like of int
+        The item and the label (category) code of each annotation.
+    n_categories, n_items : int, optional
+        By default one more than the largest code; items without annotations are empty rows.
+
+    Examples
+    --------
+    >>> c = sparse_counts([0, 0, 1, 0], [2, 2, 0, 1])
+    >>> c.indptr.tolist(), c.columns.tolist(), c.counts.tolist()
+    ([0, 2, 3], [1, 2, 0], [1.0, 2.0, 1.0])
+    >>> c.dense().tolist()
+    [[0.0, 1.0, 2.0], [1.0, 0.0, 0.0]]
+    """
+    item = np.asarray(items, dtype=np.int64).reshape(-1)
+    label = np.asarray(labels, dtype=np.int64).reshape(-1)
+    width = int(n_categories if n_categories is not None else (label.max() + 1 if len(label) else 0))
+    size = int(n_items if n_items is not None else (item.max() + 1 if len(item) else 0))
+    cells, counts = np.unique(item * max(width, 1) + label, return_counts=True)
+    owner = cells // max(width, 1)
+    indptr = np.zeros(size + 1, dtype=np.intp)
+    np.cumsum(np.bincount(owner, minlength=size), out=indptr[1:])
+    return SparseCounts(indptr, (cells % max(width, 1)).astype(np.intp), counts.astype(np.float64), width)
 
 
 def _bincount_matrix(rows: NDArray[np.intp], cols: NDArray[np.intp], shape: tuple[int, int],

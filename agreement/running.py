@@ -39,6 +39,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from agreement.alpha import LevelName, distance_matrix
+from agreement.counts import SparseCounts
 from agreement.undefined import warn_undefined
 
 __all__ = ["RunningAgreement"]
@@ -426,6 +427,32 @@ class RunningAgreement:
         if expected >= 1.0 - 1e-12:
             return warn_undefined("Gwet's AC1", "the chance agreement is 1 (every rating is in one category)")
         return (float(numerator / denominator) - expected) / (1.0 - expected)
+
+    def fleiss_kappa(self) -> float:
+        """Fleiss' kappa, pooled (:func:`agreement.fleiss_kappa`), from the running sums; NaN with a warning when
+        undefined.
+
+        :math:`\\bar P` is SPA with flat weights and :math:`\\bar P_e = \\sum_c p_c^2`
+        with :math:`p_c` the pairable values of category ``c`` over all pairable
+        values, both kept here: O(1), whatever the number of categories.
+        """
+        index = 2 * _SCHEMES.index("flat")
+        numerator, denominator = self._spa[index: index + 2]
+        if denominator <= 1e-12:
+            return warn_undefined("Fleiss' kappa", "no item has two or more annotations")
+        chance = self._total_squares / (self._total * self._total)
+        if chance >= 1.0 - 1e-12:
+            return warn_undefined("Fleiss' kappa", "the expected agreement is 1 (every annotation is in one category)")
+        return (float(numerator / denominator) - chance) / (1.0 - chance)
+
+    @classmethod
+    def of_counts(cls, counts: SparseCounts, *, coincidence: bool = False) -> RunningAgreement:
+        """The sums of ``counts`` (:class:`agreement.counts.SparseCounts`): a batch computation's way to SPA,
+        alpha, AC1 and Fleiss' kappa in memory O(annotations + categories) (nominal alpha only without
+        ``coincidence``)."""
+        sums = cls(counts.n_categories, coincidence=coincidence)
+        sums.apply_items(counts.indptr, counts.columns, counts.counts)
+        return sums
 
     def _check_level(self, level: LevelName) -> None:
         if level != "nominal" and not self._keep_coincidence:

@@ -16,7 +16,8 @@ from numpy.typing import ArrayLike
 
 from agreement.alpha import Level, krippendorff_alpha
 from agreement.bootstrap import bootstrap_ci, canonical_rows
-from agreement.counts import code_labels, require_columns
+from agreement.counts import WIDE_CELLS, code_labels, require_columns, sparse_counts
+from agreement.running import RunningAgreement
 from agreement.spa import spa
 from agreement.undefined import UndefinedMeasureWarning
 
@@ -75,10 +76,17 @@ def agreement_over_time(rows: pd.DataFrame, *, time: str = "time", points: int =
     ends = np.unique(np.ceil(np.linspace(0, len(present), points + 1)[1:]).astype(int))
     times = present[time].to_numpy()
     out = []
+    wide = level == "nominal" and len(items) * width > WIDE_CELLS  # free text: no items x labels matrix
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UndefinedMeasureWarning)
         for end in ends:
-            x = np.bincount(flat[:end], minlength=len(items) * width).reshape(len(items), width).astype(np.float64)
+            if wide:  # each item's counts packed (all SPA reads), alpha from the sums of the sparse counts
+                counts = sparse_counts(item_codes[:end], label_codes[:end], n_categories=width, n_items=len(items))
+                x = counts.packed()
+                alpha = RunningAgreement.of_counts(counts).alpha()
+            else:
+                x = np.bincount(flat[:end], minlength=len(items) * width).reshape(len(items), width).astype(float)
+                alpha = krippendorff_alpha(x, level=level, values=values)
             x = x[x.sum(axis=1) > 0]
             pairable = x.sum(axis=1) >= 2
             low = high = math.nan
@@ -87,8 +95,7 @@ def agreement_over_time(rows: pd.DataFrame, *, time: str = "time", points: int =
                                   seed=seed)
                 low, high = ci.low, ci.high
             out.append({"time": times[end - 1], "n_annotations": int(end), "n_items": int(pairable.sum()),
-                        "spa": spa(x), "spa_low": low, "spa_high": high,
-                        "alpha": krippendorff_alpha(x, level=level, values=values)})
+                        "spa": spa(x), "spa_low": low, "spa_high": high, "alpha": alpha})
     return pd.DataFrame(out, columns=list(TIMELINE_COLUMNS))
 
 

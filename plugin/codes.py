@@ -18,6 +18,8 @@ from typing import Any
 
 import numpy as np
 
+from agreement.counts import SparseCounts, sparse_counts
+
 __all__ = ["IdIndex", "Interned", "ItemKeys", "item_counts", "pack_rows", "ranges", "unpack_rows"]
 
 
@@ -27,6 +29,11 @@ class Interned:
 
     values: list[Any] = field(default_factory=list)
     _codes: dict[Hashable, int] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, values: Sequence[Hashable]) -> Interned:
+        """``values`` (distinct) coded in order."""
+        return cls(list(values), {value: code for code, value in enumerate(values)})
 
     def code(self, value: Hashable) -> int:
         """The code of ``value`` (a new one the first time it is seen)."""
@@ -82,33 +89,22 @@ def ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     return np.repeat(starts, lengths) + (np.arange(total) - offsets)
 
 
-def item_counts(blobs: Sequence[bytes]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The counts of every item of ``blobs`` (rows ``(place, annotator, column)``), in CSR layout.
+def item_counts(blobs: Sequence[bytes], *, n_categories: int | None = None) -> tuple[SparseCounts, np.ndarray]:
+    """The counts of every item of ``blobs`` (rows ``(place, annotator, column)``; the blobs' items in order), and
+    how many items each blob holds.
 
     One vectorized pass over all of them: no Python loop per task or item.
-
-    Returns
-    -------
-    indptr : ndarray of intp
-        Item ``i`` (the blobs' items in order) holds ``columns[indptr[i]:indptr[i + 1]]``.
-    columns : ndarray of intp
-        Sorted within an item.
-    counts : ndarray of float64
-        Its rows in each column.
-    per_blob : ndarray of intp
-        How many items each blob holds.
 
     Examples
     --------
     >>> a = pack_rows([0], [0, 0, 1, 0, 1, 1, 0, 2, 0])     # one item: labels 1, 1, 0
     >>> b = pack_rows([3, 4], [1, 0, 2, 0, 1, 2])           # two items: label 2 each
-    >>> indptr, columns, counts, per_blob = item_counts([a, b])
-    >>> indptr.tolist(), columns.tolist(), counts.tolist(), per_blob.tolist()
+    >>> counts, per_blob = item_counts([a, b])
+    >>> counts.indptr.tolist(), counts.columns.tolist(), counts.counts.tolist(), per_blob.tolist()
     ([0, 2, 3, 4], [0, 1, 2, 2], [1.0, 2.0, 1.0, 1.0], [1, 2])
     """
     if not blobs:
-        empty = np.zeros(0, dtype=np.intp)
-        return np.zeros(1, dtype=np.intp), empty, np.zeros(0), empty
+        return sparse_counts([], [], n_categories=n_categories or 0), np.zeros(0, dtype=np.intp)
     flat = np.frombuffer(b"".join(blobs), dtype=np.int32)
     lengths = np.fromiter(map(len, blobs), dtype=np.intp, count=len(blobs)) // 4
     starts = np.cumsum(lengths) - lengths
@@ -117,12 +113,7 @@ def item_counts(blobs: Sequence[bytes]) -> tuple[np.ndarray, np.ndarray, np.ndar
     rows = flat[ranges(starts + 1 + per_blob, n_codes)].reshape(-1, 3).astype(np.intp)
     first_item = np.cumsum(per_blob) - per_blob
     items = rows[:, 0] + np.repeat(first_item, n_codes // 3)
-    width = int(rows[:, 2].max()) + 1 if len(rows) else 1
-    pairs, counts = np.unique(items * width + rows[:, 2], return_counts=True)
-    owner = pairs // width
-    indptr = np.zeros(int(per_blob.sum()) + 1, dtype=np.intp)
-    np.cumsum(np.bincount(owner, minlength=len(indptr) - 1), out=indptr[1:])
-    return indptr, pairs % width, counts.astype(np.float64), per_blob
+    return sparse_counts(items, rows[:, 2], n_categories=n_categories, n_items=int(per_blob.sum())), per_blob
 
 
 class IdIndex:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -30,6 +30,7 @@ import pandas as pd
 
 from agreement import (
     GwetEstimate,
+    RunningAgreement,
     UndefinedMeasureWarning,
     alpha_item_disagreement,
     annotator_labels,
@@ -48,7 +49,7 @@ from agreement import (
 from agreement.annotators import annotator_agreement
 from agreement.bootstrap import canonical_rows
 from agreement.confusion import confused_pairs, specific_agreement
-from agreement.counts import LabelCounts
+from agreement.counts import WIDE_CELLS, LabelCounts, SparseCounts, code_labels, sparse_counts
 from agreement.gamma import ExpectedDisorder, expected_disorder, gamma_of, observed_disorder
 from agreement.span_f1 import SpanF1, span_f1
 from agreement.unitizing import u_alpha, unitizing_alpha
@@ -58,9 +59,27 @@ from plugin.mapping.choices import is_label_set, split_label_items
 from plugin.mapping.span_units import span_units
 from plugin.settings import ScoringOptions
 
-__all__ = ["SPAN_FLAG_KEYS", "ControlScore", "TaskScore", "TaskTerms", "annotator_rows", "control_value", "lowest_decile",
-           "name_of", "named_rows", "number", "score_control", "spa_interval", "span_scores", "summarize_task",
-           "task_score_of", "task_terms"]
+__all__ = [
+    "SPAN_FLAG_KEYS",
+    "ControlScore",
+    "TaskScore",
+    "TaskTerms",
+    "annotator_rows",
+    "control_value",
+    "is_wide",
+    "lowest_decile",
+    "name_of",
+    "named_rows",
+    "number",
+    "score_control",
+    "spa_interval",
+    "span_scores",
+    "sparse_rows",
+    "summarize_task",
+    "task_score_of",
+    "task_terms",
+    "wide_note",
+]
 
 
 MAX_WEIGHTED_CATEGORIES = 200
@@ -136,6 +155,7 @@ class ControlScore:
     label_agreement: dict[str, float | None] | None = None
     spans: dict[str, Any] | None = None
     references: dict[str, Any] | None = None
+    notes: tuple[str, ...] = ()
 
     def summary(self) -> dict[str, Any]:
         """The control's scores as JSON-ready data (without the per-task table)."""
@@ -154,6 +174,8 @@ class ControlScore:
         out["spans"] = self.spans
         if self.references is not None:
             out["references"] = self.references
+        if self.notes:
+            out["notes"] = list(self.notes)
         return out
 
 
@@ -441,6 +463,8 @@ def score_control(mapped: MappedControl, options: ScoringOptions, *, span_jaccar
     """
     rows = mapped.rows
     control = mapped.control
+    if is_wide(mapped):
+        return _score_wide(mapped, options)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UndefinedMeasureWarning)
         counts = label_counts(rows, categories=mapped.categories)
@@ -469,6 +493,57 @@ def score_control(mapped: MappedControl, options: ScoringOptions, *, span_jaccar
             labels=_per_label(mapped, counts) if is_label_set(mapped) else None,
             spans=span_scores(mapped, options, span_jaccard=span_jaccard, expected=expected, observed=observed),
         )
+
+
+def is_wide(mapped: MappedControl) -> bool:
+    """Whether a nominal control's count matrix would exceed :data:`agreement.counts.WIDE_CELLS` cells (free
+    text with a new answer on most items): its measures are then computed from sparse counts."""
+    if mapped.level != "nominal" or not mapped.records:
+        return False
+    rows = mapped.rows
+    n_categories = len(mapped.categories) if mapped.categories else rows["label"].nunique()
+    return rows["item"].nunique() * n_categories > WIDE_CELLS
+
+
+def sparse_rows(rows: pd.DataFrame, categories: Sequence[Any] | None) -> tuple[SparseCounts, pd.Index]:
+    """A long table's label counts as :class:`agreement.counts.SparseCounts` (items in order of first appearance,
+    as :func:`agreement.label_counts`), and their categories."""
+    item_codes, items = pd.factorize(rows["item"], sort=False)
+    present = rows["label"].notna().to_numpy()
+    label_codes, labels = code_labels(rows.loc[present, "label"], categories)
+    return sparse_counts(item_codes[present], label_codes, n_categories=len(labels), n_items=len(items)), labels
+
+
+def _score_wide(mapped: MappedControl, options: ScoringOptions) -> ControlScore:
+    """:func:`score_control` of a nominal control with too many labels for a count matrix (:func:`is_wide`).
+
+    SPA with its interval, alpha, AC1 and Fleiss' kappa come from sparse
+    counts (:meth:`agreement.RunningAgreement.of_counts`; the same values),
+    the pairs and annotators from the annotators' codes. What needs a table
+    over the labels is left out, and said in :attr:`ControlScore.notes`: AC1's
+    analytic interval, the most confused label pairs and each label's
+    specific agreement.
+    """
+    rows = mapped.rows
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedMeasureWarning)
+        counts, labels = sparse_rows(rows, mapped.categories)
+        sums = RunningAgreement.of_counts(counts)
+        return ControlScore(
+            name=mapped.control.name, tag=mapped.control.tag, level=mapped.level,
+            n_items=counts.n_items, n_pairable_items=int((counts.totals() >= 2).sum()), n_annotations=len(rows),
+            n_annotators=int(rows["annotator"].nunique()), spa=number(sums.spa()),
+            spa_ci=spa_interval(counts.packed(), options), alpha=number(sums.alpha()),
+            fleiss=number(sums.fleiss_kappa()), pairs=_pairs(rows, mapped.level),
+            gwet={"coefficient": "AC1", "value": number(sums.gwet_ac1(n_categories=len(labels))), "std_error": None,
+                  "ci": [None, None]},
+            annotators=annotator_rows(rows), notes=(wide_note(len(labels), counts.n_items),))
+
+
+def wide_note(n_labels: int, n_items: int) -> str:
+    """What a control with too many labels for a count matrix (:func:`is_wide`) is scored without."""
+    return (f"{n_labels} distinct labels on {n_items} items: the measures come from sparse counts, without AC1's "
+            f"interval, the most confused label pairs or each label's specific agreement.")
 
 
 SPAN_FLAG_KEYS = {"f1-overlap": "f1_overlap", "f1": "f1", "gamma": "gamma"}

@@ -200,9 +200,9 @@ class ControlState:
     control : Control
     level : str
         The level of measurement of its labels.
-    columns : dict
-        Label -> column of the running sums, in the order labels were first seen
-        (the config's categories first).
+    labels : Interned
+        The label of each column of the running sums, in the order labels were
+        first seen (the config's categories first).
     sums : RunningAgreement
     records : dict of int to bytes
         Per task, its items and mapped rows ``(task, item, annotator, label)`` as codes
@@ -227,13 +227,12 @@ class ControlState:
 
     control: Control
     level: str
-    columns: dict[Any, int]
+    labels: Interned
     sums: RunningAgreement
     categories: tuple[Any, ...] | None
     records: dict[int, bytes] = field(default_factory=dict)
     annotators: Interned = field(default_factory=Interned)
     keys: ItemKeys = field(default_factory=ItemKeys)
-    _labels: list[Any] = field(default_factory=list)  # each column's label: the inverse of ``columns``
     ranked: dict[int, bytes] = field(default_factory=dict)
     _ranked_labels: Interned = field(default_factory=Interned)
     augmented: RunningAugmented | None = None
@@ -246,7 +245,7 @@ class ControlState:
         """An empty control state, with the level and categories its mapping gives (``probe`` maps no task)."""
         categories = probe.categories
         return cls(control=probe.control, level=probe.level, categories=categories,
-                   columns={c: i for i, c in enumerate(categories or ())}, _labels=list(categories or ()),
+                   labels=Interned.of(categories or ()),
                    sums=RunningAgreement(len(categories or ()), coincidence=probe.level != "nominal"),
                    augmented=RunningAugmented() if probe.ranked_records is not None else None,
                    spans=SpanTasks(probe.control) if probe.spans is not None else None)
@@ -258,7 +257,7 @@ class ControlState:
         ``lengths`` are the lengths of the task's continua, for a span-like control.
         O(the task's rows): the sums take away the old rows' items and add the new ones'.
         """
-        blob = self._pack(task, ((item, self.annotators.code(annotator), self._column(label))
+        blob = self._pack(task, ((item, self.annotators.code(annotator), self.labels.code(label))
                                  for _, item, annotator, label in mapped.records))
         old = self.records.get(task)
         if blob != old:
@@ -287,7 +286,8 @@ class ControlState:
         for sign, blobs in ((-1.0, [old for old, _ in changes if old is not None]),
                             (1.0, [new for _, new in changes if new is not None])):
             if blobs:
-                self.sums.apply_items(*item_counts(blobs)[:3], sign=sign)
+                counts = item_counts(blobs)[0]
+                self.sums.apply_items(counts.indptr, counts.columns, counts.counts, sign=sign)
 
     def start_batch(self) -> None:
         """Hold the sums' updates until :meth:`end_batch` (applied :data:`SUMS_BATCH` tasks at a time): tasks read
@@ -298,14 +298,6 @@ class ControlState:
         """Apply the updates held since :meth:`start_batch`."""
         held, self._batched = self._batched or [], None
         self._apply(held)
-
-    def _column(self, label: Any) -> int:
-        """The label's column of the sums (a new one the first time it is seen)."""
-        column = self.columns.get(label)
-        if column is None:
-            column = self.columns.setdefault(label, len(self.columns))
-            self._labels.append(label)
-        return column
 
     def _pack(self, task: int, rows: Iterable[tuple[Any, ...]]) -> bytes | None:
         """A task's rows ``(item, code, ...)`` as codes (:func:`plugin.codes.pack_rows`), each item as its place
@@ -334,7 +326,7 @@ class ControlState:
         if blob is None:
             return ()
         codes, rows = unpack_rows(blob, 3)
-        items, labels, annotators = self.keys.decode(task, codes), self._labels, self.annotators.values
+        items, labels, annotators = self.keys.decode(task, codes), self.labels.values, self.annotators.values
         return tuple((task, items[place], annotators[who], labels[column]) for place, who, column in rows.tolist())
 
     def counts(self, tasks: Sequence[int], *, packed: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -345,18 +337,8 @@ class ControlState:
         whatever the number of categories); else one column per label.
         """
         known = [task for task in tasks if task in self.records]
-        indptr, columns, counts, per_task = item_counts([self.records[task] for task in known])
-        owners = np.repeat(np.array(known, dtype=np.int64), per_task)
-        n_items = len(indptr) - 1
-        sizes = np.diff(indptr)
-        if packed:
-            matrix = np.zeros((n_items, int(sizes.max()) if n_items else 0))
-            place = np.arange(len(columns)) - np.repeat(indptr[:-1], sizes)
-            matrix[np.repeat(np.arange(n_items), sizes), place] = counts
-        else:
-            matrix = np.zeros((n_items, len(self.columns)))
-            matrix[np.repeat(np.arange(n_items), sizes), columns] = counts
-        return matrix, owners
+        counts, per_task = item_counts([self.records[task] for task in known], n_categories=len(self.labels.values))
+        return counts.packed() if packed else counts.dense(), np.repeat(np.array(known, dtype=np.int64), per_task)
 
     def _set_ranked(self, task: int, rows: tuple[tuple[Any, ...], ...]) -> None:
         """Replace the task's ranked rows (multiple choices), and each item's share of the augmented sums."""
@@ -401,7 +383,7 @@ class ControlState:
         """Numeric value of each column for the ordinal and interval levels."""
         if self.level == "nominal":
             return None
-        return np.array([float(label) for label in sorted(self.columns, key=self.columns.__getitem__)])
+        return np.array([float(label) for label in self.labels.values])
 
     def agreement_weights(self) -> np.ndarray:
         """Gwet's weights between the columns of an ordered control, over the categories in use.

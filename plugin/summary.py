@@ -145,6 +145,8 @@ def summary_text(summary: Mapping[str, Any]) -> str:
             lines.append(f"Control {name!r} is not scored: {problem}.")
         for note in remarks["notes"]:
             lines.append(f"Control {name!r}: {note}.")
+    for name, c in summary["controls"].items():
+        lines.extend(f"Control {name!r}: {note}" for note in c.get("notes", ()))
     for reason, count in summary["skipped"].items():
         lines.append(f"{count} skipped: {reason}")
     if summary["skipped"].get(GROUND_TRUTH_SKIP):

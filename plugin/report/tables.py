@@ -27,7 +27,7 @@ from plugin.mapping import MappedControl
 from plugin.mapping.choices import NONE, chosen_sets, is_label_set, split_label_items
 from plugin.mapping.span_units import span_units
 from plugin.report.references import MODEL_COLUMNS, MODEL_CONFUSION_COLUMNS, REFERENCE_TABLE_COLUMNS, reference_tables
-from plugin.scoring import ControlScore, name_of, task_score_of
+from plugin.scoring import ControlScore, is_wide, name_of, task_score_of
 from plugin.settings import ReportOptions
 from plugin.state import ProjectScores, ProjectSnapshot
 
@@ -209,15 +209,21 @@ def _control_tables(name: str, snapshot: ProjectSnapshot, score: ControlScore, t
     out: dict[str, pd.DataFrame] = {}
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", UndefinedMeasureWarning)
-        counts = label_counts(rows, categories=mapped.categories)
-        values = None if mapped.level == "nominal" else counts.numeric_values()
+        wide = is_wide(mapped)  # free text: no items x labels matrix (score_control's sparse path)
+        counts = None if wide else label_counts(rows, categories=mapped.categories)
+        values = None if counts is None or mapped.level == "nominal" else counts.numeric_values()
         label_set = is_label_set(mapped)
         chosen = chosen_sets(rows, mapped.control.labels or None) if label_set else None
         labels = ([*(mapped.control.labels or sorted(set(chosen["label"]) - {NONE})),
                    *([NONE] if (chosen["label"] == NONE).any() else [])] if chosen is not None
-                  else [str(c) for c in counts.categories])
+                  else [str(c) for c in counts.categories] if counts is not None else [])
         n_labels = len(labels)
-        if len(rows) and n_labels <= options.max_categories:
+        if wide:
+            family = _family_from_pairs(score)
+            family["specific_agreement"] = math.nan
+            notes.extend({"kind": "shown in part", "control": name, "message": note} for note in score.notes)
+        elif len(rows) and n_labels <= options.max_categories:
+            assert counts is not None  # not wide
             if label_set:
                 family = _multiple_choice_family(mapped.control.labels, rows, counts)
             else:
@@ -247,7 +253,8 @@ def _control_tables(name: str, snapshot: ProjectSnapshot, score: ControlScore, t
                           "message": f"{untimed} annotations without a creation time."})
         level: Any = mapped.level
         timeline = agreement_over_time(timed[timed["time"].notna()], points=options.timeline_points,
-                                       level=level, values=values, categories=counts.categories,
+                                       level=level, values=values,
+                                       categories=counts.categories if counts is not None else mapped.categories,
                                        n_resamples=options.timeline_resamples,
                                        confidence=snapshot.scoring.confidence, seed=snapshot.scoring.seed)
     for message in undefined_notes(caught):

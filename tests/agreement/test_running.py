@@ -7,7 +7,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agreement import UndefinedMeasureWarning, gwet_ac, krippendorff_alpha, spa
+from agreement import UndefinedMeasureWarning, fleiss_kappa, gwet_ac, krippendorff_alpha, spa
+from agreement.counts import sparse_counts
 from agreement.running import RunningAgreement
 
 LEVELS = ("nominal", "ordinal", "interval", "ratio")
@@ -95,6 +96,30 @@ def test_batch_update_equals_item_by_item(items, taken_away):
         for level in LEVELS:
             a, b = batch.alpha(level=level), one.alpha(level=level)
             assert (np.isnan(a) and np.isnan(b)) or a == pytest.approx(b, abs=1e-9)
+
+
+@given(st.lists(st.lists(st.integers(0, 5), max_size=5), min_size=1, max_size=25))
+def test_sums_of_sparse_counts_equal_the_batch_measures(items):
+    """SPA, nominal alpha, AC1 and Fleiss' kappa from the sums of sparse counts equal the batch functions on the
+    count matrix of the same annotations."""
+    codes = [(i, label) for i, labels in enumerate(items) for label in labels]
+    width = 6
+    sparse = sparse_counts([i for i, _ in codes], [label for _, label in codes], n_categories=width,
+                           n_items=len(items))
+    matrix = sparse.dense()
+    assert matrix.sum() == len(codes) and np.array_equal(np.sort(sparse.packed(), axis=1)[:, ::-1].sum(axis=1),
+                                                         matrix.sum(axis=1))
+    sums = RunningAgreement.of_counts(sparse)
+    rated = matrix[matrix.sum(axis=1) > 0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedMeasureWarning)
+        pairs = [(sums.spa(), spa(rated) if len(rated) else np.nan),
+                 (sums.alpha(), krippendorff_alpha(rated) if len(rated) else np.nan),
+                 (sums.gwet_ac1(n_categories=width), gwet_ac(rated).value if len(rated) else np.nan),
+                 (sums.fleiss_kappa(), fleiss_kappa(rated) if len(rated) else np.nan)]
+    for live, batch in pairs:
+        assert (np.isnan(live) and np.isnan(batch)) or live == pytest.approx(batch, abs=1e-9)
+    assert sums.n_items == len(rated)
 
 
 def test_categories_grow_as_labels_appear():

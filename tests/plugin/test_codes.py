@@ -41,7 +41,8 @@ def test_item_counts_equal_a_count_of_the_rows(tasks):
         for i in range(len(places)):
             counted = Counter(column for place, _, column in rows if renumber[place] == i)
             expected.append(sorted(counted.items()))
-    indptr, columns, counts, per_blob = item_counts(blobs)
+    counted, per_blob = item_counts(blobs)
+    indptr, columns, counts = counted.indptr, counted.columns, counted.counts
     got = [list(zip(columns[a:b].tolist(), counts[a:b].astype(int).tolist(), strict=True))
            for a, b in pairwise(indptr.tolist())]
     assert got == expected

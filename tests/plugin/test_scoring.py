@@ -103,3 +103,76 @@ def test_free_text_with_thousands_of_answers_stays_within_a_few_count_matrices()
     # 1 and 2 never share an answer and no answer recurs: P(A) = P(E) = 0, so kappa is 0.
     assert pairs[("1", "2")]["cohen"] == 0.0 and control.spa == pytest.approx(1 / 3)
     assert control.gwet["coefficient"] == "AC1"
+
+
+def _free_text_state(n_tasks, *, answers):
+    """Free text on ``n_tasks`` tasks, three annotators choosing among ``answers`` (some missing an item)."""
+    import random
+
+    from plugin.labelconfig import parse_label_config
+
+    rnd = random.Random(n_tasks)
+    config = '<View><Text name="text" value="$text"/><TextArea name="answer" toName="text"/></View>'
+    tasks = [{"id": i, "data": {"text": "x"}, "annotations": [
+        {"id": 10 * i + who, "completed_by": who, "created_at": f"2026-01-05T{who:02d}:{i % 60:02d}:00Z",
+         "result": [{"from_name": "answer", "to_name": "text", "type": "textarea",
+                     "value": {"text": [f"answer {rnd.randrange(answers)}"]}}]}
+        for who in (1, 2, 3) if rnd.random() < 0.85]} for i in range(1, n_tasks + 1)]
+    return ProjectState.from_tasks(tasks, parse_label_config(config), mapping=MappingOptions(),
+                                   scoring=ScoringOptions(n_resamples=50))
+
+
+def test_a_control_too_wide_for_a_count_matrix_is_scored_from_sparse_counts_with_the_same_values():
+    """Past WIDE_CELLS (here lowered to 0), SPA, its interval, alpha, AC1, Fleiss, the pairs and the annotators are
+    those of the count matrix; what needs a table over the labels is left out and said."""
+    from unittest.mock import patch
+
+    from plugin.report import build_report
+    from plugin.summary import summary_text, sync_summary
+
+    state = _free_text_state(60, answers=5)
+    snapshot = state.snapshot()
+    dense = snapshot.scores().controls["answer"]
+    report = build_report(snapshot, source="test", generated_at="now")
+    with patch("plugin.scoring.WIDE_CELLS", 0), patch("agreement.timeline.WIDE_CELLS", 0):
+        wide_scores = snapshot.scores()
+        wide = wide_scores.controls["answer"]
+        wide_report = build_report(snapshot, source="test", generated_at="now")
+    text = summary_text(sync_summary("test", wide_scores, ScoringOptions(), dry_run=True, to_write=0))
+    assert f"Control 'answer': {wide.notes[0]}" in text.splitlines()
+    assert dense.notes == () and dense.confusions and dense.label_agreement
+    assert (wide.spa, wide.spa_ci, wide.n_items, wide.n_pairable_items, wide.n_annotations) == (
+        dense.spa, dense.spa_ci, dense.n_items, dense.n_pairable_items, dense.n_annotations)
+    for key in ("alpha", "fleiss"):
+        assert getattr(wide, key) == pytest.approx(getattr(dense, key), abs=1e-6)
+    assert wide.gwet["value"] == pytest.approx(dense.gwet["value"], abs=1e-6) and wide.gwet["ci"] == [None, None]
+    assert wide.pairs == dense.pairs and wide.annotators == dense.annotators
+    assert wide.confusions == [] and wide.label_agreement is None
+    assert wide.notes and "5 distinct labels on 60 items" in wide.notes[0]
+    assert wide.summary()["notes"] == list(wide.notes) and "notes" not in dense.summary()
+    timeline, wide_timeline = report.timeline, wide_report.timeline
+    assert len(timeline) == len(wide_timeline) > 1
+    for column in ("n_annotations", "n_items", "spa", "spa_low", "spa_high", "alpha"):
+        assert wide_timeline[column].to_numpy() == pytest.approx(timeline[column].to_numpy(), abs=1e-9,
+                                                                 nan_ok=True), column
+    assert wide.notes[0] in wide_report.notes["message"].tolist()
+
+
+def test_free_text_past_a_count_matrix_is_scored_in_memory_of_its_annotations():
+    """20,000 items with 30,000 distinct answers: a count matrix would take 4.8 GB; the scores and the report take
+    a few MB."""
+    import tracemalloc
+
+    from plugin.report import build_report
+
+    state = _free_text_state(20_000, answers=30_000)
+    tracemalloc.start()
+    try:
+        snapshot = state.snapshot()
+        control = snapshot.scores().controls["answer"]
+        report = build_report(snapshot, source="test", generated_at="now")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert control.notes and 0.0 <= control.spa < 0.01 and control.alpha == pytest.approx(0.0, abs=0.01)
+    assert peak < 400 * 2**20 and len(report.timeline) > 1
