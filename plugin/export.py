@@ -140,6 +140,8 @@ def _list_entries(stream: TextIO, path: Path) -> Iterator[Any]:
                     continue
                 raise ValueError(f"{path} is not a JSON export: {error.msg} at character {before + error.pos}."
                                  ) from None
+            except RecursionError:
+                raise broken("an entry nested deeper than a JSON reader goes") from None
             if (isinstance(entry, (int, float)) and _NUMBER.match(buffer, end).end() == len(buffer)  # type: ignore[union-attr]
                     and more(size)):  # a number may go on in the next chunk
                 continue

@@ -100,6 +100,7 @@ def test_a_streamed_export_reads_as_json_loads(tmp_path_factory, entries, space,
     ('[{"id": 1}', "the file ends before its list does"),
     ('[{"id": 1}] [', "extra data after the list"),
     ('[{"id": 1}, ]', "Expecting value"),
+    ('[{"id": 1}, ' + '[' * 100_000 + ']' * 100_000 + ']', "nested deeper than a JSON reader goes"),
 ])
 def test_a_broken_export_is_one_line_naming_where(tmp_path, content, message):
     path = _write(tmp_path, "broken.json", content)
