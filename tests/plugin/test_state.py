@@ -95,11 +95,19 @@ def test_a_task_of_another_project_is_refused_and_counted():
     state = ProjectState(1, CONTROLS, mapping=MappingOptions(), scoring=SCORING)
     assert state.set_task({"id": 5, "project": 2, "annotations": [pos(1, 1)]}) is None
     assert state.set_task({"id": "x", "annotations": []}) is None
-    assert state.set_task({"id": 2**70, "annotations": [pos(1, 1)]}) is None  # beyond the int64 a state holds
     assert 5 not in state.tasks and state.task_of_annotation(1) is None
-    assert state.refused == {"task of another project (ignored)": 1, "task without an id": 2}
-    assert state.set_task({"id": 6, "annotations": [pos(2**70, 1), pos(7, 2)]}) == 6  # an id beyond: not indexed
+    assert state.refused == {"task of another project (ignored)": 1, "task without an id": 1}
+
+
+def test_ids_beyond_64_bits_are_refused_or_left_out_of_the_index():
+    """A state holds ids as int64: a task whose id is larger is refused and counted, an annotation's is not
+    indexed (its task is scored all the same)."""
+    state = ProjectState(1, CONTROLS, mapping=MappingOptions(), scoring=SCORING)
+    assert state.set_task({"id": 2**70, "annotations": [pos(1, 1)]}) is None
+    assert state.refused == {"task without an id": 1} and state.task_of_annotation(1) is None
+    assert state.set_task({"id": 6, "annotations": [pos(2**70, 1), pos(7, 2)]}) == 6
     assert state.task_of_annotation(7) == 6 and state.tasks[6].annotations == (7,)
+    assert state.task_scores([6])[6].n_annotations == 2
 
 
 def test_annotation_index_follows_the_task_as_read():
