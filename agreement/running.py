@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
 from itertools import pairwise
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -63,14 +63,17 @@ def _unpack(blob: bytes) -> tuple[NDArray[np.intp], NDArray[np.float64]]:
     return values[:half].astype(np.intp), values[half:]
 
 
-def _scheme_terms(n: float, q: float) -> tuple[float, ...]:
-    """``k_s P, k_s`` for each simple scheme ``s`` (in :data:`_SCHEMES` order) of one item with ``n`` annotations
-    and sum of squares ``q``, flattened: zeros when the item is not pairable."""
-    if n < 2:
-        return (0.0,) * (2 * len(_SCHEMES))
+def _pairable_terms(n: Any, q: Any) -> tuple[Any, ...]:
+    """``k_s P, k_s`` for each simple scheme ``s`` (in :data:`_SCHEMES` order) of pairable items (``n >= 2``) with
+    ``n`` annotations and sum of squares ``q``, flattened: floats for one item, arrays for many."""
     p = (q - n) / (n * (n - 1.0))  # sum_c n_c (n_c - 1) / (n (n - 1))
     edges = n * (n - 1.0) / 2.0
-    return (p, 1.0, n * p, n, (n - 1.0) * p, n - 1.0, edges * p, edges)
+    return (p, n ** 0.0, n * p, n, (n - 1.0) * p, n - 1.0, edges * p, edges)  # n ** 0: one per item
+
+
+def _scheme_terms(n: float, q: float) -> tuple[float, ...]:
+    """:func:`_pairable_terms` of one item: zeros when it is not pairable."""
+    return (0.0,) * (2 * len(_SCHEMES)) if n < 2 else _pairable_terms(n, q)
 
 
 class RunningAgreement:
@@ -320,10 +323,8 @@ class RunningAgreement:
         if not pairable.any():
             return
         n2, q2 = n[pairable], q[pairable]
-        p = (q2 - n2) / (n2 * (n2 - 1.0))
-        edges = n2 * (n2 - 1.0) / 2.0
-        terms = (p, np.ones_like(p), n2 * p, n2, (n2 - 1.0) * p, n2 - 1.0, edges * p, edges)
-        self._spa = [total + sign * float(term.sum()) for total, term in zip(self._spa, terms, strict=True)]
+        self._spa = [total + sign * float(term.sum())
+                     for total, term in zip(self._spa, _pairable_terms(n2, q2), strict=True)]
         self._nominal_observed += sign * float(((n2 * n2 - q2) / (n2 - 1.0)).sum())
         keep = pairable[owner]
         before = float(self._totals @ self._totals)

@@ -10,9 +10,9 @@ from __future__ import annotations
 import json
 import re
 from array import array
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, TextIO, TypeVar
 
 import numpy as np
 
@@ -21,6 +21,8 @@ from plugin.labelconfig import Control, infer_controls, parse_label_config
 
 __all__ = ["CHUNK", "Export", "export_project", "iter_entries", "open_export", "read_export"]
 
+
+T = TypeVar("T")
 
 CHUNK = 1 << 20
 """Characters read from an export file at a time."""
@@ -233,12 +235,19 @@ def _scan(path: Path, seen: dict[str, Any]) -> Iterator[Any]:
     seen.update(n_entries=n_entries, n_min=n_min, people=people, duplicates=duplicates)
 
 
-def _export(path: Path, seen: dict[str, Any]) -> Export:
-    """The :class:`Export` a finished scan of ``path`` found (JSON-MIN refused)."""
+def _scanned(path: Path, read: Callable[[Iterator[Any]], T]) -> tuple[Export, T]:
+    """The :class:`Export` one pass over ``path`` finds (other formats and JSON-MIN refused), and what ``read``
+    makes of its tasks on the way (it may stop early: the pass goes on to the end)."""
+    _refuse_other_formats(path)
+    seen: dict[str, Any] = {}
+    tasks = _scan(path, seen)
+    made = read(tasks)
+    for _ in tasks:
+        pass
     if seen["n_entries"] and seen["n_min"] > seen["n_entries"] / 2:
         raise ValueError(f"{path} is a JSON-MIN export, which drops result types, region ids and skipped annotations: "
                          "export the project as JSON (Export, JSON) and pass that file.")
-    return Export(path, duplicates=seen["duplicates"], people=seen["people"], n_entries=seen["n_entries"])
+    return Export(path, duplicates=seen["duplicates"], people=seen["people"], n_entries=seen["n_entries"]), made
 
 
 def _refuse_other_formats(path: Path) -> None:
@@ -272,13 +281,8 @@ def open_export(path: Path, *, label_config: str | None = None) -> tuple[Export,
     ValueError
         If the file cannot be read, is not a JSON list of task objects, or is an export this cannot score.
     """
-    _refuse_other_formats(path)
-    seen: dict[str, Any] = {}
-    tasks = _scan(path, seen)
-    controls = dict(parse_label_config(label_config) if label_config else infer_controls(tasks))
-    for _ in tasks:  # the scan's end (infer_controls reads every task already)
-        pass
-    return _export(path, seen), controls
+    return _scanned(path, lambda tasks: dict(parse_label_config(label_config) if label_config
+                                             else infer_controls(tasks)))
 
 
 def export_project(path: Path, *, label_config: str | None = None) -> tuple[list[Any], dict[str, Control]]:
@@ -302,8 +306,4 @@ def read_export(path: Path) -> list[Any]:
     ValueError
         As :func:`open_export`.
     """
-    _refuse_other_formats(path)
-    seen: dict[str, Any] = {}
-    for _ in _scan(path, seen):
-        pass
-    return list(_export(path, seen))
+    return list(_scanned(path, lambda tasks: None)[0])

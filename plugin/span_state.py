@@ -48,7 +48,7 @@ from agreement.units import Units
 from plugin.codes import Interned, ranges
 from plugin.labelconfig import Control
 from plugin.mapping import MappedControl
-from plugin.mapping.span_units import span_units
+from plugin.mapping.span_units import continuum_extents, span_units
 from plugin.scoring import SPAN_FLAG_KEYS, number
 from plugin.settings import MappingOptions, ScoringOptions
 
@@ -191,7 +191,7 @@ class SpanTasks:
         if not (rows or submitters or lengths):
             return b""
         code = self.objects.code
-        values = [len(rows), len(submitters), len(lengths)]
+        values: list[float] = [len(rows), len(submitters), len(lengths)]
         for _, scope, annotator, label, start, end in rows:
             values += (code(scope), code(annotator), code(label), start, end)
         values += [code(annotator) for annotator in submitters]
@@ -249,8 +249,9 @@ class SpanTasks:
         if rows:
             return self._mapped(sorted(self.tasks), level)
         units, given = self._units(sorted(self.tasks))
-        lengths = {doc: (None if math.isnan(length) else length) for doc, length in zip(units.docs, given.tolist(),
-                                                                                         strict=True)}
+        lengths: dict[Continuum, float | None] = {
+            doc: (None if math.isnan(length) else length)  # type: ignore[misc]  # Units.docs are objects
+            for doc, length in zip(units.docs, given.tolist(), strict=True)}
         return MappedControl(self.control, level, (), spans=(), submitted=(),  # type: ignore[arg-type]
                              lengths=lengths, units=units)
 
@@ -313,26 +314,21 @@ class SpanTasks:
         coded = {label: i for i, label in enumerate(labels)}
         label_of = np.zeros(width, dtype=np.intp)
         label_of[seen_labels] = [coded[objects[c]] for c in seen_labels.tolist()]
-        # each continuum's length as given (NaN: unknown), else the extent of its units
+        # each continuum's length as given (NaN: unknown), else the extent of its units; a task submitted with no
+        # span is its continuum of scope () (keyed apart when no task has one: a length can then never name it)
         n_docs = len(docs)
+        empty_scope = next((code for code, value in enumerate(objects) if value == ()), None)
+        doc_keys = np.concatenate([ordered, empty * width + empty_scope if empty_scope is not None
+                                   else -1 - np.arange(len(empty))])
+        len_keys = len_task * width + given[:, 0].astype(np.intp)
         length = np.full(n_docs, np.nan)
-        len_scope = given[:, 0].astype(np.intp)
-        found = np.searchsorted(keys, len_task * width + len_scope)
-        hit = found < len(keys)
-        hit[hit] = keys[found[hit]] == (len_task * width + len_scope)[hit]
-        length[rank[found[hit]]] = given[hit, 1]
-        is_empty = np.array([value == () for value in objects], dtype=bool)[len_scope] & ~hit
-        slot = np.searchsorted(empty, len_task)
-        on_empty = is_empty & (slot < len(empty))
-        on_empty[on_empty] = empty[slot[on_empty]] == len_task[on_empty]
-        length[len(keys) + slot[on_empty]] = given[on_empty, 1]
+        if n_docs:
+            sorter = np.argsort(doc_keys)
+            found = sorter[np.searchsorted(doc_keys, len_keys, sorter=sorter).clip(max=n_docs - 1)]
+            hit = doc_keys[found] == len_keys
+            length[found[hit]] = given[hit, 1]
         start, end = rows[:, 3], rows[:, 4]
-        first, last = np.full(n_docs, np.inf), np.zeros(n_docs)
-        np.minimum.at(first, doc, start)
-        np.maximum.at(last, doc, end)
-        unknown = np.isnan(length)
-        offset = np.where(unknown & np.isfinite(first), first, 0.0)
-        extent = np.where(unknown, last - offset, np.fmax(length, last))
+        offset, extent = continuum_extents(doc, start, end, length)
         # who annotated each continuum: every submitter on each of the task's continua, and every unit's annotator
         present = np.zeros((n_docs, len(annotators)), dtype=bool)
         by_task = np.argsort(doc_task, kind="stable")
@@ -342,7 +338,7 @@ class SpanTasks:
                 np.repeat(annotator_of[submitters], reach)] = True
         present[doc, annotator_of[who]] = True
         return Units(doc, annotator_of[who], label_of[what], start - offset[doc], end - offset[doc], docs,
-                     annotators, labels, present, np.maximum(extent, 0.0)), length
+                     annotators, labels, present, extent), length
 
     def task_scores(self, tasks: Iterable[int], mapping: MappingOptions, scoring: ScoringOptions, *,
                     every_task: bool = False, resample: bool = True) -> dict[int, dict[str, float | None]]:

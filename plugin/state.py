@@ -41,6 +41,7 @@ import pandas as pd
 
 from agreement import RunningAgreement, UndefinedMeasureWarning, agreement_weights, gwet_ac
 from agreement.augmented import classify_items, ranked_labels
+from agreement.counts import SparseCounts
 from agreement.gamma import ExpectedDisorder
 from agreement.gwet import LEVEL_WEIGHTS
 from agreement.running_augmented import RunningAugmented
@@ -329,16 +330,16 @@ class ControlState:
         items, labels, annotators = self.keys.decode(task, codes), self.labels.values, self.annotators.values
         return tuple((task, items[place], annotators[who], labels[column]) for place, who, column in rows.tolist())
 
-    def counts(self, tasks: Sequence[int], *, packed: bool) -> tuple[np.ndarray, np.ndarray]:
+    def counts(self, tasks: Sequence[int]) -> tuple[SparseCounts, np.ndarray]:
         """The counts of every item of ``tasks`` and the task of each item, vectorized over all of them.
 
-        ``packed``: each item's non-zero counts left-aligned in a matrix as
-        wide as the fullest item (what every nominal per-item measure needs,
-        whatever the number of categories); else one column per label.
+        :meth:`~agreement.counts.SparseCounts.packed` gives what every nominal
+        per-item measure needs, whatever the number of labels;
+        :meth:`~agreement.counts.SparseCounts.dense` one column per label.
         """
         known = [task for task in tasks if task in self.records]
         counts, per_task = item_counts([self.records[task] for task in known], n_categories=len(self.labels.values))
-        return counts.packed() if packed else counts.dense(), np.repeat(np.array(known, dtype=np.int64), per_task)
+        return counts, np.repeat(np.array(known, dtype=np.int64), per_task)
 
     def _set_ranked(self, task: int, rows: tuple[tuple[Any, ...], ...]) -> None:
         """Replace the task's ranked rows (multiple choices), and each item's share of the augmented sums."""
@@ -431,7 +432,8 @@ class ControlState:
                                         every_task=every_task, resample=resample)
                  if self.spans is not None else {})
         nominal = self.level == "nominal"
-        counts, owners = self.counts(tasks, packed=nominal)
+        sparse, owners = self.counts(tasks)
+        counts = sparse.packed() if nominal else sparse.dense()
         if not len(owners):
             return {task: {"spa": None, "alpha": None, "n_items": 0, **values} for task, values in spans.items()}
         values = None if nominal else self.values()
@@ -499,15 +501,15 @@ class ControlState:
             warnings.simplefilter("ignore", UndefinedMeasureWarning)
             spa = self.sums.spa()
             alpha = self.sums.alpha(level=self.level, values=self.values())  # type: ignore[arg-type]
-            every = list(self.records)
+            counts = self.counts(list(self.records))[0]
             interval = None
             if not math.isnan(spa):
-                ci = spa_interval(self.counts(every, packed=True)[0], scoring)
+                ci = spa_interval(counts.packed(), scoring)
                 interval = list(ci) if ci is not None else None
             if self.level == "nominal":  # AC1 from the running sums, O(1)
                 ac = self.sums.gwet_ac1(n_categories=len(self.categories) if self.categories else None)
             else:  # AC2 over the few ordered categories: the config's, or those holding a rating now
-                matrix, values = self.counts(every, packed=False)[0], self.values()
+                matrix, values = counts.dense(), self.values()
                 if self.categories is None and values is not None:
                     used = self.sums.rated_columns()[: len(values)]
                     matrix, values = matrix[:, used], values[used]
@@ -729,7 +731,9 @@ class ProjectState:
                                   and isinstance(a.get("id"), int) and not isinstance(a.get("id"), bool)
                                   and -(2**63) < a["id"] < 2**63)) if isinstance(annotations, list) else ()
         previous = self.tasks.get(identifier)
-        self._task_of_annotation.set(identifier, previous.annotations if previous is not None else (), ids)
+        held = previous.annotations if previous is not None else ()
+        if held != ids:  # a task read again as it was (every pass) leaves the index as it is
+            self._task_of_annotation.set(identifier, held, ids)
         self.tasks[identifier] = TaskEntry.of(task, counted, ids, people=self._people, skips=skips.reasons or None)
         return identifier
 

@@ -47,8 +47,8 @@ from plugin.mapping.spans import SPAN
 from plugin.mapping.timeseries import INTERVAL
 from plugin.settings import MappingOptions
 
-__all__ = ["NOT_A_UNIT", "SPAN_COLUMNS", "SpanRow", "continuum_length", "is_span_control", "span_rows",
-           "span_units", "submitted_pairs"]
+__all__ = ["NOT_A_UNIT", "SPAN_COLUMNS", "SpanRow", "continuum_extents", "continuum_length", "is_span_control",
+           "span_rows", "span_units", "submitted_pairs"]
 
 SPAN_COLUMNS = ("task", "scope", "annotator", "label", "start", "end")
 SpanRow = tuple[int, tuple[Any, ...], str, str, float, float]
@@ -347,15 +347,9 @@ def span_units(mapped: MappedControl, *, lengths: Mapping[Continuum, float | Non
     annotator = np.fromiter((who[row[2]] for row in rows), dtype=np.intp, count=n)
     start = np.fromiter((row[4] for row in rows), dtype=float, count=n)
     end = np.fromiter((row[5] for row in rows), dtype=float, count=n)
-    first = np.full(len(keys), np.inf)
-    last = np.zeros(len(keys))
-    np.minimum.at(first, doc, start)
-    np.maximum.at(last, doc, end)
     known = lengths or {}
     given = np.array([np.nan if known.get(key) is None else float(known[key]) for key in keys], dtype=float)
-    unknown = np.isnan(given)
-    offset = np.where(unknown & np.isfinite(first), first, 0.0)
-    extent = np.where(unknown, last - offset, np.fmax(given, last))
+    offset, extent = continuum_extents(doc, start, end, given)
     continua: dict[int, list[int]] = {}
     for (task, _), index in keys.items():
         continua.setdefault(task, []).append(index)
@@ -364,5 +358,21 @@ def span_units(mapped: MappedControl, *, lengths: Mapping[Continuum, float | Non
         present[continua.get(task, []), who[name]] = True
     present[doc, annotator] = True
     return Units(doc, annotator, np.fromiter((code[row[3]] for row in rows), dtype=np.intp, count=n),
-                 start - offset[doc], end - offset[doc], tuple(keys), annotators, labels, present,
-                 np.maximum(extent, 0.0))
+                 start - offset[doc], end - offset[doc], tuple(keys), annotators, labels, present, extent)
+
+
+def continuum_extents(doc: np.ndarray, start: np.ndarray, end: np.ndarray,
+                      given: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Where each continuum begins in its units' coordinates, and its length (see :func:`span_units`).
+
+    A continuum of known length (``given``; NaN where unknown) begins at 0 and
+    is never shorter than its last unit; one of unknown length is the extent
+    of its units, from the first start (its offset) to the last end, and is
+    empty without units. ``doc`` is each unit's continuum.
+    """
+    first, last = np.full(len(given), np.inf), np.zeros(len(given))
+    np.minimum.at(first, doc, start)
+    np.maximum.at(last, doc, end)
+    unknown = np.isnan(given)
+    offset = np.where(unknown & np.isfinite(first), first, 0.0)
+    return offset, np.maximum(np.where(unknown, last - offset, np.fmax(given, last)), 0.0)
