@@ -74,12 +74,12 @@ def agreement_over_time(rows: pd.DataFrame, *, time: str = "time", points: int =
     width = len(labels)
     flat = item_codes * width + label_codes
     ends = np.unique(np.ceil(np.linspace(0, len(present), points + 1)[1:]).astype(int))
-    times = present[time].to_numpy()
+    times = present[time].iloc[ends - 1].tolist()  # the moments alone (a datetime column's cells are slow to read)
     out = []
     wide = level == "nominal" and len(items) * width > WIDE_CELLS  # free text: no items x labels matrix
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UndefinedMeasureWarning)
-        for end in ends:
+        for end, moment in zip(ends.tolist(), times, strict=True):
             if wide:  # each item's counts packed (all SPA reads), alpha from the sums of the sparse counts
                 counts = sparse_counts(item_codes[:end], label_codes[:end], n_categories=width, n_items=len(items))
                 x = counts.packed()
@@ -94,7 +94,7 @@ def agreement_over_time(rows: pd.DataFrame, *, time: str = "time", points: int =
                 ci = bootstrap_ci(canonical_rows(x[pairable]), "spa", n_resamples=n_resamples, confidence=confidence,
                                   seed=seed)
                 low, high = ci.low, ci.high
-            out.append({"time": times[end - 1], "n_annotations": int(end), "n_items": int(pairable.sum()),
+            out.append({"time": moment, "n_annotations": int(end), "n_items": int(pairable.sum()),
                         "spa": spa(x), "spa_low": low, "spa_high": high, "alpha": alpha})
     return pd.DataFrame(out, columns=list(TIMELINE_COLUMNS))
 

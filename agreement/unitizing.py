@@ -356,6 +356,11 @@ def u_alpha(units: Units) -> UAlpha:
     return UAlpha(value, binary_value, coding, d_o, d_e, table)
 
 
+ROUNDING = 1e-12
+"""An expected disagreement (a share of pairable positions) at most this is 0 up to floating-point rounding: the
+binary coincidences are differences of sums over the continua, where a 0 can come out as a few 1e-16."""
+
+
 def _binary_coincidences(doc, ann, start, end, present, weight, lengths) -> NDArray[np.float64]:
     """Coincidences of "in a unit" (0) and blank (1) from each coder's union of units on each task."""
     first, _, inter = overlapping_pairs(doc.astype(np.int64), ann, start, end)
@@ -380,7 +385,7 @@ def _u_alpha_from(coincidences: NDArray[np.float64], weights: NDArray[np.float64
     expected_diagonal = n * (margin ** 2 - weights) / denominator
     d_o = (n - np.trace(coincidences)) / n
     d_e = (n - expected_diagonal.sum()) / n
-    if d_e <= 0:
+    if d_e <= ROUNDING:  # coincidences found by differences of sums: a zero may come out as 1e-16
         return warn_undefined(measure, "the expected disagreement is 0"), float(d_o), float(d_e)
     return float(1.0 - d_o / d_e), float(d_o), float(d_e)
 

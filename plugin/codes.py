@@ -20,7 +20,7 @@ import numpy as np
 
 from agreement.counts import SparseCounts, sparse_counts
 
-__all__ = ["IdIndex", "Interned", "ItemKeys", "item_counts", "pack_rows", "ranges", "unpack_rows"]
+__all__ = ["IdIndex", "Interned", "ItemKeys", "item_counts", "pack_rows", "ranges", "stacked_rows", "unpack_rows"]
 
 
 @dataclass
@@ -64,6 +64,18 @@ class ItemKeys:
             return self.suffixes.code(key[len(task_text):])
         return -1 - self.others.code(key)
 
+    def texts(self, tasks: np.ndarray, codes: np.ndarray) -> list[str]:
+        """The keys of ``codes``, each on the task beside it, as text (an item's name in a table of rows).
+
+        >>> keys = ItemKeys()
+        >>> codes = np.array([keys.code("17", "17:price"), keys.code("17", ("x", 1)), keys.code("18", "18")])
+        >>> keys.texts(np.array([17, 17, 18]), codes)
+        ['17:price', "('x', 1)", '18']
+        """
+        suffixes, others = self.suffixes.values, self.others.values
+        return [str(task) + suffixes[c] if c >= 0 else str(others[-1 - c])
+                for task, c in zip(tasks.tolist(), codes.tolist(), strict=True)]
+
     def decode(self, task: int, codes: Sequence[int] | np.ndarray) -> tuple[Any, ...]:
         """The keys of ``codes`` on ``task``."""
         text, suffixes, others = str(task), self.suffixes.values, self.others.values
@@ -89,11 +101,34 @@ def ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     return np.repeat(starts, lengths) + (np.arange(total) - offsets)
 
 
+def stacked_rows(blobs: Sequence[bytes], width: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The rows of every blob at once, each row's item place made global (the blobs' items numbered in order);
+    how many items, and how many rows, each blob holds; and every item's key code, in that order.
+
+    >>> rows, n_items, n_rows, keys = stacked_rows([pack_rows([0], [0, 5, 1]),
+    ...                                             pack_rows([3, 4], [1, 6, 2, 0, 7, 2])], 3)
+    >>> rows.tolist(), n_items.tolist(), n_rows.tolist(), keys.tolist()
+    ([[0, 5, 1], [2, 6, 2], [1, 7, 2]], [1, 2], [1, 2], [0, 3, 4])
+    """
+    if not blobs:
+        empty = np.zeros(0, dtype=np.intp)
+        return np.zeros((0, width), dtype=np.intp), empty, empty, empty
+    flat = np.frombuffer(b"".join(blobs), dtype=np.int32)
+    lengths = np.fromiter(map(len, blobs), dtype=np.intp, count=len(blobs)) // 4
+    starts = np.cumsum(lengths) - lengths
+    n_items = flat[starts].astype(np.intp)
+    n_codes = lengths - 1 - n_items
+    rows = flat[ranges(starts + 1 + n_items, n_codes)].reshape(-1, width).astype(np.intp)
+    n_rows = n_codes // width
+    rows[:, 0] += np.repeat(np.cumsum(n_items) - n_items, n_rows)
+    return rows, n_items, n_rows, flat[ranges(starts + 1, n_items)].astype(np.intp)
+
+
 def item_counts(blobs: Sequence[bytes], *, n_categories: int | None = None) -> tuple[SparseCounts, np.ndarray]:
     """The counts of every item of ``blobs`` (rows ``(place, annotator, column)``; the blobs' items in order), and
     how many items each blob holds.
 
-    One vectorized pass over all of them: no Python loop per task or item.
+    One vectorized pass over all of them (:func:`stacked_rows`): no Python loop per task or item.
 
     Examples
     --------
@@ -103,17 +138,9 @@ def item_counts(blobs: Sequence[bytes], *, n_categories: int | None = None) -> t
     >>> counts.indptr.tolist(), counts.columns.tolist(), counts.counts.tolist(), per_blob.tolist()
     ([0, 2, 3, 4], [0, 1, 2, 2], [1.0, 2.0, 1.0, 1.0], [1, 2])
     """
-    if not blobs:
-        return sparse_counts([], [], n_categories=n_categories or 0), np.zeros(0, dtype=np.intp)
-    flat = np.frombuffer(b"".join(blobs), dtype=np.int32)
-    lengths = np.fromiter(map(len, blobs), dtype=np.intp, count=len(blobs)) // 4
-    starts = np.cumsum(lengths) - lengths
-    per_blob = flat[starts].astype(np.intp)
-    n_codes = lengths - 1 - per_blob
-    rows = flat[ranges(starts + 1 + per_blob, n_codes)].reshape(-1, 3).astype(np.intp)
-    first_item = np.cumsum(per_blob) - per_blob
-    items = rows[:, 0] + np.repeat(first_item, n_codes // 3)
-    return sparse_counts(items, rows[:, 2], n_categories=n_categories, n_items=int(per_blob.sum())), per_blob
+    rows, per_blob, _, _ = stacked_rows(blobs, 3)
+    return sparse_counts(rows[:, 0], rows[:, 2], n_categories=n_categories if blobs else (n_categories or 0),
+                         n_items=int(per_blob.sum())), per_blob
 
 
 class IdIndex:

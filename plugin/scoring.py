@@ -60,6 +60,7 @@ from plugin.mapping.span_units import span_units
 from plugin.settings import ScoringOptions
 
 __all__ = [
+    "CONSTANT_LOW",
     "SPAN_FLAG_KEYS",
     "ControlScore",
     "TaskScore",
@@ -71,6 +72,7 @@ __all__ = [
     "name_of",
     "named_rows",
     "number",
+    "rounded",
     "score_control",
     "spa_interval",
     "span_scores",
@@ -89,6 +91,16 @@ MAX_WEIGHTED_CATEGORIES = 200
 def number(value: float | None) -> float | None:
     """A finite float rounded to 6 places, or None (undefined)."""
     return None if value is None or not math.isfinite(value) else round(float(value), 6)
+
+
+def rounded(values: Sequence[float | None] | np.ndarray) -> np.ndarray:
+    """Values as :func:`number` gives them, as float64 with NaN for None (undefined).
+
+    >>> rounded([0.12345678, None, float("inf")]).tolist()
+    [0.123457, nan, nan]
+    """
+    return np.array([math.nan if (v := number(value)) is None else v for value in np.asarray(values).tolist()],
+                    dtype=np.float64)
 
 
 @dataclass(frozen=True)
@@ -498,7 +510,7 @@ def score_control(mapped: MappedControl, options: ScoringOptions, *, span_jaccar
 def is_wide(mapped: MappedControl) -> bool:
     """Whether a nominal control's count matrix would exceed :data:`agreement.counts.WIDE_CELLS` cells (free
     text with a new answer on most items): its measures are then computed from sparse counts."""
-    if mapped.level != "nominal" or not mapped.records:
+    if mapped.level != "nominal" or mapped.rows.empty:
         return False
     rows = mapped.rows
     n_categories = len(mapped.categories) if mapped.categories else rows["label"].nunique()
@@ -545,6 +557,9 @@ def wide_note(n_labels: int, n_items: int) -> str:
     return (f"{n_labels} distinct labels on {n_items} items: the measures come from sparse counts, without AC1's "
             f"interval, the most confused label pairs or each label's specific agreement.")
 
+
+CONSTANT_LOW = "constant low"
+"""The item class (Rosenberg & Binkowski 2004, class 2) that flags a multiple-choice task whatever its agreement."""
 
 SPAN_FLAG_KEYS = {"f1-overlap": "f1_overlap", "f1": "f1", "gamma": "gamma"}
 """The key of a span control's task scores each ``--span-flag-on`` value compares (``"items"``: its ``spa``)."""
@@ -623,7 +638,7 @@ def summarize_task(task: int, n_annotations: int, by_control: dict[str, dict[str
                 kind = (_FLAG_NAMES[c["flag_on"]] if "flag_on" in c
                         else "weighted agreement" if "agreement" in c else "agreement")
                 reasons.append(f"{name}: {kind} {value:.2f} below {limit:.2f}")
-            if c.get("item_class") == "constant low":  # Rosenberg & Binkowski (2004), class 2
+            if c.get("item_class") == CONSTANT_LOW:  # Rosenberg & Binkowski (2004), class 2
                 reasons.append(f"{name}: low agreement whatever weight the first choice gets (constant low)")
         score = task_score_of(by_control)
         if decile_cut is not None and score is not None and score < decile_cut:

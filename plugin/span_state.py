@@ -49,7 +49,7 @@ from plugin.codes import Interned, ranges
 from plugin.labelconfig import Control
 from plugin.mapping import MappedControl
 from plugin.mapping.span_units import continuum_extents, span_units
-from plugin.scoring import SPAN_FLAG_KEYS, number
+from plugin.scoring import number, rounded
 from plugin.settings import MappingOptions, ScoringOptions
 
 __all__ = ["MATCHES", "SpanTasks", "TaskSpans", "pair_f1"]
@@ -341,12 +341,9 @@ class SpanTasks:
                      annotators, labels, present, extent), length
 
     def task_scores(self, tasks: Iterable[int], mapping: MappingOptions, scoring: ScoringOptions, *,
-                    every_task: bool = False, resample: bool = True) -> dict[int, dict[str, float | None]]:
-        """``f1``, ``f1_overlap`` and ``gamma`` of each of ``tasks`` that annotators submitted.
-
-        With ``scoring.span_flag_on`` other than ``"items"``, ``flag_on`` names
-        the one of them the control's threshold is compared with
-        (:func:`plugin.scoring.control_value`).
+                    every_task: bool = False, resample: bool = True) -> tuple[list[int], dict[str, np.ndarray]]:
+        """The tasks of ``tasks`` that annotators submitted, and their ``f1``, ``f1_overlap`` and ``gamma`` as
+        columns aligned on them (rounded as :func:`plugin.scoring.number`, NaN where undefined).
 
         Tasks not scored since they changed are scored together, from their own
         units; with ``every_task`` (``tasks`` is every task) the project's
@@ -359,9 +356,10 @@ class SpanTasks:
             self.expected = self._expected(scoring)
             self._expected_version = self.version
         expected = self.expected.value if self.expected is not None else None
-        flag_on = {"flag_on": SPAN_FLAG_KEYS[scoring.span_flag_on]} if scoring.span_flag_on in SPAN_FLAG_KEYS else {}
-        return {t: {"f1": number(self.scored[t].f1("exact")), "f1_overlap": number(self.scored[t].f1("overlap")),
-                    "gamma": number(self.scored[t].gamma(expected)), **flag_on} for t in wanted}
+        scored = [self.scored[t] for t in wanted]
+        return wanted, {"f1": rounded([s.f1("exact") for s in scored]),
+                        "f1_overlap": rounded([s.f1("overlap") for s in scored]),
+                        "gamma": rounded([s.gamma(expected) for s in scored])}
 
     def _expected(self, scoring: ScoringOptions) -> ExpectedDisorder:
         units = self.units(sorted(self.tasks))

@@ -48,23 +48,25 @@ from agreement.running_augmented import RunningAugmented
 from plugin import __version__
 from plugin.annotations import Skips, Submission, collect_submissions, task_id
 from plugin.clock import now_iso
-from plugin.codes import IdIndex, Interned, ItemKeys, item_counts, pack_rows, unpack_rows
+from plugin.codes import IdIndex, Interned, ItemKeys, item_counts, pack_rows, ranges, stacked_rows, unpack_rows
 from plugin.labelconfig import Control
 from plugin.mapping import UNIT_MAPPERS, MappedControl, count_unmapped_results, map_control, map_project
+from plugin.mapping.base import RANKED_COLUMNS, ROW_COLUMNS
 from plugin.mapping.span_units import continuum_length
 from plugin.references import is_reference, reference_block, reference_frame, task_reference_shares, task_references
 from plugin.scoring import (
+    CONSTANT_LOW,
+    SPAN_FLAG_KEYS,
     ControlScore,
-    TaskScore,
-    lowest_decile,
     number,
+    rounded,
     score_control,
     spa_interval,
-    summarize_task,
     task_terms,
 )
 from plugin.settings import MappingOptions, ReviewOptions, ScoringOptions
 from plugin.span_state import SpanTasks
+from plugin.task_scores import ControlColumns, TaskScores
 from plugin.writeback import TaskAsRead, agreement_block, needed_write
 
 __all__ = ["ControlState", "ProjectScores", "ProjectSnapshot", "ProjectState", "TaskEntry"]
@@ -411,9 +413,9 @@ class ControlState:
             warnings.simplefilter("ignore", UndefinedMeasureWarning)
             return self.sums.expected_disagreement(level=self.level, values=self.values())  # type: ignore[arg-type]
 
-    def task_scores(self, tasks: Iterable[int], *, every_task: bool = False, mapping: MappingOptions | None = None,
-                    scoring: ScoringOptions | None = None, resample: bool = True) -> dict[int, dict[str, Any]]:
-        """``spa``, ``alpha`` and ``n_items`` of this control for each of ``tasks`` that has items.
+    def task_scores(self, tasks: Sequence[int], *, every_task: bool = False, mapping: MappingOptions | None = None,
+                    scoring: ScoringOptions | None = None, resample: bool = True) -> ControlColumns:
+        """``spa``, ``alpha`` and ``n_items`` of this control for each of ``tasks``, as columns aligned on them.
 
         A span-like control adds ``f1``, ``f1_overlap`` and ``gamma``
         (:meth:`plugin.span_state.SpanTasks.task_scores`, with ``mapping``,
@@ -427,68 +429,119 @@ class ControlState:
         Nominal items are passed packed (their non-zero counts only), so the
         cost does not grow with the number of categories.
         """
-        tasks = list(tasks)
-        spans = (self.spans.task_scores(tasks, mapping or MappingOptions(), scoring or ScoringOptions(),
-                                        every_task=every_task, resample=resample)
-                 if self.spans is not None else {})
+        wanted = np.asarray(tasks, dtype=np.int64)
+        order = np.argsort(wanted, kind="stable")
+        size = len(wanted)
         nominal = self.level == "nominal"
+        has_items = np.zeros(size, dtype=bool)
+        spa, alpha, agreement = np.full(size, np.nan), np.full(size, np.nan), None if nominal else np.full(size, np.nan)
+        n_items = np.zeros(size, dtype=np.int64)
         sparse, owners = self.counts(tasks)
-        counts = sparse.packed() if nominal else sparse.dense()
-        if not len(owners):
-            return {task: {"spa": None, "alpha": None, "n_items": 0, **values} for task, values in spans.items()}
-        values = None if nominal else self.values()
-        weights = None if nominal else self.agreement_weights()
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UndefinedMeasureWarning)
-            table = task_terms(counts, owners, level=self.level, values=values, expected=self.expected(),
-                               marginals=None if nominal else self.sums.pairable_totals, weights=weights)
-        out: dict[int, dict[str, Any]] = {}
-        for task, spa, alpha, n_items, agreement in zip(*table, strict=True):
-            out[int(task)] = {"spa": number(spa), "alpha": number(alpha), "n_items": int(n_items)}
-            if not nominal:  # distance-aware: a 4 against a 5 is near-agreement
-                out[int(task)]["agreement"] = number(agreement)
+        if len(owners):
+            counts = sparse.packed() if nominal else sparse.dense()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UndefinedMeasureWarning)
+                table = task_terms(counts, owners, level=self.level, values=None if nominal else self.values(),
+                                   expected=self.expected(),
+                                   marginals=None if nominal else self.sums.pairable_totals,
+                                   weights=None if nominal else self.agreement_weights())
+            at = order[np.searchsorted(wanted, table.tasks, sorter=order)]
+            has_items[at] = True
+            spa[at], alpha[at], n_items[at] = rounded(table.spa), rounded(table.alpha), table.n_items
+            if agreement is not None:  # distance-aware: a 4 against a 5 is near-agreement
+                agreement[at] = rounded(table.agreement)
+        item_class = None
         if self.augmented is not None:
-            batch = self._batch_classes() if every_task else None
-            for task, scores in out.items():
-                scores["item_class"] = self._item_class(task, batch)
-        for task, values in spans.items():
-            out.setdefault(task, {"spa": None, "alpha": None, "n_items": 0}).update(values)
+            item_class = np.full(size, None, dtype=object)
+            places = np.flatnonzero(has_items)
+            if every_task:
+                item_class[places] = self._batch_classes(wanted[places])
+            else:
+                item_class[places] = [self._item_class(task) for task in wanted[places].tolist()]
+        has_spans = np.zeros(size, dtype=bool)
+        spans = flag_on = None
+        if self.spans is not None:
+            scoring = scoring or ScoringOptions()
+            scored, values = self.spans.task_scores(tasks, mapping or MappingOptions(), scoring,
+                                                    every_task=every_task, resample=resample)
+            at = order[np.searchsorted(wanted, np.asarray(scored, dtype=np.int64), sorter=order)]
+            has_spans[at] = True
+            spans = {key: np.full(size, np.nan) for key in values}
+            for key, column in values.items():
+                spans[key][at] = column
+            flag_on = SPAN_FLAG_KEYS.get(scoring.span_flag_on)
+        return ControlColumns(has_items, has_spans, spa, alpha, n_items, agreement=agreement, item_class=item_class,
+                              spans=spans, flag_on=flag_on)
+
+    def _batch_classes(self, tasks: np.ndarray) -> np.ndarray:
+        """The class of each of ``tasks``' multiple-choice items (:meth:`_item_class`), from every item's class
+        (Rosenberg & Binkowski 2004) computed at once (:func:`agreement.augmented.classify_items`)."""
+        held = list(self.ranked)
+        out = np.full(len(tasks), None, dtype=object)
+        if not held:
+            return out
+        rows, n_items, _, _ = stacked_rows([self.ranked[task] for task in held], 4)
+        frame = pd.DataFrame({"item": rows[:, 0],
+                              "annotator": np.array(self.annotators.values, dtype=object)[rows[:, 1]],
+                              "label": np.array(self._ranked_labels.values, dtype=object)[rows[:, 2]],
+                              "rank": rows[:, 3]})
+        classes = classify_items(ranked_labels(frame))["item_class"]
+        per_item = np.full(int(n_items.sum()), None, dtype=object)
+        per_item[classes.index.to_numpy(dtype=np.intp)] = [None if pd.isna(c) else str(c) for c in classes]
+        owner = np.repeat(np.arange(len(held)), n_items)
+        low = np.bincount(owner, weights=per_item == CONSTANT_LOW, minlength=len(held)) > 0
+        defined = np.flatnonzero(pd.notna(per_item))
+        first = np.full(len(held), -1)
+        owners, at = np.unique(owner[defined], return_index=True)
+        first[owners] = defined[at]
+        by_task = np.where(low, CONSTANT_LOW, np.where(first >= 0, per_item[np.maximum(first, 0)], None))
+        held_ids = np.array(held, dtype=np.int64)
+        order = np.argsort(held_ids, kind="stable")
+        place = np.searchsorted(held_ids, tasks, sorter=order).clip(max=len(held) - 1)
+        found = held_ids[order[place]] == tasks
+        out[found] = by_task[order[place[found]]]
         return out
 
-    def _batch_classes(self) -> dict[Any, str | None]:
-        """Every item's class (Rosenberg & Binkowski 2004), vectorized over items
-        (:func:`agreement.augmented.classify_items`)."""
-        rows = [row for task in self.ranked for row in self.ranked_records(task)]
-        if not rows:
-            return {}
-        classes = classify_items(ranked_labels(pd.DataFrame(rows, columns=RANKED_COLUMNS)))["item_class"]
-        return {item: (None if pd.isna(value) else str(value)) for item, value in classes.items()}
-
-    def _item_class(self, task: int, batch: Mapping[Any, str | None] | None) -> str | None:
-        """The class (Rosenberg & Binkowski 2004) of the task's multiple-choice item: "constant low" if any of its
-        items is."""
+    def _item_class(self, task: int) -> str | None:
+        """The class (Rosenberg & Binkowski 2004) of the task's multiple-choice item, from the running sums:
+        "constant low" if any of its items is, else the first item's that is defined."""
         assert self.augmented is not None
-        items = self._ranked_items(task)
-        classes = [batch.get(item) if batch is not None else self.augmented.labels_class(labels)
-                   for item, labels in items.items()]
+        classes = [self.augmented.labels_class(labels) for labels in self._ranked_items(task).values()]
         defined = [c for c in classes if c is not None]
-        return "constant low" if "constant low" in defined else (defined[0] if defined else None)
+        return CONSTANT_LOW if CONSTANT_LOW in defined else (defined[0] if defined else None)
+
+    def table(self, blobs: Mapping[int, bytes], columns: Sequence[str], labels: Interned) -> pd.DataFrame:
+        """Every task's rows of ``blobs`` (:attr:`records` or :attr:`ranked`) as one table, tasks in order, decoded
+        with numpy from the codes: what :func:`plugin.mapping.base.frame` makes of the same rows as tuples."""
+        tasks = sorted(blobs)
+        rows, n_items, n_rows, keys = stacked_rows([blobs[task] for task in tasks], len(columns) - 1)
+        ids = np.array(tasks, dtype=np.int64)
+        items = np.array(self.keys.texts(np.repeat(ids, n_items), keys), dtype=object)
+        out = {"task": np.repeat(ids, n_rows), "item": items[rows[:, 0]],
+               "annotator": np.array([str(a) for a in self.annotators.values], dtype=object)[rows[:, 1]],
+               # a list, so that pandas infers the labels' type as it does for tuples (ratings: int64)
+               "label": np.array(labels.values, dtype=object)[rows[:, 2]].tolist()}
+        if len(columns) > 4:
+            out[columns[4]] = rows[:, 3].astype(np.int64)
+        return pd.DataFrame(out, columns=list(columns))
 
     def mapped(self, *, span_rows: bool = True) -> MappedControl:
-        """Every task's rows as one mapped control, for the project's full scores.
+        """Every task's rows as one mapped control, for the project's full scores, decoded as tables
+        (:meth:`table`; no tuple per row).
 
         A span-like control's span rows and submitters too; without
         ``span_rows``, its units instead (:meth:`plugin.span_state.SpanTasks.mapped`).
         """
-        records = tuple(row for task in sorted(self.records) for row in self.task_records(task))
-        ranked = tuple(row for task in sorted(self.ranked) for row in self.ranked_records(task))
         spans = self.spans.mapped(self.level, rows=span_rows) if self.spans is not None else None
-        return MappedControl(self.control, self.level, records,  # type: ignore[arg-type]
-                             categories=self.categories, ranked_records=ranked if self.ranked else None,
+        return MappedControl(self.control, self.level, (),  # type: ignore[arg-type]
+                             categories=self.categories, ranked_records=() if self.ranked else None,
                              spans=spans.spans if spans is not None else None,
                              submitted=spans.submitted if spans is not None else None,
                              lengths=spans.lengths if spans is not None else None,
-                             units=spans.units if spans is not None else None)
+                             units=spans.units if spans is not None else None,
+                             tables=(self.table(self.records, ROW_COLUMNS, self.labels),
+                                     self.table(self.ranked, RANKED_COLUMNS, self._ranked_labels)
+                                     if self.ranked else None))
 
     def live_summary(self, scoring: ScoringOptions, mapping: MappingOptions | None = None) -> dict[str, Any]:
         """SPA with its bootstrap interval and alpha, from the running sums (what ``/status`` shows).
@@ -523,9 +576,6 @@ class ControlState:
         return out
 
 
-RANKED_COLUMNS = ("task", "item", "annotator", "label", "rank")
-
-
 def _continuum_lengths(task: int, mapped: MappedControl, data: Mapping[str, Any],
                        results: list[Mapping[str, Any]]) -> dict[tuple[int, tuple[Any, ...]], float | None]:
     """The length of each of the task's continua for a span-like control, from its data and results.
@@ -549,7 +599,7 @@ class ProjectScores:
     Attributes
     ----------
     controls : dict of str to ControlScore
-    tasks : dict of int to TaskScore
+    tasks : TaskScores
     skips : Skips
     n_annotations : int
         Counted annotations over all tasks.
@@ -559,7 +609,7 @@ class ProjectScores:
     """
 
     controls: dict[str, ControlScore]
-    tasks: dict[int, TaskScore]
+    tasks: TaskScores
     skips: Skips
     n_annotations: int
     annotators: tuple[str, ...]
@@ -577,13 +627,14 @@ class ProjectSnapshot:
     ----------
     mapped : dict of str to MappedControl
         Every task's rows, per control.
-    tasks : dict of int to TaskScore
+    tasks : TaskScores
     skips : Skips
     n_annotations : int
     annotators : tuple of str
     config : dict
-    created : tuple of (int, str, str)
-        ``(task, annotator, created_at)`` of every counted annotation.
+    times : DataFrame
+        ``task``, ``annotator`` and ``time`` (UTC) of every counted
+        annotation (:meth:`ProjectState.annotation_times`).
     scoring : ScoringOptions
     mapping : MappingOptions
         Its ``span_jaccard`` is the Jaccard of overlap F1.
@@ -601,12 +652,12 @@ class ProjectSnapshot:
     """
 
     mapped: dict[str, MappedControl]
-    tasks: dict[int, TaskScore]
+    tasks: TaskScores
     skips: Skips
     n_annotations: int
     annotators: tuple[str, ...]
     config: dict[str, dict[str, list[str]]]
-    created: tuple[tuple[int, str, str], ...]
+    times: pd.DataFrame = field(compare=False)
     scoring: ScoringOptions
     mapping: MappingOptions = field(default_factory=MappingOptions)
     expected: dict[str, ExpectedDisorder] = field(default_factory=dict)
@@ -853,40 +904,45 @@ class ProjectState:
         total.reasons.update(self.refused)
         return total
 
-    def task_scores(self, tasks: Iterable[int] | None = None, *, resample: bool = True) -> dict[int, TaskScore]:
-        """The scores of ``tasks`` (default: every known task), one vectorized pass per control.
+    def task_scores(self, tasks: Iterable[int] | None = None, *, resample: bool = True) -> TaskScores:
+        """The scores of ``tasks`` (default: every known task), one vectorized pass per control, held as columns
+        (:class:`plugin.task_scores.TaskScores`: a task's score is built when it is read).
 
         Scoring every task samples each span control's expected disorder again
         if a task changed; with ``resample=False`` the disorder held from the
         last time is kept (sampled only if there is none yet).
         """
         wanted = [t for t in (self.tasks if tasks is None else tasks) if t in self.tasks]
-        by_task: dict[int, dict[str, dict[str, Any]]] = {task: {} for task in wanted}
+        columns: dict[str, ControlColumns] = {}
         for name, control in self.controls.items():
-            for task, score in control.task_scores(wanted, every_task=tasks is None, mapping=self.mapping,
-                                                   scoring=self.scoring, resample=resample).items():
-                by_task[task][name] = score
+            columns[name] = scores = control.task_scores(wanted, every_task=tasks is None, mapping=self.mapping,
+                                                         scoring=self.scoring, resample=resample)
             if control.references:
                 rows = reference_frame(row for task in wanted for row in control.references.get(task, ()))
-                for task, shares in task_reference_shares(rows, self.reference_authors, self.latest_models).items():
-                    if name in by_task[task]:
-                        by_task[task][name].update(shares)
+                shares = task_reference_shares(rows, self.reference_authors, self.latest_models)
+                present = scores.has_items | scores.has_spans
+                scores.extra.update((place, shares[task]) for place, task in enumerate(wanted)
+                                    if task in shares and present[place])
+        n_annotations = [self.tasks[t].n_annotations for t in wanted]
         if self.scoring.lowest_decile and tasks is None:  # every task scored: the cut moves here, and only here
-            self.decile_cut = lowest_decile(by_task.values(), (self.tasks[t].n_annotations for t in wanted))
+            self.decile_cut = TaskScores(wanted, n_annotations, columns, self.scoring).lowest_decile()
         cut = self.decile_cut if self.scoring.lowest_decile else None
-        return {task: summarize_task(task, self.tasks[task].n_annotations, by_task[task], self.scoring,
-                                     decile_cut=cut) for task in wanted}
+        return TaskScores(wanted, n_annotations, columns, self.scoring, decile_cut=cut)
 
     def blocks(self, tasks: Iterable[int] | None = None, *, updated_at: str) -> dict[int, dict[str, Any]]:
         """The agreement block each of ``tasks`` (default: every known task) should carry in its meta."""
-        return {task: agreement_block(score, version=__version__, updated_at=updated_at)
-                for task, score in self.task_scores(tasks).items()}
+        return dict(self._blocks(tasks, updated_at=updated_at))
+
+    def _blocks(self, tasks: Iterable[int] | None = None, *, updated_at: str) -> Iterator[tuple[int, dict[str, Any]]]:
+        """:meth:`blocks` one task at a time (a pass over every task never holds them all)."""
+        for task, score in self.task_scores(tasks).items():
+            yield task, agreement_block(score, version=__version__, updated_at=updated_at)
 
     def stale_tasks(self, *, review: ReviewOptions | None = None) -> list[int]:
         """Tasks whose meta (and with ``review``, the mirrored score and the overlap), as last read, differ from
         what they should carry (:func:`plugin.writeback.needed_write`)."""
         review = review or ReviewOptions(tab=False)
-        return sorted(task for task, block in self.blocks(updated_at=now_iso()).items()
+        return sorted(task for task, block in self._blocks(updated_at=now_iso())
                       if needed_write(self.tasks[task].read, block, review=review) is not None)
 
     def config_remarks(self) -> dict[str, dict[str, list[str]]]:
@@ -920,10 +976,27 @@ class ProjectState:
         """Per control, SPA with its interval and alpha from the running sums."""
         return {name: control.live_summary(self.scoring, self.mapping) for name, control in self.controls.items()}
 
+    def annotation_times(self) -> pd.DataFrame:
+        """``task``, ``annotator`` and ``time`` (UTC, NaT where it does not read as ISO 8601) of every counted
+        annotation: the report's timeline. Decoded from the entries' codes with numpy, not a tuple an annotation."""
+        entries = list(self.tasks.values())
+        blobs = [entry.codes for entry in entries]
+        flat = np.frombuffer(b"".join(blobs), dtype=np.int64)
+        lengths = np.fromiter(map(len, blobs), dtype=np.intp, count=len(blobs)) // 8
+        starts = np.cumsum(lengths) - lengths
+        n = flat[starts].astype(np.intp)
+        who = flat[ranges(starts + 1, n)]
+        time = pd.Series(flat[ranges(starts + 1 + n, n)].view("datetime64[us]")).dt.tz_localize("UTC")
+        first = np.cumsum(n) - n
+        for at, entry in enumerate(entries):  # times kept as read: one does not read as ISO 8601 here
+            if entry.times is not None:
+                time.iloc[first[at]: first[at] + n[at]] = pd.to_datetime(
+                    pd.Series(entry.times), utc=True, errors="coerce", format="ISO8601").to_numpy()
+        return pd.DataFrame({"task": np.repeat(np.fromiter(self.tasks, dtype=np.int64, count=len(entries)), n),
+                             "annotator": np.array(self._people.values, dtype=object)[who], "time": time})
+
     def snapshot(self) -> ProjectSnapshot:
         """What the full scores are computed from, without computing them (see :class:`ProjectSnapshot`)."""
-        created = tuple((task, annotator, when) for task, entry in self.tasks.items()
-                        for annotator, when in zip(entry.annotators, entry.created, strict=True))
         # Taken under the service's lock: a span control's expected disorder (seconds of sampling) is the one held
         # from the last pass, and sampled here only when there is none yet (an offline report).
         tasks = self.task_scores(resample=False)
@@ -934,7 +1007,7 @@ class ProjectState:
         inputs, authors = self.reference_inputs()
         return ProjectSnapshot(mapped=self.mapped(span_rows=False),
                                tasks=tasks, skips=self.skips(), n_annotations=self.n_annotations(),
-                               annotators=self.annotators(), config=self.config_remarks(), created=created,
+                               annotators=self.annotators(), config=self.config_remarks(), times=self.annotation_times(),
                                scoring=self.scoring, mapping=self.mapping, expected=expected, observed=observed,
                                references={name: rows for name, (rows, _, _) in inputs.items()},
                                reference_authors=authors)

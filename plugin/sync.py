@@ -63,7 +63,7 @@ class SyncReport:
     @property
     def flagged(self) -> int:
         """Tasks flagged for low agreement."""
-        return sum(score.flagged for score in self.scores.tasks.values())
+        return self.scores.tasks.n_flagged()
 
 
 def score_export(tasks: Iterable[Mapping[str, Any]], controls: Mapping[str, Control], *, mapping: MappingOptions,

@@ -22,6 +22,7 @@ from plugin.annotations import Skips, Submission
 from plugin.labelconfig import Control
 
 __all__ = [
+    "RANKED_COLUMNS",
     "ROW_COLUMNS",
     "MappedControl",
     "SkipResult",
@@ -36,6 +37,7 @@ __all__ = [
 ]
 
 ROW_COLUMNS = ("task", "item", "annotator", "label")
+RANKED_COLUMNS = ("task", "item", "annotator", "label", "rank")
 Level = Literal["nominal", "ordinal", "interval"]
 
 
@@ -78,6 +80,10 @@ class MappedControl:
         project state's snapshot builds them from its packed rows with numpy
         and leaves :attr:`spans` and :attr:`submitted` empty, so that a
         project's spans are never all Python tuples at once.
+    tables : tuple of (DataFrame, DataFrame or None), optional
+        :attr:`rows` and :attr:`ranked` built already: a project state's
+        snapshot decodes them from its codes with numpy and leaves
+        :attr:`records` empty and :attr:`ranked_records` empty or None.
     """
 
     control: Control
@@ -89,18 +95,21 @@ class MappedControl:
     submitted: tuple[tuple[int, str], ...] | None = None
     lengths: Mapping[tuple[int, tuple[Any, ...]], float | None] | None = field(default=None, compare=False)
     units: Units | None = field(default=None, compare=False)
+    tables: tuple[pd.DataFrame, pd.DataFrame | None] | None = field(default=None, compare=False, repr=False)
 
     @cached_property
     def rows(self) -> pd.DataFrame:
         """:attr:`records` as a table with the columns ``task``, ``item``, ``annotator``, ``label``."""
-        return frame(self.records)
+        return self.tables[0] if self.tables is not None else frame(self.records)
 
     @cached_property
     def ranked(self) -> pd.DataFrame | None:
         """:attr:`ranked_records` as a table, or None."""
         if self.ranked_records is None:
             return None
-        return frame(self.ranked_records, ("task", "item", "annotator", "label", "rank"))
+        if self.tables is not None and self.tables[1] is not None:
+            return self.tables[1]
+        return frame(self.ranked_records, RANKED_COLUMNS)
 
 
 def frame(rows: Sequence[tuple[Any, ...]], columns: Sequence[str] = ROW_COLUMNS) -> pd.DataFrame:

@@ -45,7 +45,8 @@ def split_label_items(items: pd.Series, labels: Sequence[str] | None) -> tuple[p
     >>> items.tolist(), labels.tolist()
     (['7:r1', '7:r1'], ['Yes: sure', 'No'])
     """
-    text = items.astype(str)
+    codes, distinct = pd.factorize(items.astype(str), sort=False)  # each item once, not once per annotator
+    text = pd.Series(distinct, dtype=object)
     found = pd.Series(np.full(len(text), None, dtype=object), index=text.index)
     base = pd.Series(np.full(len(text), None, dtype=object), index=text.index)
     for label in sorted(labels or (), key=len):  # a longer label that also matches wins
@@ -58,7 +59,8 @@ def split_label_items(items: pd.Series, labels: Sequence[str] | None) -> tuple[p
         parts = text[unknown].str.rsplit(":", n=1)
         found[unknown] = parts.str[-1]
         base[unknown] = parts.str[0]
-    return base, found
+    return (pd.Series(base.to_numpy()[codes], index=items.index, dtype=object),
+            pd.Series(found.to_numpy()[codes], index=items.index, dtype=object))
 
 
 def chosen_sets(rows: pd.DataFrame, labels: Sequence[str] | None) -> pd.DataFrame:

@@ -143,13 +143,6 @@ def _nan(value: float | None) -> float:
     return math.nan if value is None else float(value)
 
 
-def _annotation_times(snapshot: ProjectSnapshot) -> pd.DataFrame:
-    """``task``, ``annotator``, ``time`` (UTC) of every counted annotation."""
-    frame = pd.DataFrame(list(snapshot.created), columns=["task", "annotator", "created_at"])
-    frame["time"] = pd.to_datetime(frame["created_at"], utc=True, errors="coerce", format="ISO8601")
-    return frame.drop(columns="created_at")
-
-
 def _headline(name: str, score: ControlScore, options: ReportOptions) -> dict[str, Any]:
     low, high = score.spa_ci if score.spa_ci else (None, None)
     width = _nan(high) - _nan(low)
@@ -476,7 +469,7 @@ def build_report(snapshot: ProjectSnapshot, *, source: str, generated_at: str, p
     options = options or ReportOptions()
     people = people or {}
     scores = snapshot.scores()
-    times = _annotation_times(snapshot)
+    times = snapshot.times
     notes: list[dict[str, str]] = []
     parts: dict[str, list[pd.DataFrame]] = {key: [] for key in
                                             ("family", "timeline", "annotators", "pairwise", "confusion", "sweep",

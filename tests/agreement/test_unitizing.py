@@ -337,3 +337,16 @@ def test_1995_equals_dkpro_agreement(case):
     for label, row in result.per_label.iterrows():
         assert (row["value"], row["observed"], row["expected"]) == pytest.approx(
             (dkpro[label]["alpha"], dkpro[label]["observed"], dkpro[label]["expected"]), rel=1e-9)
+
+
+def test_a_blank_free_continuum_coded_alike_by_four_coders_leaves_binary_u_alpha_undefined():
+    """Found by the property test above: four identical coders whose units cover the whole continuum have no blank
+    position, so |uα's expected disagreement is 0; summed in floating point it came out as 7.9e-16, and |uα as 2.0."""
+    n = 4
+    units = Units(doc=np.zeros(3 * n, int), annotator=np.repeat(np.arange(n), 3), label=np.zeros(3 * n, int),
+                  start=np.tile([0.0, 2.0, 1.0], n), end=np.tile([1.0, 18.0, 2.0], n), docs=("doc0",),
+                  annotators=tuple(f"ann{k}" for k in range(n)), labels=("L0",), present=np.ones((1, n), bool),
+                  lengths=np.array([18.0]))
+    with pytest.warns(UndefinedMeasureWarning, match="the expected disagreement is 0"):
+        result = u_alpha(units)
+    assert np.isnan(result.binary) and np.isnan(result.value)

@@ -3,6 +3,7 @@
 import copy
 import warnings
 
+import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -146,6 +147,7 @@ def test_the_compact_state_gives_back_the_rows_the_mapping_gave():
 
     from plugin.annotations import Skips, collect_submissions
     from plugin.mapping import map_project
+    from plugin.mapping.base import RANKED_COLUMNS, frame
 
     rnd = random.Random(7)
     annotations = {10 * t + a: annotation(rnd, 10 * t + a, t, a, 1) for t in range(1, 7) for a in range(1, 4)}
@@ -156,6 +158,36 @@ def test_the_compact_state_gives_back_the_rows_the_mapping_gave():
     expected = map_project(CONTROLS, collect_submissions(tasks, Skips()), Skips(), MappingOptions())
     kept = state.mapped()
     for name, mapped in expected.items():
-        assert Counter(kept[name].records) == Counter(mapped.records), name
+        rows, wanted = kept[name].rows, frame(mapped.records)
+        assert Counter(rows.itertuples(index=False)) == Counter(wanted.itertuples(index=False)), name
+        assert rows.dtypes.equals(wanted.dtypes), name
+        # decoded with numpy, in the order and with the types the decoded tuples give, ranked rows too
+        control = state.controls[name]
+        pd.testing.assert_frame_equal(rows, frame([row for task in sorted(control.records)
+                                                   for row in control.task_records(task)]))
+        if mapped.ranked_records is not None:
+            pd.testing.assert_frame_equal(kept[name].ranked, frame(
+                [row for task in sorted(control.ranked) for row in control.ranked_records(task)], RANKED_COLUMNS))
+            assert Counter(kept[name].ranked.itertuples(index=False)) == Counter(
+                frame(mapped.ranked_records, RANKED_COLUMNS).itertuples(index=False))
         assert Counter(kept[name].spans or ()) == Counter(mapped.spans or ()), name
     assert any(kept["ner"].spans) and all(isinstance(row[2], str) for row in kept["ner"].spans)
+
+
+def test_annotation_times_are_decoded_as_the_times_read():
+    """The report's timeline reads every counted annotation's time from the codes: the same as parsing the times
+    as read, a time that is not ISO 8601 included (NaT)."""
+    tasks = [{"id": 3, "annotations": [dict(pos(30, 1), created_at="2026-01-05T09:00:00Z"),
+                                       dict(pos(31, 2), created_at="2026-01-05T10:30:00.250000+02:00")]},
+             {"id": 1, "annotations": [dict(pos(10, 2), created_at="yesterday"),
+                                       dict(pos(11, 3), created_at="2026-01-06T08:00:00")]},
+             {"id": 2, "annotations": []}]
+    state = ProjectState.from_tasks(tasks, CONTROLS, mapping=MappingOptions(), scoring=SCORING)
+    read = pd.DataFrame([(task, who, when) for task, entry in state.tasks.items()
+                         for who, when in zip(entry.annotators, entry.created, strict=True)],
+                        columns=["task", "annotator", "created_at"])
+    read["time"] = pd.to_datetime(read["created_at"], utc=True, errors="coerce", format="ISO8601")
+    times = state.annotation_times()
+    pd.testing.assert_frame_equal(times, read.drop(columns="created_at"))
+    assert times["time"].isna().tolist() == [False, False, True, False]
+    assert str(times["time"].iloc[1]) == "2026-01-05 08:30:00.250000+00:00"

@@ -1,0 +1,229 @@
+"""Every task's scores held as columns: what a pass, a sync and the report read, in tens of bytes a task.
+
+A project of a million tasks scored as one dictionary per task and control
+held about 3.4 KiB a task while a pass or a report ran. Here each control's
+task scores are a few numpy arrays aligned on the tasks
+(:class:`ControlColumns`), the mean over controls and the flag are computed
+over all tasks at once (:class:`TaskScores`), and a task's
+:class:`~plugin.scoring.TaskScore` is built when it is read, one at a time:
+a pass diffs every task's block without ever holding them all.
+
+The flag's rule is :func:`plugin.scoring.summarize_task`'s; the reasons of a
+flagged task are that function's own words, computed for the flagged tasks
+alone.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from plugin.scoring import CONSTANT_LOW, TaskScore, rounded, summarize_task
+from plugin.settings import ScoringOptions
+
+__all__ = ["ControlColumns", "TaskScores"]
+
+def _value(value: float) -> float | None:
+    """A column's cell as a task's block holds it."""
+    return None if math.isnan(value) else float(value)
+
+
+@dataclass(frozen=True)
+class ControlColumns:
+    """One control's scores on every task of a :class:`TaskScores`, aligned on its tasks.
+
+    Attributes
+    ----------
+    has_items : ndarray of bool
+        The task has items in this control: ``spa``, ``alpha``, ``n_items``,
+        and ``agreement`` (ordered controls) and ``item_class`` (multiple
+        choices) are its scores.
+    has_spans : ndarray of bool
+        The task was submitted in this span-like control: ``f1``,
+        ``f1_overlap`` and ``gamma`` (and ``flag_on``) are its scores too.
+        A task with neither has no scores in this control.
+    spa, alpha : ndarray of float
+        As :func:`plugin.scoring.rounded` (NaN: null).
+    n_items : ndarray of int
+    agreement : ndarray of float, optional
+        Ordered controls: the weighted agreement.
+    item_class : ndarray of object, optional
+        Multiple choices: the item class (Rosenberg & Binkowski 2004) or None.
+    spans : dict of str to ndarray, optional
+        Span-like controls: ``f1``, ``f1_overlap`` and ``gamma``
+        (:meth:`plugin.span_state.SpanTasks.task_scores`).
+    flag_on : str, optional
+        The key a span control's threshold is compared with
+        (:data:`plugin.scoring.SPAN_FLAG_KEYS`).
+    extra : dict of int to dict
+        By a task's place: more scores (the references' shares).
+    """
+
+    has_items: np.ndarray
+    has_spans: np.ndarray
+    spa: np.ndarray
+    alpha: np.ndarray
+    n_items: np.ndarray
+    agreement: np.ndarray | None = None
+    item_class: np.ndarray | None = None
+    spans: dict[str, np.ndarray] | None = None
+    flag_on: str | None = None
+    extra: dict[int, dict[str, Any]] = field(default_factory=dict)
+
+    def scores(self, at: int) -> dict[str, Any] | None:
+        """The control's scores of the task at place ``at`` (None: it has none in this control)."""
+        items, spans = bool(self.has_items[at]), bool(self.has_spans[at])
+        if not (items or spans):
+            return None
+        out: dict[str, Any] = {"spa": _value(self.spa[at]), "alpha": _value(self.alpha[at]),
+                               "n_items": int(self.n_items[at])}
+        if items and self.agreement is not None:
+            out["agreement"] = _value(self.agreement[at])
+        if items and self.item_class is not None:
+            out["item_class"] = self.item_class[at]
+        if spans and self.spans is not None:
+            out.update((key, _value(column[at])) for key, column in self.spans.items())
+            if self.flag_on is not None:
+                out["flag_on"] = self.flag_on
+        out.update(self.extra.get(at, {}))
+        return out
+
+    def value(self) -> np.ndarray:
+        """Per task, the value its threshold is compared with (:func:`plugin.scoring.control_value`): the
+        span measure ``flag_on`` names where the task has spans, else the weighted agreement of an ordered
+        control, else SPA; NaN where undefined or absent."""
+        present = self.has_items | self.has_spans
+        value = self.spa
+        if self.agreement is not None:
+            value = np.where(self.has_items, self.agreement, value)
+        if self.flag_on is not None and self.spans is not None:
+            value = np.where(self.has_spans, self.spans[self.flag_on], value)
+        return np.where(present, value, np.nan)
+
+
+class TaskScores(Mapping[int, TaskScore]):
+    """Every scored task's :class:`~plugin.scoring.TaskScore`, held as columns and built when read.
+
+    Reads as a mapping from task id to its score, in the order the tasks
+    were given. The mean SPA and alpha over a task's controls and its flag
+    are computed for every task at once; a flagged task's reasons are
+    :func:`plugin.scoring.summarize_task`'s.
+
+    Parameters
+    ----------
+    tasks : sequence of int
+    n_annotations : sequence of int
+        Counted annotations of each task.
+    controls : dict of str to ControlColumns
+        Aligned on ``tasks``, in the order of the task's ``controls``.
+    options : ScoringOptions
+    decile_cut : float, optional
+        The project's lowest-decile cut (``options.lowest_decile``).
+    """
+
+    def __init__(self, tasks: Sequence[int], n_annotations: Sequence[int], controls: dict[str, ControlColumns],
+                 options: ScoringOptions, *, decile_cut: float | None = None) -> None:
+        self.tasks = np.asarray(tasks, dtype=np.int64)
+        self.n_annotations = np.asarray(n_annotations, dtype=np.int64)
+        self.controls = controls
+        self._options = options
+        self._decile_cut = decile_cut
+        self._order = np.argsort(self.tasks, kind="stable")
+        self.spa = self._mean("spa")
+        self.alpha = self._mean("alpha")
+        self.flagged = self._flags()
+        self._reasons = {int(at): self._summary(int(at)).reasons for at in np.flatnonzero(self.flagged)}
+
+    def _mean(self, key: str) -> np.ndarray:
+        """The mean over each task's controls of one measure, rounded (NaN where no control defines it)."""
+        if not self.controls:
+            return np.full(len(self.tasks), np.nan)
+        table = np.column_stack([getattr(c, key) for c in self.controls.values()])
+        defined = ~np.isnan(table)
+        n = defined.sum(axis=1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            means = np.where(defined, table, 0.0).sum(axis=1) / n
+        return rounded(np.where(n > 0, means, np.nan))
+
+    def score_values(self) -> np.ndarray:
+        """Each task's score (:func:`plugin.scoring.task_score_of`): its lowest control value, NaN if none."""
+        if not self.controls:
+            return np.full(len(self.tasks), np.nan)
+        with np.errstate(invalid="ignore"):
+            table = np.column_stack([c.value() for c in self.controls.values()])
+            return np.where(np.isnan(table).all(axis=1), np.nan, np.fmin.reduce(table, axis=1))
+
+    def lowest_decile(self) -> float | None:
+        """The 10th percentile of the scores of tasks with at least two annotations (None without any)."""
+        scores = self.score_values()
+        scores = scores[(self.n_annotations >= 2) & ~np.isnan(scores)]
+        return float(np.quantile(scores, 0.1)) if len(scores) else None
+
+    def _flags(self) -> np.ndarray:
+        """Which tasks :func:`plugin.scoring.summarize_task` flags, for every task at once."""
+        flagged = np.zeros(len(self.tasks), dtype=bool)
+        for name, control in self.controls.items():
+            limit = self._options.thresholds.get(name, self._options.threshold)
+            with np.errstate(invalid="ignore"):
+                flagged |= control.value() < limit  # NaN compares False: undefined never fires
+            if control.item_class is not None:
+                flagged |= control.has_items & (control.item_class == CONSTANT_LOW)
+        if self._decile_cut is not None:
+            with np.errstate(invalid="ignore"):
+                flagged |= self.score_values() < self._decile_cut
+        return flagged & (self.n_annotations >= 2)
+
+    def _by_control(self, at: int) -> dict[str, dict[str, Any]]:
+        return {name: scores for name, control in self.controls.items()
+                if (scores := control.scores(at)) is not None}
+
+    def _summary(self, at: int) -> TaskScore:
+        return summarize_task(int(self.tasks[at]), int(self.n_annotations[at]), self._by_control(at),
+                              self._options, decile_cut=self._decile_cut)
+
+    def _place(self, task: object) -> int | None:
+        if not isinstance(task, (int, np.integer)) or isinstance(task, bool) or not len(self.tasks):
+            return None
+        at = int(np.searchsorted(self.tasks, task, sorter=self._order))
+        if at < len(self.tasks) and self.tasks[self._order[at]] == task:
+            return int(self._order[at])
+        return None
+
+    def at(self, place: int) -> TaskScore:
+        """The score of the task at ``place``, built from the columns."""
+        return TaskScore(task=int(self.tasks[place]), n_annotations=int(self.n_annotations[place]),
+                         spa=_value(self.spa[place]), alpha=_value(self.alpha[place]),
+                         flagged=bool(self.flagged[place]), reasons=self._reasons.get(place, ()),
+                         controls=self._by_control(place))
+
+    def __getitem__(self, task: int) -> TaskScore:
+        place = self._place(task)
+        if place is None:
+            raise KeyError(task)
+        return self.at(place)
+
+    def __contains__(self, task: object) -> bool:
+        return self._place(task) is not None
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self.tasks.tolist())
+
+    def __len__(self) -> int:
+        return len(self.tasks)
+
+    def values(self) -> Iterator[TaskScore]:  # type: ignore[override]
+        """Each task's score in order, built one at a time."""
+        return (self.at(place) for place in range(len(self.tasks)))
+
+    def items(self) -> Iterator[tuple[int, TaskScore]]:  # type: ignore[override]
+        """Each task and its score in order, built one at a time."""
+        return ((int(self.tasks[place]), self.at(place)) for place in range(len(self.tasks)))
+
+    def n_flagged(self) -> int:
+        """How many tasks are flagged."""
+        return int(self.flagged.sum())
+

@@ -1,0 +1,81 @@
+"""Task scores held as columns read as the per-task scores summarize_task gives, flags and reasons included."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from plugin.scoring import CONSTANT_LOW, lowest_decile, summarize_task, task_score_of
+from plugin.settings import ScoringOptions
+from plugin.task_scores import ControlColumns, TaskScores
+
+CLASSES = (None, CONSTANT_LOW, "constant high", "better at p=1.0")
+
+
+def _cells(draw, size, *, allow_nan=True):
+    """Rounded values in [0, 1] (or NaN, undefined)."""
+    values = draw(st.lists(st.one_of(st.floats(0, 1), st.just(math.nan)) if allow_nan else st.floats(0, 1),
+                           min_size=size, max_size=size))
+    return np.round(np.array(values, dtype=float), 6)
+
+
+@st.composite
+def columns(draw):
+    """A few controls' columns on a few tasks: nominal, ordered, multiple choices and a span control."""
+    size = draw(st.integers(1, 12))
+    out = {}
+    for name in draw(st.lists(st.sampled_from(["choice", "rating", "topics", "spans"]), min_size=1, max_size=4,
+                              unique=True)):
+        has_items = np.array(draw(st.lists(st.booleans(), min_size=size, max_size=size)))
+        has_spans = (np.array(draw(st.lists(st.booleans(), min_size=size, max_size=size))) if name == "spans"
+                     else np.zeros(size, dtype=bool))
+        spa, alpha = _cells(draw, size), _cells(draw, size)
+        present = has_items | has_spans
+        spa[~has_items], alpha[~has_items] = np.nan, np.nan
+        n_items = np.where(has_items, draw(st.integers(1, 5)), 0)
+        out[name] = ControlColumns(
+            has_items, has_spans, spa, alpha, n_items,
+            agreement=np.where(has_items, _cells(draw, size), np.nan) if name == "rating" else None,
+            item_class=(np.array(draw(st.lists(st.sampled_from(CLASSES), min_size=size, max_size=size)),
+                                 dtype=object) if name == "topics" else None),
+            spans=({key: np.where(has_spans, _cells(draw, size), np.nan) for key in ("f1", "f1_overlap", "gamma")}
+                   if name == "spans" else None),
+            flag_on=draw(st.sampled_from([None, "f1", "f1_overlap", "gamma"])) if name == "spans" else None,
+            extra={at: {"ground_truth": 0.5} for at in np.flatnonzero(present)[:1].tolist()})
+    n_annotations = draw(st.lists(st.integers(0, 4), min_size=size, max_size=size))
+    return size, out, n_annotations
+
+
+@settings(max_examples=200, deadline=None)
+@given(columns(), st.floats(0, 1), st.one_of(st.none(), st.floats(0, 1)))
+def test_every_task_reads_as_summarize_task_gives_it(drawn, threshold, cut):
+    size, controls, n_annotations = drawn
+    options = ScoringOptions(threshold=round(threshold, 3), thresholds={"rating": 0.8})
+    tasks = list(range(100, 100 + size))
+    held = TaskScores(tasks, n_annotations, controls, options, decile_cut=cut)
+    by_task = {t: {name: s for name, c in controls.items() if (s := c.scores(at)) is not None}
+               for at, t in enumerate(tasks)}
+    expected = {t: summarize_task(t, n_annotations[at], by_task[t], options, decile_cut=cut)
+                for at, t in enumerate(tasks)}
+    assert dict(held.items()) == expected
+    assert held == expected and len(held) == size and list(held) == tasks
+    assert held.n_flagged() == sum(score.flagged for score in expected.values())
+    for at, t in enumerate(tasks):
+        score = task_score_of(by_task[t])
+        assert (math.isnan(held.score_values()[at]) if score is None else held.score_values()[at] == score)
+    assert held.lowest_decile() == lowest_decile(by_task.values(), n_annotations)
+
+
+def test_a_task_is_found_by_its_id_whatever_the_order_and_others_are_not():
+    controls = {"c": ControlColumns(np.array([True, True, False]), np.zeros(3, dtype=bool), np.array([1.0, 0.0, np.nan]),
+                                    np.array([0.5, np.nan, np.nan]), np.array([1, 1, 0]))}
+    held = TaskScores([30, 10, 20], [2, 2, 0], controls, ScoringOptions(threshold=0.5))
+    assert list(held) == [30, 10, 20]
+    assert held[10].flagged and held[10].reasons == ("c: agreement 0.00 below 0.50",)
+    assert held[30].controls == {"c": {"spa": 1.0, "alpha": 0.5, "n_items": 1}} and not held[30].flagged
+    assert held[20].controls == {} and held[20].spa is None
+    assert 20 in held and 40 not in held and "10" not in held and True not in held
+    with pytest.raises(KeyError):
+        held[40]
