@@ -66,7 +66,7 @@ from plugin.scoring import (
 )
 from plugin.settings import MappingOptions, ReviewOptions, ScoringOptions
 from plugin.span_state import SpanTasks
-from plugin.task_scores import ControlColumns, TaskScores
+from plugin.task_scores import ControlColumns, TaskScores, lowest_decile
 from plugin.writeback import TaskAsRead, agreement_block, needed_write
 
 __all__ = ["ControlState", "ProjectScores", "ProjectSnapshot", "ProjectState", "TaskEntry"]
@@ -912,7 +912,7 @@ class ProjectState:
         if a task changed; with ``resample=False`` the disorder held from the
         last time is kept (sampled only if there is none yet).
         """
-        wanted = [t for t in (self.tasks if tasks is None else tasks) if t in self.tasks]
+        wanted = list(dict.fromkeys(t for t in (self.tasks if tasks is None else tasks) if t in self.tasks))
         columns: dict[str, ControlColumns] = {}
         for name, control in self.controls.items():
             columns[name] = scores = control.task_scores(wanted, every_task=tasks is None, mapping=self.mapping,
@@ -925,7 +925,7 @@ class ProjectState:
                                     if task in shares and present[place])
         n_annotations = [self.tasks[t].n_annotations for t in wanted]
         if self.scoring.lowest_decile and tasks is None:  # every task scored: the cut moves here, and only here
-            self.decile_cut = TaskScores(wanted, n_annotations, columns, self.scoring).lowest_decile()
+            self.decile_cut = lowest_decile(columns, n_annotations)
         cut = self.decile_cut if self.scoring.lowest_decile else None
         return TaskScores(wanted, n_annotations, columns, self.scoring, decile_cut=cut)
 

@@ -25,7 +25,7 @@ import numpy as np
 from plugin.scoring import CONSTANT_LOW, TaskScore, rounded, summarize_task
 from plugin.settings import ScoringOptions
 
-__all__ = ["ControlColumns", "TaskScores"]
+__all__ = ["ControlColumns", "TaskScores", "lowest_decile", "score_values"]
 
 def _value(value: float) -> float | None:
     """A column's cell as a task's block holds it."""
@@ -105,6 +105,24 @@ class ControlColumns:
         return np.where(present, value, np.nan)
 
 
+def score_values(controls: Mapping[str, ControlColumns], size: int) -> np.ndarray:
+    """Each of ``size`` tasks' score (:func:`plugin.scoring.task_score_of`): its lowest control value
+    (:meth:`ControlColumns.value`), NaN if none."""
+    if not controls:
+        return np.full(size, np.nan)
+    table = np.column_stack([c.value() for c in controls.values()])
+    with np.errstate(invalid="ignore"):
+        return np.where(np.isnan(table).all(axis=1), np.nan, np.fmin.reduce(table, axis=1))
+
+
+def lowest_decile(controls: Mapping[str, ControlColumns], n_annotations: Sequence[int] | np.ndarray) -> float | None:
+    """The 10th percentile of the scores (:func:`score_values`) of tasks with at least two annotations (None
+    without any): :func:`plugin.scoring.lowest_decile` over columns."""
+    scores = score_values(controls, len(n_annotations))
+    scores = scores[(np.asarray(n_annotations) >= 2) & ~np.isnan(scores)]
+    return float(np.quantile(scores, 0.1)) if len(scores) else None
+
+
 class TaskScores(Mapping[int, TaskScore]):
     """Every scored task's :class:`~plugin.scoring.TaskScore`, held as columns and built when read.
 
@@ -151,17 +169,11 @@ class TaskScores(Mapping[int, TaskScore]):
 
     def score_values(self) -> np.ndarray:
         """Each task's score (:func:`plugin.scoring.task_score_of`): its lowest control value, NaN if none."""
-        if not self.controls:
-            return np.full(len(self.tasks), np.nan)
-        with np.errstate(invalid="ignore"):
-            table = np.column_stack([c.value() for c in self.controls.values()])
-            return np.where(np.isnan(table).all(axis=1), np.nan, np.fmin.reduce(table, axis=1))
+        return score_values(self.controls, len(self.tasks))
 
     def lowest_decile(self) -> float | None:
         """The 10th percentile of the scores of tasks with at least two annotations (None without any)."""
-        scores = self.score_values()
-        scores = scores[(self.n_annotations >= 2) & ~np.isnan(scores)]
-        return float(np.quantile(scores, 0.1)) if len(scores) else None
+        return lowest_decile(self.controls, self.n_annotations)
 
     def _flags(self) -> np.ndarray:
         """Which tasks :func:`plugin.scoring.summarize_task` flags, for every task at once."""
@@ -174,7 +186,7 @@ class TaskScores(Mapping[int, TaskScore]):
                 flagged |= control.has_items & (control.item_class == CONSTANT_LOW)
         if self._decile_cut is not None:
             with np.errstate(invalid="ignore"):
-                flagged |= self.score_values() < self._decile_cut
+                flagged |= score_values(self.controls, len(self.tasks)) < self._decile_cut
         return flagged & (self.n_annotations >= 2)
 
     def _by_control(self, at: int) -> dict[str, dict[str, Any]]:

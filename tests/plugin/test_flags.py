@@ -140,3 +140,7 @@ def test_item_classes_of_a_full_scoring_equal_those_of_tasks_scored_one_by_one()
     classes = [every[t].controls["topics"].get("item_class") for t in every if "topics" in every[t].controls]
     assert {"constant high", "constant low"} <= set(classes)
     assert all(every[t].controls == alone[t].controls and every[t].reasons == alone[t].reasons for t in every)
+    # a task named twice, or unknown, is scored once, as named alone
+    some = list(every)[:3]
+    twice = state.task_scores([some[0], *some, some[1], 10**9])
+    assert list(twice) == some and twice == {t: every[t] for t in some}
