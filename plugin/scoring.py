@@ -67,6 +67,7 @@ __all__ = [
     "TaskTerms",
     "annotator_rows",
     "control_value",
+    "flag_reasons",
     "is_wide",
     "lowest_decile",
     "name_of",
@@ -99,8 +100,11 @@ def rounded(values: Sequence[float | None] | np.ndarray) -> np.ndarray:
     >>> rounded([0.12345678, None, float("inf")]).tolist()
     [0.123457, nan, nan]
     """
-    return np.array([math.nan if (v := number(value)) is None else v for value in np.asarray(values).tolist()],
-                    dtype=np.float64)
+    array = np.array(values, dtype=np.float64)  # None reads as NaN
+    finite = np.isfinite(array)
+    out = np.full(array.shape, np.nan)
+    out[finite] = [round(value, 6) for value in array[finite].tolist()]
+    return out
 
 
 @dataclass(frozen=True)
@@ -629,6 +633,15 @@ def summarize_task(task: int, n_annotations: int, by_control: dict[str, dict[str
     spas = [c["spa"] for c in by_control.values() if c["spa"] is not None]
     alphas = [c["alpha"] for c in by_control.values() if c["alpha"] is not None]
     task_spa = number(float(np.mean(spas))) if spas else None
+    reasons = flag_reasons(n_annotations, by_control, options, decile_cut=decile_cut)
+    return TaskScore(task=task, n_annotations=n_annotations, spa=task_spa,
+                     alpha=number(float(np.mean(alphas))) if alphas else None,
+                     flagged=bool(reasons), reasons=reasons, controls=by_control)
+
+
+def flag_reasons(n_annotations: int, by_control: Mapping[str, Mapping[str, Any]], options: ScoringOptions, *,
+                 decile_cut: float | None = None) -> tuple[str, ...]:
+    """Each rule of :func:`summarize_task` that flags a task, in words (none: the task is not flagged)."""
     reasons = []
     if n_annotations >= 2:
         for name, c in sorted(by_control.items()):
@@ -643,6 +656,4 @@ def summarize_task(task: int, n_annotations: int, by_control: dict[str, dict[str
         score = task_score_of(by_control)
         if decile_cut is not None and score is not None and score < decile_cut:
             reasons.append(f"score {score:.2f} in the project's lowest tenth (below {decile_cut:.2f})")
-    return TaskScore(task=task, n_annotations=n_annotations, spa=task_spa,
-                     alpha=number(float(np.mean(alphas))) if alphas else None,
-                     flagged=bool(reasons), reasons=tuple(reasons), controls=by_control)
+    return tuple(reasons)

@@ -69,6 +69,12 @@ def pair_f1(counts: Mapping[Pair, tuple[int, int]]) -> float:
     return math.fsum(values) / len(values) if values else math.nan
 
 
+def _mean_defined(values: list[float]) -> float:
+    """:func:`pair_f1` of the pairs' F1 values (NaN: a pair without spans): their exact mean, NaN if none."""
+    defined = [value for value in values if not math.isnan(value)]
+    return math.fsum(defined) / len(defined) if defined else math.nan
+
+
 @dataclass(frozen=True, slots=True)
 class TaskSpans:
     """One task's span measures for one control.
@@ -94,16 +100,6 @@ class TaskSpans:
     weight: float
     f1_exact: float = math.nan
     f1_overlap: float = math.nan
-
-    @classmethod
-    def of(cls, pairs: Mapping[str, Mapping[Pair, tuple[int, int]]], *, names: Interned, disorder: float,
-           weight: float) -> TaskSpans:
-        """The measures of a task with ``pairs``: per match, per pair, ``(TP, |A| + |B|)``."""
-        every = dict.fromkeys(pair for match in MATCHES for pair in pairs.get(match, {}))
-        rows = [[names.code(pair), *(v for match in MATCHES for v in pairs.get(match, {}).get(pair, (0, 0)))]
-                for pair in every]
-        return cls(np.array(rows, dtype=np.int64).tobytes(), names.values, disorder, weight,
-                   *(pair_f1(pairs.get(match, {})) for match in MATCHES))
 
     def _table(self) -> np.ndarray:
         return np.frombuffer(self.counts, dtype=np.int64).reshape(-1, 1 + 2 * len(MATCHES))
@@ -377,32 +373,45 @@ class SpanTasks:
         self.dirty.difference_update(tasks)
         units = self.units(tasks)
         task_of = np.array([task for task, _ in units.docs], dtype=np.int64)
-        pairs: dict[int, dict[str, dict[Pair, tuple[int, int]]]] = {t: {m: {} for m in MATCHES} for t in tasks}
-        for match in MATCHES:
-            result = span_f1(units, match=match, jaccard=mapping.span_jaccard)
-            tp, total = result.tp.sum(axis=1), (result.n_a + result.n_b).sum(axis=1)
-            for doc, a, b, hits, size in zip(result.doc, result.annotator_a, result.annotator_b, tp, total,
-                                             strict=True):
-                counts = pairs[int(task_of[doc])][match]
-                pair = (units.annotators[a], units.annotators[b])
-                old = counts.get(pair, (0, 0))
-                counts[pair] = (old[0] + int(hits), old[1] + int(size))
+        ids = np.array(tasks, dtype=np.int64)
+        place = np.searchsorted(ids, task_of)  # each continuum's task, by its place in ``tasks``
+        width = len(units.annotators) ** 2
+        # per match, per continuum and annotator pair: TP and |A| + |B|, summed per task and pair
+        found = [span_f1(units, match=match, jaccard=mapping.span_jaccard) for match in MATCHES]
+        keys = [place[r.doc] * width + r.annotator_a * len(units.annotators) + r.annotator_b for r in found]
+        rows = np.unique(np.concatenate(keys)) if keys else np.zeros(0, dtype=np.int64)
+        sums = []
+        for result, key in zip(found, keys, strict=True):
+            at = np.searchsorted(rows, key)
+            sums += [np.bincount(at, weights=result.tp.sum(axis=1), minlength=len(rows)).astype(np.int64),
+                     np.bincount(at, weights=(result.n_a + result.n_b).sum(axis=1), minlength=len(rows)).astype(np.int64)]
+        owner, pair = np.divmod(rows, width)
+        distinct, pair_at = np.unique(pair, return_inverse=True)
+        names = [(units.annotators[p // len(units.annotators)], units.annotators[p % len(units.annotators)])
+                 for p in distinct.tolist()]
+        codes = np.array([self._pairs.code(name) for name in names], dtype=np.int64)
+        table = np.column_stack([codes[pair_at], *sums]).astype(np.int64)
+        for m, match in enumerate(MATCHES):  # the running per-pair sums, per pair over every task at once
+            tp = np.bincount(pair_at, weights=sums[2 * m], minlength=len(names)).astype(np.int64).tolist()
+            size = np.bincount(pair_at, weights=sums[2 * m + 1], minlength=len(names)).astype(np.int64).tolist()
+            for name, hits, total in zip(names, tp, size, strict=True):
+                running = self.sums[match].setdefault(name, [0, 0])
+                running[0] += hits
+                running[1] += total
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UndefinedMeasureWarning)
             disorder = observed_disorder(units, alpha=scoring.gamma_alpha, beta=scoring.gamma_beta,
                                          delta_empty=scoring.gamma_empty)
         defined = disorder.units_per_annotator > 0
-        codes = np.searchsorted(np.array(tasks, dtype=np.int64), task_of)
-        totals = np.bincount(codes, weights=np.where(defined, disorder.total, 0.0), minlength=len(tasks))
-        weights = np.bincount(codes, weights=disorder.units_per_annotator, minlength=len(tasks))
+        totals = np.bincount(place, weights=np.where(defined, disorder.total, 0.0), minlength=len(tasks)).tolist()
+        weights = np.bincount(place, weights=disorder.units_per_annotator, minlength=len(tasks)).tolist()
+        bounds = np.searchsorted(owner, np.arange(len(tasks) + 1)).tolist()
+        ratios = [np.where(sums[2 * m + 1] > 0, 2.0 * sums[2 * m] / np.maximum(sums[2 * m + 1], 1), np.nan).tolist()
+                  for m in range(len(MATCHES))]
         for i, task in enumerate(tasks):
-            scored = TaskSpans.of(pairs[task], names=self._pairs, disorder=float(totals[i]), weight=float(weights[i]))
-            self.scored[task] = scored
-            for match, counts in scored.pairs.items():
-                for pair, (tp, size) in counts.items():
-                    running = self.sums[match].setdefault(pair, [0, 0])
-                    running[0] += tp
-                    running[1] += size
+            lo, hi = bounds[i], bounds[i + 1]
+            f1 = [_mean_defined(values[lo:hi]) for values in ratios]  # pair_f1's mean over the task's pairs
+            self.scored[task] = TaskSpans(table[lo:hi].tobytes(), self._pairs.values, totals[i], weights[i], *f1)
 
     def observed(self) -> float:
         """The project's observed disorder from the tasks' held best alignments: their summed disorders over their

@@ -9,8 +9,8 @@ over all tasks at once (:class:`TaskScores`), and a task's
 a pass diffs every task's block without ever holding them all.
 
 The flag's rule is :func:`plugin.scoring.summarize_task`'s; the reasons of a
-flagged task are that function's own words, computed for the flagged tasks
-alone.
+flagged task are its words (:func:`plugin.scoring.flag_reasons`), computed
+for the flagged tasks alone.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from plugin.scoring import CONSTANT_LOW, TaskScore, rounded, summarize_task
+from plugin.scoring import CONSTANT_LOW, TaskScore, flag_reasons, rounded
 from plugin.settings import ScoringOptions
 
 __all__ = ["ControlColumns", "TaskScores", "lowest_decile", "score_values"]
@@ -129,7 +129,7 @@ class TaskScores(Mapping[int, TaskScore]):
     Reads as a mapping from task id to its score, in the order the tasks
     were given. The mean SPA and alpha over a task's controls and its flag
     are computed for every task at once; a flagged task's reasons are
-    :func:`plugin.scoring.summarize_task`'s.
+    :func:`plugin.scoring.flag_reasons`'.
 
     Parameters
     ----------
@@ -154,7 +154,8 @@ class TaskScores(Mapping[int, TaskScore]):
         self.spa = self._mean("spa")
         self.alpha = self._mean("alpha")
         self.flagged = self._flags()
-        self._reasons = {int(at): self._summary(int(at)).reasons for at in np.flatnonzero(self.flagged)}
+        self._reasons = {at: flag_reasons(int(self.n_annotations[at]), self._by_control(at), options,
+                                          decile_cut=decile_cut) for at in np.flatnonzero(self.flagged).tolist()}
 
     def _mean(self, key: str) -> np.ndarray:
         """The mean over each task's controls of one measure, rounded (NaN where no control defines it)."""
@@ -192,10 +193,6 @@ class TaskScores(Mapping[int, TaskScore]):
     def _by_control(self, at: int) -> dict[str, dict[str, Any]]:
         return {name: scores for name, control in self.controls.items()
                 if (scores := control.scores(at)) is not None}
-
-    def _summary(self, at: int) -> TaskScore:
-        return summarize_task(int(self.tasks[at]), int(self.n_annotations[at]), self._by_control(at),
-                              self._options, decile_cut=self._decile_cut)
 
     def _place(self, task: object) -> int | None:
         if not isinstance(task, (int, np.integer)) or isinstance(task, bool) or not len(self.tasks):

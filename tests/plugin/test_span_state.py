@@ -64,3 +64,42 @@ def test_units_equal_those_of_the_rows_for_any_tasks(tasks):
     assert_same_units(spans, list(spans.tasks))
     assert_same_units(spans, list(spans.tasks)[1::2])
     assert_same_units(spans, [])
+
+
+@pytest.mark.parametrize(("name", "config"), CORPORA)
+def test_each_task_scored_together_counts_as_scored_alone(name, config):
+    """The span measures of every task at once (per task and annotator pair: TP and |A| + |B|, F1 the mean over
+    the pairs) equal span_f1 of each task's units alone; the running sums are the sums over tasks."""
+    from agreement.span_f1 import span_f1
+    from plugin.span_state import MATCHES, pair_f1
+
+    state = ProjectState.from_tasks(read_export(SPANS / f"{name}.json"), parse_label_config((SPANS / config).read_text()),
+                                    mapping=MappingOptions(), scoring=ScoringOptions())
+    checked = 0
+    for control in state.controls.values():
+        spans = control.spans
+        if spans is None:
+            continue
+        every = sorted(t for t in spans.tasks if spans._submitted(t))
+        spans._score(every, state.mapping, state.scoring)
+        running = {match: {} for match in MATCHES}
+        for task in every:
+            units = spans.units([task])
+            for match in MATCHES:
+                result = span_f1(units, match=match, jaccard=state.mapping.span_jaccard)
+                alone = {}
+                for a, b, tp, total in zip(result.annotator_a, result.annotator_b, result.tp.sum(axis=1),
+                                           (result.n_a + result.n_b).sum(axis=1), strict=True):
+                    pair = (units.annotators[a], units.annotators[b])
+                    old = alone.get(pair, (0, 0))
+                    alone[pair] = (old[0] + int(tp), old[1] + int(total))
+                held = spans.scored[task]
+                assert held.pairs[match] == alone, (task, match)
+                f1 = held.f1(match)
+                assert (np.isnan(f1) and np.isnan(pair_f1(alone))) or f1 == pair_f1(alone), (task, match)
+                for pair, (tp, total) in alone.items():
+                    old = running[match].get(pair, [0, 0])
+                    running[match][pair] = [old[0] + tp, old[1] + total]
+                checked += 1
+        assert spans.sums == running
+    assert checked
