@@ -516,8 +516,9 @@ class ControlState:
         tasks = sorted(blobs)
         rows, n_items, n_rows, keys = stacked_rows([blobs[task] for task in tasks], len(columns) - 1)
         ids = np.array(tasks, dtype=np.int64)
-        items = np.array(self.keys.texts(np.repeat(ids, n_items), keys), dtype=object)
-        out = {"task": np.repeat(ids, n_rows), "item": items[rows[:, 0]],
+        # items as a categorical over their distinct names: every later grouping by item reads integer codes
+        codes, names = pd.factorize(np.array(self.keys.texts(np.repeat(ids, n_items), keys), dtype=object))
+        out = {"task": np.repeat(ids, n_rows), "item": pd.Categorical.from_codes(codes[rows[:, 0]], names),
                "annotator": np.array([str(a) for a in self.annotators.values], dtype=object)[rows[:, 1]],
                # a list, so that pandas infers the labels' type as it does for tuples (ratings: int64)
                "label": np.array(labels.values, dtype=object)[rows[:, 2]].tolist()}
