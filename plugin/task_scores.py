@@ -27,6 +27,7 @@ from plugin.settings import ScoringOptions
 
 __all__ = ["ControlColumns", "TaskScores", "lowest_decile", "score_values"]
 
+
 def _value(value: float) -> float | None:
     """A column's cell as a task's block holds it."""
     return None if math.isnan(value) else float(value)
