@@ -65,12 +65,11 @@ def pair_f1(counts: Mapping[Pair, tuple[int, int]]) -> float:
     >>> pair_f1({("a", "b"): (1, 4), ("a", "c"): (2, 4), ("b", "c"): (0, 0)})
     0.75
     """
-    values = [2.0 * tp / total for tp, total in counts.values() if total > 0]
-    return math.fsum(values) / len(values) if values else math.nan
+    return _mean_defined([2.0 * tp / total if total > 0 else math.nan for tp, total in counts.values()])
 
 
 def _mean_defined(values: list[float]) -> float:
-    """:func:`pair_f1` of the pairs' F1 values (NaN: a pair without spans): their exact mean, NaN if none."""
+    """The pairs' F1 values' exact mean, those that are NaN (a pair without spans) left out; NaN if none."""
     defined = [value for value in values if not math.isnan(value)]
     return math.fsum(defined) / len(defined) if defined else math.nan
 
