@@ -27,8 +27,10 @@ from scipy import sparse
 from scipy.optimize import Bounds, LinearConstraint, linear_sum_assignment, linprog, milp
 from scipy.sparse.csgraph import connected_components
 
-__all__ = ["Alignment", "best_alignment", "best_alignments", "jaccard_matrix", "match_overlapping",
-           "solve_set_partition", "unitary_candidates"]
+from agreement.ranges import ranges
+
+__all__ = ["Alignment", "alignment_totals", "best_alignment", "best_alignments", "jaccard_matrix",
+           "match_overlapping", "solve_set_partition", "unitary_candidates"]
 
 
 @dataclass(frozen=True)
@@ -376,31 +378,43 @@ def _solve_programs(batch: _Continua, members: NDArray[np.intp], cost: NDArray[n
                     continuum: NDArray[np.intp], *, program_groups: int) -> list[Alignment]:
     """Each continuum's best alignment from the candidate groups of a batch, solved in programs of at most about
     ``program_groups`` groups cut between continua."""
+    group, disorder, owner = _picked_groups(batch, members, cost, continuum, program_groups=program_groups)
+    first_pick = np.searchsorted(owner, np.arange(len(batch.start)))
+    return [Alignment(group[batch.start[c]:batch.start[c + 1]], disorder[first_pick[c]:first_pick[c + 1]])
+            for c in range(len(batch.start) - 1)]
+
+
+def _picked_groups(batch: _Continua, members: NDArray[np.intp], cost: NDArray[np.float64],
+                   continuum: NDArray[np.intp], *, program_groups: int
+                   ) -> tuple[NDArray[np.intp], NDArray[np.float64], NDArray[np.intp]]:
+    """:func:`_solve_programs` as arrays: each unit's group (numbered from 0 in its continuum), and each chosen
+    group's disorder and continuum (ordered by continuum)."""
     n_continua = len(batch.start) - 1
     first_group = np.searchsorted(continuum, np.arange(n_continua + 1))
-    alignments: list[Alignment] = []
+    group = np.full(int(batch.start[-1]), -1, dtype=np.intp)
+    disorders, owners = [], []
     c0 = 0
     while c0 < n_continua:
         c1 = int(np.searchsorted(first_group, first_group[c0] + program_groups, side="right")) - 1
         c1 = min(max(c1, c0 + 1), n_continua)
-        g0, g1, u0, u1 = first_group[c0], first_group[c1], batch.start[c0], batch.start[c1]
+        g0, g1 = first_group[c0], first_group[c1]
         block, block_cost = members[g0:g1], cost[g0:g1]
         group_of, unit = np.nonzero(block >= 0)
+        u0 = batch.start[c0]
         incidence = sparse.csc_array((np.ones(len(unit)), (block[group_of, unit] - u0, group_of)),
-                                     shape=(u1 - u0, g1 - g0))
+                                     shape=(batch.start[c1] - u0, g1 - g0))
         picked = np.flatnonzero(solve_set_partition(incidence, block_cost))
         owner = continuum[g0:g1][picked]
         first_pick = np.searchsorted(owner, np.arange(c0, c1 + 1))
         number = np.arange(len(picked)) - first_pick[owner - c0]
         chosen = block[picked]
-        group = np.full(u1 - u0, -1, dtype=np.intp)
-        group[chosen[chosen >= 0] - u0] = np.broadcast_to(number[:, None], chosen.shape)[chosen >= 0]
-        disorder = block_cost[picked]
-        for c in range(c0, c1):
-            alignments.append(Alignment(group[batch.start[c] - u0:batch.start[c + 1] - u0],
-                                        disorder[first_pick[c - c0]:first_pick[c - c0 + 1]]))
+        group[chosen[chosen >= 0]] = np.broadcast_to(number[:, None], chosen.shape)[chosen >= 0]
+        disorders.append(block_cost[picked])
+        owners.append(owner)
         c0 = c1
-    return alignments
+    if not disorders:
+        return group, np.zeros(0), np.zeros(0, dtype=np.intp)
+    return group, np.concatenate(disorders), np.concatenate(owners)
 
 
 def best_alignments(continua: Sequence[tuple[ArrayLike, ArrayLike, int]], *, delta_empty: float = 1.0,
@@ -458,6 +472,98 @@ def best_alignments(continua: Sequence[tuple[ArrayLike, ArrayLike, int]], *, del
             for (index, _, _), alignment in zip(part, solved, strict=True):
                 out[index] = alignment
     return out  # type: ignore[return-value]
+
+
+def alignment_totals(annotator: ArrayLike, sizes: ArrayLike, cost: ArrayLike, *, n_annotators: int,
+                     delta_empty: float = 1.0) -> NDArray[np.float64]:
+    """The total disorder of each continuum's best alignment, for many continua given end to end.
+
+    The same optimum as :func:`best_alignments`, without a Python object per continuum. With two annotators, a
+    pair costing 2Δ∅ or more is no better than its units alone; where no unit has two cheaper partners (the usual
+    case), the best alignment pairs every cheaper pair and leaves the other units alone, so its total is
+
+    .. math:: \\sum_{(u, v):\\, d(u, v) < 2\\Delta_\\varnothing} d(u, v) + \\Delta_\\varnothing\\, |\\text{units alone}|,
+
+    found for every such continuum at once; the others are solved one by one as in :func:`best_alignments`. More
+    annotators are solved as mixed-integer programs, their candidate groups built a batch of continua at a time.
+
+    Parameters
+    ----------
+    annotator : array_like of int, with shape (n_units,)
+        Each unit's annotator in ``range(n_annotators)``; continuum ``c``'s units follow continuum ``c - 1``'s.
+    sizes : array_like of int, with shape (n_continua,)
+        How many units each continuum holds (at least one).
+    cost : array_like of float
+        Each continuum's ``(sizes[c], sizes[c])`` dissimilarity matrix, raveled, end to end.
+    n_annotators : int
+        How many annotators every continuum has (at least 2), those without a unit included.
+    delta_empty : float
+        Δ∅.
+
+    Returns
+    -------
+    ndarray of float, with shape (n_continua,)
+
+    Examples
+    --------
+    Two continua of two annotators: a pair at 0.25 (aligned); a pair at 3.0 (both units alone, 2Δ∅).
+
+    >>> alignment_totals([0, 1, 0, 1], [2, 2], [0, 0.25, 0.25, 0, 0, 3.0, 3.0, 0], n_annotators=2).tolist()
+    [0.25, 2.0]
+    """
+    who = np.asarray(annotator, dtype=np.intp)
+    size = np.asarray(sizes, dtype=np.intp)
+    flat_cost = np.asarray(cost, dtype=float)
+    if n_annotators < 2:
+        raise ValueError(f"An alignment needs at least two annotators, not {n_annotators}.")
+    if len(size) and size.min() < 1:
+        raise ValueError("Every continuum of alignment_totals must hold at least one unit.")
+    if int(size.sum()) != len(who) or int((size * size).sum()) != len(flat_cost):
+        raise ValueError(f"{len(who)} units and {len(flat_cost)} pair costs do not match continua of "
+                         f"{int(size.sum())} units and {int((size * size).sum())} pairs.")
+    if len(who) and (who.min() < 0 or who.max() >= n_annotators):
+        raise ValueError(f"Annotator codes must lie in range({n_annotators}).")
+    if n_annotators == 2:
+        return _two_annotator_totals(who, size, flat_cost, delta_empty)
+    bounds = np.concatenate([[0], np.cumsum(size)]).astype(np.intp)
+    flat = np.concatenate([[0], np.cumsum(size * size)]).astype(np.intp)
+    pairs = n_annotators * (n_annotators - 1) // 2
+    reach = (n_annotators - 1 + pairs) * delta_empty * (1 + 1e-12)  # see best_alignments
+    totals = np.zeros(len(size))
+    for first in range(0, len(size), BATCH_CONTINUA):
+        last = min(first + BATCH_CONTINUA, len(size))
+        part = flat_cost[flat[first]:flat[last]]
+        batch = _Continua(who[bounds[first]:bounds[last]],
+                          np.repeat(np.arange(last - first, dtype=np.intp), size[first:last]),
+                          bounds[first:last + 1] - bounds[first], part, part <= reach)
+        members, total, continuum = _candidates(batch, n_annotators=n_annotators, empty_cost=delta_empty,
+                                                budget=delta_empty)
+        _, disorder, owner = _picked_groups(batch, members, total / pairs, continuum, program_groups=PROGRAM_GROUPS)
+        totals[first:last] = np.bincount(owner, weights=disorder, minlength=last - first)
+    return totals
+
+
+def _two_annotator_totals(who: NDArray[np.intp], size: NDArray[np.intp], cost: NDArray[np.float64],
+                          delta_empty: float) -> NDArray[np.float64]:
+    """:func:`alignment_totals` of continua of two annotators."""
+    n_continua, n_units = len(size), len(who)
+    bounds = np.concatenate([[0], np.cumsum(size)]).astype(np.intp)
+    unit_continuum = np.repeat(np.arange(n_continua), size)
+    # every entry of every matrix: its row's unit and its column's unit (both indices into the units)
+    row = np.repeat(np.arange(n_units), size[unit_continuum])
+    column = ranges(bounds[unit_continuum], size[unit_continuum])
+    near = np.flatnonzero((who[row] == 0) & (who[column] == 1) & (cost < 2 * delta_empty))
+    first, second = row[near], column[near]
+    partners = np.bincount(first, minlength=n_units) + np.bincount(second, minlength=n_units)
+    tangled = np.bincount(unit_continuum, weights=partners > 1, minlength=n_continua) > 0
+    n_pairs = np.bincount(unit_continuum[first], minlength=n_continua)
+    totals = (np.bincount(unit_continuum[first], weights=cost[near], minlength=n_continua)
+              + delta_empty * (size - 2 * n_pairs))
+    flat = np.concatenate([[0], np.cumsum(size * size)]).astype(np.intp)
+    for c in np.flatnonzero(tangled).tolist():  # a unit near two others: an assignment problem of its own
+        matrix = cost[flat[c]:flat[c + 1]].reshape(size[c], size[c])
+        totals[c] = _assignment(who[bounds[c]:bounds[c + 1]], matrix, delta_empty).total
+    return totals
 
 
 def best_alignment(annotator: ArrayLike, dissimilarity: ArrayLike, *, n_annotators: int | None = None,

@@ -19,11 +19,13 @@ project's expected disagreement: ``1 - D_o(task) / D_e(project)``, computed live
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from agreement.alignment import best_alignments
+from agreement.alignment import alignment_totals
+from agreement.ranges import ranges
 from agreement.undefined import warn_undefined
 from agreement.units import Units
 
@@ -158,39 +160,56 @@ def dissimilarity(start: ArrayLike, end: ArrayLike, label: ArrayLike, *, alpha: 
     """
     s, e = np.asarray(start, dtype=float), np.asarray(end, dtype=float)
     codes = np.asarray(label, dtype=np.intp)
-    position = ((np.abs(s[:, None] - s[None, :]) + np.abs(e[:, None] - e[None, :]))
-                / ((e - s)[:, None] + (e - s)[None, :])) ** 2
+    return _pair_dissimilarity(s[:, None], e[:, None], codes[:, None], s[None, :], e[None, :], codes[None, :],
+                               alpha=alpha, beta=beta, delta_empty=delta_empty, label_distance=label_distance)
+
+
+def _pair_dissimilarity(s_u: NDArray[np.float64], e_u: NDArray[np.float64], l_u: NDArray[np.intp],
+                        s_v: NDArray[np.float64], e_v: NDArray[np.float64], l_v: NDArray[np.intp], *, alpha: float,
+                        beta: float, delta_empty: float, label_distance: ArrayLike | None) -> NDArray[np.float64]:
+    """:func:`dissimilarity` of units ``u`` and ``v``, elementwise (broadcast)."""
+    position = ((np.abs(s_u - s_v) + np.abs(e_u - e_v)) / ((e_u - s_u) + (e_v - s_v))) ** 2
     if label_distance is None:
-        category = (codes[:, None] != codes[None, :]).astype(float)
+        category = (l_u != l_v).astype(float)
     else:
-        category = np.asarray(label_distance, dtype=float)[np.ix_(codes, codes)]
+        category = np.asarray(label_distance, dtype=float)[l_u, l_v]
     return delta_empty * (alpha * position + beta * category)
 
 
-def _continua(doc: NDArray[np.intp], n_docs: int) -> list[NDArray[np.intp]]:
-    """The indices of each continuum's units, in their order."""
-    order = np.argsort(doc, kind="stable")
-    bounds = np.searchsorted(doc[order], np.arange(n_docs + 1))
-    return [order[bounds[d]:bounds[d + 1]] for d in range(n_docs)]
+PAIRS_AT_ONCE = 4_000_000
+"""Unit pairs whose dissimilarities are held at once at most (a project's continua are aligned in chunks)."""
 
 
-def _disorders(annotator: list[NDArray[np.intp]], start: list[NDArray[np.float64]], end: list[NDArray[np.float64]],
-               label: list[NDArray[np.intp]], n_annotators: NDArray[np.intp], *, alpha: float, beta: float,
-               delta_empty: float, label_distance: ArrayLike | None) -> ObservedDisorder:
-    """Best-alignment disorders of continua given as per-continuum arrays, annotators coded in range(n)."""
+def _disorders(doc: NDArray[np.intp], annotator: NDArray[np.intp], start: NDArray[np.float64],
+               end: NDArray[np.float64], label: NDArray[np.intp], n_annotators: NDArray[np.intp], *, alpha: float,
+               beta: float, delta_empty: float, label_distance: ArrayLike | None) -> ObservedDisorder:
+    """Best-alignment disorders of continua given end to end: units ordered by ``doc``, each one's annotator
+    coded in ``range(n_annotators[doc])``. Continua with as many annotators are aligned together, a chunk of at
+    most about :data:`PAIRS_AT_ONCE` unit pairs at a time (:func:`agreement.alignment.alignment_totals`)."""
+    size = np.bincount(doc, minlength=len(n_annotators))
     total = np.zeros(len(n_annotators))
-    weight = np.zeros(len(n_annotators))
-    problems, where = [], []
-    for d, n in enumerate(n_annotators):
-        if n < 2 or len(annotator[d]) == 0:
-            continue
-        matrix = dissimilarity(start[d], end[d], label[d], alpha=alpha, beta=beta, delta_empty=delta_empty,
-                               label_distance=label_distance)
-        problems.append((annotator[d], matrix, int(n)))
-        where.append(d)
-        weight[d] = len(annotator[d]) / n
-    for d, alignment in zip(where, best_alignments(problems, delta_empty=delta_empty)):
-        total[d] = alignment.total
+    defined = (n_annotators >= 2) & (size > 0)
+    weight = np.where(defined, size / np.maximum(n_annotators, 1), 0.0)
+    bounds = np.concatenate([[0], np.cumsum(size)])
+    for n in np.unique(n_annotators[defined]).tolist():
+        docs = np.flatnonzero(defined & (n_annotators == n))
+        reach = np.cumsum(size[docs] ** 2)
+        first = 0
+        while first < len(docs):
+            done = reach[first - 1] if first else 0
+            last = max(int(np.searchsorted(reach, done + PAIRS_AT_ONCE, side="right")), first + 1)
+            chunk = docs[first:last]
+            sizes = size[chunk]
+            units = ranges(bounds[chunk], sizes)
+            s, e, code = start[units], end[units], label[units]
+            # every entry of each continuum's matrix, row by row: its row's unit and its column's unit
+            local = np.repeat(np.cumsum(sizes) - sizes, sizes)
+            row = np.repeat(np.arange(len(units)), np.repeat(sizes, sizes))
+            column = ranges(local, np.repeat(sizes, sizes))
+            cost = _pair_dissimilarity(s[row], e[row], code[row], s[column], e[column], code[column], alpha=alpha,
+                                       beta=beta, delta_empty=delta_empty, label_distance=label_distance)
+            total[chunk] = alignment_totals(annotator[units], sizes, cost, n_annotators=n, delta_empty=delta_empty)
+            first = last
     return ObservedDisorder(total, weight)
 
 
@@ -225,14 +244,12 @@ def observed_disorder(units: Units, *, alpha: float = 1.0, beta: float = 1.0, de
     >>> round(observed_disorder(units_from_frame(frame)).value, 5)
     0.70833
     """
-    annotator, start, end, label, counts = [], [], [], [], units.present.sum(axis=1)
-    for d, rows in enumerate(_continua(units.doc, len(units.docs))):
-        present = np.flatnonzero(units.present[d])
-        annotator.append(np.searchsorted(present, units.annotator[rows]).astype(np.intp))
-        start.append(units.start[rows])
-        end.append(units.end[rows])
-        label.append(units.label[rows])
-    return _disorders(annotator, start, end, label, counts, alpha=alpha, beta=beta, delta_empty=delta_empty,
+    order = np.argsort(units.doc, kind="stable")
+    doc = units.doc[order]
+    # each unit's annotator coded among those who annotated its continuum (a unit's annotator always did)
+    rank = np.cumsum(units.present, axis=1, dtype=np.int32) - 1
+    return _disorders(doc, rank[doc, units.annotator[order]].astype(np.intp), units.start[order], units.end[order],
+                      units.label[order], units.present.sum(axis=1), alpha=alpha, beta=beta, delta_empty=delta_empty,
                       label_distance=label_distance)
 
 
@@ -270,9 +287,9 @@ def _statistics(units: Units) -> _Statistics:
 
 
 def _sample(statistics: _Statistics, n_annotators: NDArray[np.intp], rng: np.random.Generator,
-            ) -> tuple[list[NDArray[np.intp]], list[NDArray[np.float64]], list[NDArray[np.float64]],
-                       list[NDArray[np.intp]]]:
-    """One sampled continuum for each entry of ``n_annotators``, as per-continuum arrays."""
+            ) -> tuple[NDArray[np.intp], NDArray[np.intp], NDArray[np.float64], NDArray[np.float64], NDArray[np.intp]]:
+    """One sampled continuum for each entry of ``n_annotators``, end to end: each unit's continuum (ordered),
+    annotator, start, end and label."""
     slot_doc = np.repeat(np.arange(len(n_annotators)), n_annotators)
     slot_annotator = np.arange(len(slot_doc)) - np.repeat(np.cumsum(n_annotators) - n_annotators, n_annotators)
     count = np.abs(np.trunc(rng.normal(*statistics.count, size=len(slot_doc)))).astype(np.intp)
@@ -295,9 +312,7 @@ def _sample(statistics: _Statistics, n_annotators: NDArray[np.intp], rng: np.ran
     offset = np.concatenate([[0.0], reach])[np.cumsum(count) - count][slot]
     end = reach - offset
     start = end - length
-    rows = _continua(slot_doc[slot], len(n_annotators))
-    who = slot_annotator[slot]
-    return [who[r] for r in rows], [start[r] for r in rows], [end[r] for r in rows], [label[r] for r in rows]
+    return slot_doc[slot], slot_annotator[slot], start, end, label  # slots, and so units, are by continuum
 
 
 def expected_disorder(units: Units, *, n_samples: int = 30, seed: int = 0, max_docs: int = 100, alpha: float = 1.0,
@@ -339,14 +354,17 @@ def expected_disorder(units: Units, *, n_samples: int = 30, seed: int = 0, max_d
     statistics = _statistics(units)
     rng = np.random.default_rng(seed)
     # every sampled continuum of every sampled corpus is aligned at once: one mixed-integer program for all
-    who, start, end, label, sizes, corpus = [], [], [], [], [], []
+    parts: list[tuple[NDArray[Any], ...]] = []
+    sizes, corpus, n_docs = [], [], 0
     for i in range(n_samples):
         chosen = eligible if len(eligible) <= max_docs else rng.choice(eligible, size=max_docs, replace=False)
-        for part, values in zip((who, start, end, label), _sample(statistics, chosen, rng)):
-            part.extend(values)
+        doc, *rest = _sample(statistics, chosen, rng)
+        parts.append((doc + n_docs, *rest))
+        n_docs += len(chosen)
         sizes.append(chosen)
         corpus.append(np.full(len(chosen), i))
-    disorders = _disorders(who, start, end, label, np.concatenate(sizes), alpha=alpha, beta=beta,
+    doc, who, start, end, label = (np.concatenate(column) for column in zip(*parts, strict=True))
+    disorders = _disorders(doc, who, start, end, label, np.concatenate(sizes), alpha=alpha, beta=beta,
                            delta_empty=delta_empty, label_distance=label_distance)
     within = np.concatenate(corpus)
     samples = (np.bincount(within, weights=disorders.total, minlength=n_samples)

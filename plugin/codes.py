@@ -19,8 +19,9 @@ from typing import Any
 import numpy as np
 
 from agreement.counts import SparseCounts, sparse_counts
+from agreement.ranges import ranges
 
-__all__ = ["IdIndex", "Interned", "ItemKeys", "item_counts", "pack_rows", "ranges", "stacked_rows", "unpack_rows"]
+__all__ = ["IdIndex", "Interned", "ItemKeys", "item_counts", "pack_rows", "stacked_rows", "unpack_rows"]
 
 
 @dataclass
@@ -92,13 +93,6 @@ def unpack_rows(blob: bytes, width: int) -> tuple[np.ndarray, np.ndarray]:
     flat = np.frombuffer(blob, dtype=np.int32)
     k = int(flat[0])
     return flat[1: 1 + k], flat[1 + k:].reshape(-1, width)
-
-
-def ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-    """The positions ``starts[i] .. starts[i] + lengths[i] - 1`` of every ``i``, concatenated."""
-    total = int(lengths.sum())
-    offsets = np.repeat(np.cumsum(lengths) - lengths, lengths)
-    return np.repeat(starts, lengths) + (np.arange(total) - offsets)
 
 
 def stacked_rows(blobs: Sequence[bytes], width: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

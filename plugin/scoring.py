@@ -103,7 +103,8 @@ def rounded(values: Sequence[float | None] | np.ndarray) -> np.ndarray:
     array = np.array(values, dtype=np.float64)  # None reads as NaN
     finite = np.isfinite(array)
     out = np.full(array.shape, np.nan)
-    out[finite] = [round(value, 6) for value in array[finite].tolist()]
+    distinct, where = np.unique(array[finite], return_inverse=True)  # scores repeat: each is rounded once
+    out[finite] = np.array([round(value, 6) for value in distinct.tolist()], dtype=np.float64)[where]
     return out
 
 

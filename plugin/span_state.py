@@ -43,9 +43,10 @@ import numpy as np
 
 from agreement import UndefinedMeasureWarning
 from agreement.gamma import ExpectedDisorder, expected_disorder, observed_disorder
+from agreement.ranges import ranges
 from agreement.span_f1 import span_f1
 from agreement.units import Units
-from plugin.codes import Interned, ranges
+from plugin.codes import Interned
 from plugin.labelconfig import Control
 from plugin.mapping import MappedControl
 from plugin.mapping.span_units import continuum_extents, span_units
@@ -69,9 +70,22 @@ def pair_f1(counts: Mapping[Pair, tuple[int, int]]) -> float:
 
 
 def _mean_defined(values: list[float]) -> float:
-    """The pairs' F1 values' exact mean, those that are NaN (a pair without spans) left out; NaN if none."""
-    defined = [value for value in values if not math.isnan(value)]
-    return math.fsum(defined) / len(defined) if defined else math.nan
+    """The pairs' F1 values' mean, those that are NaN (a pair without spans) left out; NaN if none. Summed in
+    ascending order, as :func:`_means_defined` sums each task's, so that the pairs' order never changes it."""
+    defined = sorted(value for value in values if not math.isnan(value))
+    return sum(defined) / len(defined) if defined else math.nan
+
+
+def _means_defined(values: np.ndarray, owner: np.ndarray, n_owners: int) -> np.ndarray:
+    """:func:`_mean_defined` of each owner's values (``owner`` gives each value's), for every owner at once: the
+    same sums in the same order (``np.bincount`` adds its weights one by one, in the order given)."""
+    keep = ~np.isnan(values)
+    kept, whose = values[keep], owner[keep]
+    order = np.lexsort((kept, whose))
+    sums = np.bincount(whose[order], weights=kept[order], minlength=n_owners)
+    counts = np.bincount(whose, minlength=n_owners)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(counts > 0, sums / counts, np.nan)
 
 
 @dataclass(frozen=True, slots=True)
@@ -405,12 +419,12 @@ class SpanTasks:
         totals = np.bincount(place, weights=np.where(defined, disorder.total, 0.0), minlength=len(tasks)).tolist()
         weights = np.bincount(place, weights=disorder.units_per_annotator, minlength=len(tasks)).tolist()
         bounds = np.searchsorted(owner, np.arange(len(tasks) + 1)).tolist()
-        ratios = [np.where(sums[2 * m + 1] > 0, 2.0 * sums[2 * m] / np.maximum(sums[2 * m + 1], 1), np.nan).tolist()
-                  for m in range(len(MATCHES))]
+        f1 = [_means_defined(np.where(sums[2 * m + 1] > 0, 2.0 * sums[2 * m] / np.maximum(sums[2 * m + 1], 1),
+                                      np.nan), owner, len(tasks)).tolist()
+              for m in range(len(MATCHES))]  # pair_f1's mean over each task's pairs
         for i, task in enumerate(tasks):
-            lo, hi = bounds[i], bounds[i + 1]
-            f1 = [_mean_defined(values[lo:hi]) for values in ratios]  # pair_f1's mean over the task's pairs
-            self.scored[task] = TaskSpans(table[lo:hi].tobytes(), self._pairs.values, totals[i], weights[i], *f1)
+            self.scored[task] = TaskSpans(table[bounds[i]:bounds[i + 1]].tobytes(), self._pairs.values, totals[i],
+                                          weights[i], f1[0][i], f1[1][i])
 
     def observed(self) -> float:
         """The project's observed disorder from the tasks' held best alignments: their summed disorders over their

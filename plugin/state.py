@@ -44,11 +44,12 @@ from agreement.augmented import classify_items, ranked_labels
 from agreement.counts import SparseCounts
 from agreement.gamma import ExpectedDisorder
 from agreement.gwet import LEVEL_WEIGHTS
+from agreement.ranges import ranges
 from agreement.running_augmented import RunningAugmented
 from plugin import __version__
 from plugin.annotations import Skips, Submission, collect_submissions, task_id
 from plugin.clock import now_iso
-from plugin.codes import IdIndex, Interned, ItemKeys, item_counts, pack_rows, ranges, stacked_rows, unpack_rows
+from plugin.codes import IdIndex, Interned, ItemKeys, item_counts, pack_rows, stacked_rows, unpack_rows
 from plugin.labelconfig import Control
 from plugin.mapping import UNIT_MAPPERS, MappedControl, count_unmapped_results, map_control, map_project
 from plugin.mapping.base import RANKED_COLUMNS, ROW_COLUMNS

@@ -9,8 +9,8 @@ over all tasks at once (:class:`TaskScores`), and a task's
 a pass diffs every task's block without ever holding them all.
 
 The flag's rule is :func:`plugin.scoring.summarize_task`'s; the reasons of a
-flagged task are its words (:func:`plugin.scoring.flag_reasons`), computed
-for the flagged tasks alone.
+flagged task are its words (:func:`plugin.scoring.flag_reasons`), put in
+words when its score is read.
 """
 
 from __future__ import annotations
@@ -130,7 +130,7 @@ class TaskScores(Mapping[int, TaskScore]):
     Reads as a mapping from task id to its score, in the order the tasks
     were given. The mean SPA and alpha over a task's controls and its flag
     are computed for every task at once; a flagged task's reasons are
-    :func:`plugin.scoring.flag_reasons`'.
+    :func:`plugin.scoring.flag_reasons`', built with its score.
 
     Parameters
     ----------
@@ -155,8 +155,6 @@ class TaskScores(Mapping[int, TaskScore]):
         self.spa = self._mean("spa")
         self.alpha = self._mean("alpha")
         self.flagged = self._flags()
-        self._reasons = {at: flag_reasons(int(self.n_annotations[at]), self._by_control(at), options,
-                                          decile_cut=decile_cut) for at in np.flatnonzero(self.flagged).tolist()}
 
     def _mean(self, key: str) -> np.ndarray:
         """The mean over each task's controls of one measure, rounded (NaN where no control defines it)."""
@@ -204,11 +202,13 @@ class TaskScores(Mapping[int, TaskScore]):
         return None
 
     def at(self, place: int) -> TaskScore:
-        """The score of the task at ``place``, built from the columns."""
-        return TaskScore(task=int(self.tasks[place]), n_annotations=int(self.n_annotations[place]),
-                         spa=_value(self.spa[place]), alpha=_value(self.alpha[place]),
-                         flagged=bool(self.flagged[place]), reasons=self._reasons.get(place, ()),
-                         controls=self._by_control(place))
+        """The score of the task at ``place``, built from the columns (a flagged task's reasons too)."""
+        n_annotations, by_control = int(self.n_annotations[place]), self._by_control(place)
+        flagged = bool(self.flagged[place])
+        reasons = flag_reasons(n_annotations, by_control, self._options, decile_cut=self._decile_cut) if flagged \
+            else ()
+        return TaskScore(task=int(self.tasks[place]), n_annotations=n_annotations, spa=_value(self.spa[place]),
+                         alpha=_value(self.alpha[place]), flagged=flagged, reasons=reasons, controls=by_control)
 
     def __getitem__(self, task: int) -> TaskScore:
         place = self._place(task)

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from scipy.optimize import linear_sum_assignment
 
 from agreement.alignment import (
+    alignment_totals,
     best_alignment,
     best_alignments,
     jaccard_matrix,
@@ -141,6 +142,41 @@ def test_a_corpus_solved_in_several_programs_equals_one_program(corpus):
     cut = best_alignments(corpus, program_groups=3)
     assert [a.total for a in cut] == pytest.approx([a.total for a in whole], abs=1e-9)
     assert [a.total for a in whole] == pytest.approx([brute_force_disorder(*c, 1.0) for c in corpus], abs=1e-9)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(2, 3).flatmap(lambda n: st.lists(continua(min_annotators=n, max_annotators=n), min_size=1,
+                                                    max_size=8)),
+       st.sampled_from([0.5, 1.0, 2.0]))
+def test_totals_of_continua_end_to_end_equal_each_ones_best_alignment(corpus, delta_empty):
+    # the vectorised two-annotator pairing (and its fallback where a unit has two near partners) and the batched
+    # programs give each continuum's optimum, as the per-continuum solver and brute force do
+    corpus = [c for c in corpus if len(c[0])] or [(np.array([0]), np.zeros((1, 1)), corpus[0][2])]
+    n = corpus[0][2]
+    totals = alignment_totals(np.concatenate([who for who, _, _ in corpus]), [len(who) for who, _, _ in corpus],
+                              np.concatenate([matrix.ravel() for _, matrix, _ in corpus]), n_annotators=n,
+                              delta_empty=delta_empty)
+    expected = [a.total for a in best_alignments(corpus, delta_empty=delta_empty)]
+    assert totals.tolist() == pytest.approx(expected, abs=1e-9)
+    assert totals.tolist() == pytest.approx([brute_force_disorder(*c, delta_empty) for c in corpus], abs=1e-9)
+
+
+def test_totals_of_two_annotators_fall_back_where_a_unit_has_two_near_partners():
+    # A's unit is near both of B's: the pairing must choose the cheaper (0.5), leaving B's other unit alone (1.0)
+    matrix = np.array([[0.0, 0.5, 0.9], [0.5, 0.0, 3.0], [0.9, 3.0, 0.0]])
+    simple = np.array([[0.0, 0.25], [0.25, 0.0]])
+    totals = alignment_totals([0, 1, 1, 0, 1], [3, 2], np.concatenate([matrix.ravel(), simple.ravel()]),
+                              n_annotators=2)
+    assert totals.tolist() == [1.5, 0.25]
+
+
+def test_totals_refuse_costs_that_do_not_match_the_continua():
+    with pytest.raises(ValueError, match="do not match"):
+        alignment_totals([0, 1], [2], [0.0, 1.0, 1.0], n_annotators=2)
+    with pytest.raises(ValueError, match="at least one unit"):
+        alignment_totals([], [0], [], n_annotators=2)
+    with pytest.raises(ValueError, match="range\\(2\\)"):
+        alignment_totals([0, 2], [2], [0.0] * 4, n_annotators=2)
 
 
 @settings(max_examples=60, deadline=None)

@@ -109,16 +109,17 @@ def test_sampler_statistics_are_pygammas():
 
 def test_sampled_continua_keep_the_annotators_and_never_come_out_empty():
     statistics = _statistics(units_of(REFERENCE["fixture_04"]["units"]))
-    who, start, end, label = _sample(statistics, np.array([3, 2, 4]), np.random.default_rng(0))
-    assert set(np.concatenate(label).tolist()) <= set(statistics.labels.tolist())
-    assert [int(w.max()) + 1 <= n for w, n in zip(who, (3, 2, 4))] == [True] * 3
-    assert all(len(w) > 0 for w in who)
+    doc, who, start, end, label = _sample(statistics, np.array([3, 2, 4]), np.random.default_rng(0))
+    assert set(label.tolist()) <= set(statistics.labels.tolist())
+    assert (np.diff(doc) >= 0).all()  # end to end, by continuum
+    assert [int(who[doc == d].max()) + 1 <= n for d, n in enumerate((3, 2, 4))] == [True] * 3
+    assert np.bincount(doc, minlength=3).min() > 0
+    assert (end > start).all()
     # one unit per annotator on average, SD 0: a first annotator who drew none gets one, the others keep theirs
     few = _statistics(units_of([("A", 0, 2, "x"), ("B", 1, 3, "x")]))
     few = type(few)((0.2, 0.0), few.gap, few.length, few.labels, few.weights)
-    who, *_ = _sample(few, np.array([3, 3]), np.random.default_rng(0))
-    assert [w.tolist() for w in who] == [[0], [0]]
-    assert all((e > s).all() for s, e in zip(start, end))
+    doc, who, *_ = _sample(few, np.array([3, 3]), np.random.default_rng(0))
+    assert (doc.tolist(), who.tolist()) == ([0, 1], [0, 0])
 
 
 def test_max_docs_bounds_a_sampled_corpus():
@@ -218,3 +219,21 @@ def test_task_gamma_live_equals_batch(frame):
             warnings.simplefilter("ignore", UndefinedMeasureWarning)
             live = task_gamma(alone, expected)
         assert live == pytest.approx(batch[d], abs=1e-12, nan_ok=True)
+
+
+@settings(max_examples=25, deadline=None)
+@given(projects())
+def test_continua_aligned_in_chunks_give_the_same_disorders(frame):
+    # a project's continua are aligned a chunk of pairs at a time: one continuum a chunk changes nothing
+    import agreement.gamma as module
+
+    units = units_from_frame(frame)
+    whole = observed_disorder(units)
+    saved = module.PAIRS_AT_ONCE
+    module.PAIRS_AT_ONCE = 1
+    try:
+        chunked = observed_disorder(units)
+    finally:
+        module.PAIRS_AT_ONCE = saved
+    assert chunked.total.tolist() == whole.total.tolist()
+    assert chunked.units_per_annotator.tolist() == whole.units_per_annotator.tolist()
