@@ -165,7 +165,9 @@ def _solve_relaxed(matrix: sparse.csc_array, c: NDArray[np.float64]) -> NDArray[
     # Where the relaxation's optimum is integral on a component, that is the component's integer optimum; only the
     # other components go to branch and bound (the relaxation of alignments is integral almost everywhere, branch
     # and bound on all is 4x slower).
-    relaxed = linprog(c, A_eq=matrix, b_eq=np.ones(matrix.shape[0]), bounds=(0.0, 1.0), method="highs")
+    # HiGHS's default tolerances (1e-7) would take a group costing 1e-7 more for an optimal one: the tightest it allows
+    relaxed = linprog(c, A_eq=matrix, b_eq=np.ones(matrix.shape[0]), bounds=(0.0, 1.0), method="highs",
+                      options={"dual_feasibility_tolerance": 1e-10, "primal_feasibility_tolerance": 1e-10})
     if relaxed.x is None:
         raise ValueError(f"The set partition has no solution ({relaxed.message}).")
     x = relaxed.x

@@ -261,8 +261,9 @@ class ControlState:
         ``lengths`` are the lengths of the task's continua, for a span-like control.
         O(the task's rows): the sums take away the old rows' items and add the new ones'.
         """
-        blob = self._pack(task, ((item, self.annotators.code(annotator), self.labels.code(label))
-                                 for _, item, annotator, label in mapped.records))
+        records = mapped.records
+        blob = self._pack(task, [row[1] for row in records], self.annotators.codes([row[2] for row in records]),
+                          self.labels.codes([row[3] for row in records]))
         old = self.records.get(task)
         if blob != old:
             self._replace_rows(old, blob)
@@ -303,21 +304,23 @@ class ControlState:
         held, self._batched = self._batched or [], None
         self._apply(held)
 
-    def _pack(self, task: int, rows: Iterable[tuple[Any, ...]]) -> bytes | None:
-        """A task's rows ``(item, code, ...)`` as codes (:func:`plugin.codes.pack_rows`), each item as its place
-        in the order first seen; None without rows."""
+    def _pack(self, task: int, items: Sequence[Any], *columns: Sequence[int]) -> bytes | None:
+        """A task's rows (each row's item, then its codes in ``columns``) as codes (:func:`plugin.codes.pack_rows`),
+        each item as its place in the order first seen; None without rows."""
+        if not items:
+            return None
         text = str(task)
         places: dict[Any, int] = {}
         keys: list[int] = []
         codes: list[int] = []
-        for item, *rest in rows:
+        for item, *rest in zip(items, *columns, strict=True):
             place = places.get(item)
             if place is None:
                 place = places[item] = len(places)
                 keys.append(self.keys.code(text, item))
             codes.append(place)
             codes += rest
-        return pack_rows(keys, codes) if places else None
+        return pack_rows(keys, codes)
 
     def task_items(self, task: int) -> tuple[Any, ...]:
         """The keys of the task's items, in the order its rows first name them."""
@@ -350,8 +353,8 @@ class ControlState:
             return
         for labels in self._ranked_items(task).values():
             self.augmented.add_labels(labels, sign=-1.0)
-        blob = self._pack(task, ((item, self.annotators.code(annotator), self._ranked_labels.code(label), int(rank))
-                                 for _, item, annotator, label, rank in rows))
+        blob = self._pack(task, [row[1] for row in rows], self.annotators.codes([row[2] for row in rows]),
+                          self._ranked_labels.codes([row[3] for row in rows]), [int(row[4]) for row in rows])
         if blob is not None:
             self.ranked[task] = blob
         else:
