@@ -55,7 +55,7 @@ from agreement.span_f1 import SpanF1, span_f1
 from agreement.unitizing import u_alpha, unitizing_alpha
 from agreement.units import Units
 from plugin.mapping import MappedControl
-from plugin.mapping.choices import is_label_set, split_label_items
+from plugin.mapping.choices import is_label_set, split_item_names
 from plugin.mapping.span_units import span_units
 from plugin.settings import ScoringOptions
 
@@ -352,7 +352,7 @@ def _augmented(ranked: pd.DataFrame) -> dict[str, Any] | None:
 
 def _per_label(mapped: MappedControl, counts: LabelCounts) -> dict[str, dict[str, float | None]]:
     """A label set (multiple choices, multi-path taxonomy): agreement on each label's yes/no items."""
-    names = np.asarray(split_label_items(pd.Series(counts.items), mapped.control.labels or None)[1], dtype=object)
+    names = split_item_names([str(item) for item in counts.items.tolist()], mapped.control.labels or None)[1]
     out = {}
     for label in mapped.control.labels or sorted(set(names)):
         subset = counts.counts[names == label]

@@ -928,7 +928,7 @@ class ProjectState:
                 present = scores.has_items | scores.has_spans
                 scores.extra.update((place, shares[task]) for place, task in enumerate(wanted)
                                     if task in shares and present[place])
-        n_annotations = [self.tasks[t].n_annotations for t in wanted]
+        n_annotations = self._counted([self.tasks[t] for t in wanted])[0]
         if self.scoring.lowest_decile and tasks is None:  # every task scored: the cut moves here, and only here
             self.decile_cut = lowest_decile(columns, n_annotations)
         cut = self.decile_cut if self.scoring.lowest_decile else None
@@ -971,11 +971,23 @@ class ProjectState:
 
     def annotators(self) -> tuple[str, ...]:
         """Every annotator with a counted annotation."""
-        return tuple(sorted({a for entry in self.tasks.values() for a in entry.annotators}))
+        _, who, _ = self._counted(list(self.tasks.values()))
+        return tuple(sorted({self._people.values[code] for code in np.unique(who).tolist()}))
 
     def n_annotations(self) -> int:
         """Counted annotations over all tasks."""
-        return sum(entry.n_annotations for entry in self.tasks.values())
+        return int(self._counted(list(self.tasks.values()))[0].sum())
+
+    @staticmethod
+    def _counted(entries: Sequence[TaskEntry]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Each entry's number of counted annotations; and of every counted annotation, its annotator's code and
+        when it was submitted (:attr:`TaskEntry.codes`), decoded for all entries at once."""
+        blobs = [entry.codes for entry in entries]
+        flat = np.frombuffer(b"".join(blobs), dtype=np.int64)
+        lengths = np.fromiter(map(len, blobs), dtype=np.intp, count=len(blobs)) // 8
+        starts = np.cumsum(lengths) - lengths
+        n = flat[starts].astype(np.intp)
+        return n, flat[ranges(starts + 1, n)], flat[ranges(starts + 1 + n, n)]
 
     def live_summary(self) -> dict[str, dict[str, Any]]:
         """Per control, SPA with its interval and alpha from the running sums."""
@@ -985,13 +997,8 @@ class ProjectState:
         """``task``, ``annotator`` and ``time`` (UTC, NaT where it does not read as ISO 8601) of every counted
         annotation: the report's timeline. Decoded from the entries' codes with numpy, not a tuple an annotation."""
         entries = list(self.tasks.values())
-        blobs = [entry.codes for entry in entries]
-        flat = np.frombuffer(b"".join(blobs), dtype=np.int64)
-        lengths = np.fromiter(map(len, blobs), dtype=np.intp, count=len(blobs)) // 8
-        starts = np.cumsum(lengths) - lengths
-        n = flat[starts].astype(np.intp)
-        who = flat[ranges(starts + 1, n)]
-        time = pd.Series(flat[ranges(starts + 1 + n, n)].view("datetime64[us]")).dt.tz_localize("UTC")
+        n, who, instants = self._counted(entries)
+        time = pd.Series(instants.view("datetime64[us]")).dt.tz_localize("UTC")
         first = np.cumsum(n) - n
         for at, entry in enumerate(entries):  # times kept as read: one does not read as ISO 8601 here
             if entry.times is not None:

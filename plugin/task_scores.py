@@ -144,8 +144,9 @@ class TaskScores(Mapping[int, TaskScore]):
         The project's lowest-decile cut (``options.lowest_decile``).
     """
 
-    def __init__(self, tasks: Sequence[int], n_annotations: Sequence[int], controls: dict[str, ControlColumns],
-                 options: ScoringOptions, *, decile_cut: float | None = None) -> None:
+    def __init__(self, tasks: Sequence[int], n_annotations: Sequence[int] | np.ndarray,
+                 controls: dict[str, ControlColumns], options: ScoringOptions, *,
+                 decile_cut: float | None = None) -> None:
         self.tasks = np.asarray(tasks, dtype=np.int64)
         self.n_annotations = np.asarray(n_annotations, dtype=np.int64)
         self.controls = controls

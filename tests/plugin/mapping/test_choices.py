@@ -1,7 +1,12 @@
 """Choices (single, multiple) and Pairwise on recorded results."""
 
+import pandas as pd
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from plugin.annotations import Skips, Submission
 from plugin.labelconfig import parse_label_config
+from plugin.mapping.choices import split_label_items
 from tests.plugin.conftest import FIRST, SECOND, THIRD, map_one, rows_of
 
 
@@ -73,3 +78,17 @@ def test_pairwise(controls, submissions):
     mapped = map_one(controls, submissions, "preference", skips=Skips())
     assert rows_of(mapped, first) == {(str(first), FIRST, "left"), (str(first), SECOND, "left"),
                                       (str(first), THIRD, "right")}
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.text(alphabet="ab:7", max_size=6), max_size=12),
+       st.lists(st.text(alphabet="ab", min_size=1, max_size=3), max_size=3))
+def test_label_items_split_at_the_last_colon_as_the_suffix_match_does(items, labels):
+    # colon-free labels take one pass over the items; a label with a colon (never matching here) takes the
+    # suffix match, label by label: both split every item alike
+    series = pd.Series(items, dtype=object)
+    fast = split_label_items(series, labels)
+    general = split_label_items(series, [*labels, "zz:never"])
+    categorical = split_label_items(series.astype("category"), labels)
+    assert fast[0].tolist() == general[0].tolist() == categorical[0].tolist()
+    assert fast[1].tolist() == general[1].tolist() == categorical[1].tolist()
