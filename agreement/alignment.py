@@ -30,7 +30,7 @@ from scipy.sparse.csgraph import connected_components
 from agreement.ranges import ranges
 
 __all__ = ["Alignment", "alignment_totals", "best_alignment", "best_alignments", "jaccard_matrix",
-           "match_overlapping", "solve_set_partition", "unitary_candidates"]
+           "match_overlapping", "matrix_entries", "solve_set_partition", "unitary_candidates"]
 
 
 @dataclass(frozen=True)
@@ -547,15 +547,29 @@ def alignment_totals(annotator: ArrayLike, sizes: ArrayLike, cost: ArrayLike, *,
     return totals
 
 
+def matrix_entries(sizes: ArrayLike) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+    """Every entry of square matrices of ``sizes``, raveled and end to end: its row's and its column's index
+    among the matrices' rows end to end (a continuum's dissimilarities between its units, for many continua).
+
+    Examples
+    --------
+    >>> row, column = matrix_entries([2, 1])
+    >>> row.tolist(), column.tolist()
+    ([0, 0, 1, 1, 2], [0, 1, 0, 1, 2])
+    """
+    size = np.asarray(sizes, dtype=np.intp)
+    per_row = np.repeat(size, size)  # each row's length: its matrix's size
+    return (np.repeat(np.arange(len(per_row)), per_row),
+            ranges(np.repeat(np.cumsum(size) - size, size), per_row))
+
+
 def _two_annotator_totals(who: NDArray[np.intp], size: NDArray[np.intp], cost: NDArray[np.float64],
                           delta_empty: float) -> NDArray[np.float64]:
     """:func:`alignment_totals` of continua of two annotators."""
     n_continua, n_units = len(size), len(who)
     bounds = np.concatenate([[0], np.cumsum(size)]).astype(np.intp)
     unit_continuum = np.repeat(np.arange(n_continua), size)
-    # every entry of every matrix: its row's unit and its column's unit (both indices into the units)
-    row = np.repeat(np.arange(n_units), size[unit_continuum])
-    column = ranges(bounds[unit_continuum], size[unit_continuum])
+    row, column = matrix_entries(size)
     near = np.flatnonzero((who[row] == 0) & (who[column] == 1) & (cost < 2 * delta_empty))
     first, second = row[near], column[near]
     partners = np.bincount(first, minlength=n_units) + np.bincount(second, minlength=n_units)

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from agreement.alignment import alignment_totals
+from agreement.alignment import alignment_totals, matrix_entries
 from agreement.ranges import ranges
 from agreement.undefined import warn_undefined
 from agreement.units import Units
@@ -193,19 +193,16 @@ def _disorders(doc: NDArray[np.intp], annotator: NDArray[np.intp], start: NDArra
     bounds = np.concatenate([[0], np.cumsum(size)])
     for n in np.unique(n_annotators[defined]).tolist():
         docs = np.flatnonzero(defined & (n_annotators == n))
-        reach = np.cumsum(size[docs] ** 2)
+        pairs_through = np.cumsum(size[docs] ** 2)
         first = 0
         while first < len(docs):
-            done = reach[first - 1] if first else 0
-            last = max(int(np.searchsorted(reach, done + PAIRS_AT_ONCE, side="right")), first + 1)
+            done = pairs_through[first - 1] if first else 0
+            last = max(int(np.searchsorted(pairs_through, done + PAIRS_AT_ONCE, side="right")), first + 1)
             chunk = docs[first:last]
             sizes = size[chunk]
             units = ranges(bounds[chunk], sizes)
             s, e, code = start[units], end[units], label[units]
-            # every entry of each continuum's matrix, row by row: its row's unit and its column's unit
-            local = np.repeat(np.cumsum(sizes) - sizes, sizes)
-            row = np.repeat(np.arange(len(units)), np.repeat(sizes, sizes))
-            column = ranges(local, np.repeat(sizes, sizes))
+            row, column = matrix_entries(sizes)  # each continuum's matrix, its entries' units in the chunk
             cost = _pair_dissimilarity(s[row], e[row], code[row], s[column], e[column], code[column], alpha=alpha,
                                        beta=beta, delta_empty=delta_empty, label_distance=label_distance)
             total[chunk] = alignment_totals(annotator[units], sizes, cost, n_annotators=n, delta_empty=delta_empty)

@@ -202,12 +202,28 @@ class TaskScores(Mapping[int, TaskScore]):
             return int(self._order[at])
         return None
 
+    def span_column(self, control: str, key: str) -> np.ndarray:
+        """Per task, a span control's measure ``key`` (``"f1"``, ``"f1_overlap"``, ``"gamma"``); NaN where the task
+        has no spans there."""
+        columns = self.controls.get(control)
+        if columns is None or columns.spans is None or key not in columns.spans:
+            return np.full(len(self.tasks), np.nan)
+        return np.where(columns.has_spans, columns.spans[key], np.nan)
+
+    def reasons_at(self, place: int) -> tuple[str, ...]:
+        """Why the task at ``place`` is flagged, in words (none: it is not)."""
+        return self._reasons(place, self._by_control(place))
+
+    def _reasons(self, place: int, by_control: dict[str, dict[str, Any]]) -> tuple[str, ...]:
+        if not self.flagged[place]:
+            return ()
+        return flag_reasons(int(self.n_annotations[place]), by_control, self._options, decile_cut=self._decile_cut)
+
     def at(self, place: int) -> TaskScore:
         """The score of the task at ``place``, built from the columns (a flagged task's reasons too)."""
         n_annotations, by_control = int(self.n_annotations[place]), self._by_control(place)
         flagged = bool(self.flagged[place])
-        reasons = flag_reasons(n_annotations, by_control, self._options, decile_cut=self._decile_cut) if flagged \
-            else ()
+        reasons = self._reasons(place, by_control)
         return TaskScore(task=int(self.tasks[place]), n_annotations=n_annotations, spa=_value(self.spa[place]),
                          alpha=_value(self.alpha[place]), flagged=flagged, reasons=reasons, controls=by_control)
 

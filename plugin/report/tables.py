@@ -27,7 +27,7 @@ from plugin.mapping import MappedControl
 from plugin.mapping.choices import NONE, chosen_sets, is_label_set, split_label_items
 from plugin.mapping.span_units import span_units
 from plugin.report.references import MODEL_COLUMNS, MODEL_CONFUSION_COLUMNS, REFERENCE_TABLE_COLUMNS, reference_tables
-from plugin.scoring import ControlScore, is_wide, name_of, task_score_of
+from plugin.scoring import ControlScore, is_wide, name_of
 from plugin.settings import ReportOptions
 from plugin.state import ProjectScores, ProjectSnapshot
 
@@ -430,13 +430,17 @@ def _span_tables(name: str, snapshot: ProjectSnapshot, score: ControlScore,
 def _tasks(scores: ProjectScores, task_url: str | None) -> pd.DataFrame:
     span = [name for name, score in scores.controls.items() if score.spans is not None]
     f1 = {(name, key): key if len(span) == 1 else f"{key}:{name}" for name in span for key in ("f1", "f1_overlap")}
-    rows = [{"task": t.task, "n_annotations": t.n_annotations, "score": _nan(task_score_of(t.controls)),
-             "spa": _nan(t.spa), "alpha": _nan(t.alpha),
-             **{column: _nan(t.controls.get(name, {}).get(key)) for (name, key), column in f1.items()},
-             "flagged": t.flagged, "reasons": "; ".join(t.reasons),
-             "link": task_url.format(task=t.task) if task_url else None} for t in scores.tasks.values()]
+    tasks = scores.tasks  # read as columns: a task's words only where it is flagged
+    ids = tasks.tasks.tolist()
     columns = [*TASK_COLUMNS[:5], *f1.values(), *TASK_COLUMNS[5:]]
-    frame = pd.DataFrame(rows, columns=columns)
+    frame = pd.DataFrame({"task": tasks.tasks, "n_annotations": tasks.n_annotations, "score": tasks.score_values(),
+                          "spa": tasks.spa, "alpha": tasks.alpha,
+                          **{column: tasks.span_column(name, key) for (name, key), column in f1.items()},
+                          "flagged": tasks.flagged,
+                          "reasons": ["; ".join(tasks.reasons_at(place)) if flagged else ""
+                                      for place, flagged in enumerate(tasks.flagged.tolist())],
+                          "link": [task_url.format(task=task) for task in ids] if task_url else [None] * len(ids)},
+                         columns=columns)
     return frame.sort_values(["flagged", "score", "task"], ascending=[False, True, True], na_position="last",
                              kind="stable").reset_index(drop=True)
 

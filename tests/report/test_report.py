@@ -123,6 +123,23 @@ def test_tasks_are_worst_first_with_links(report):
     assert all(reason for reason in flagged["reasons"])
 
 
+def test_the_task_table_reads_each_task_as_its_score_does(report):
+    # the table is read from the score columns; each row must say what the task's own TaskScore says
+    report, state = report
+    table = report.tasks.set_index("task")
+    span = next(name for name, control in state.controls.items() if control.spans is not None)
+    assert len(table) == len(state.task_scores())
+    for task, score in state.task_scores().items():
+        row = table.loc[task]
+        assert (row["n_annotations"], bool(row["flagged"]), row["reasons"]) == (
+            score.n_annotations, score.flagged, "; ".join(score.reasons))
+        expected = {"spa": score.spa, "alpha": score.alpha,
+                    **{key: score.controls.get(span, {}).get(key) for key in ("f1", "f1_overlap")}}
+        for key, value in expected.items():
+            assert (value is None and math.isnan(row[key])) or row[key] == value, (task, key)
+        assert row["link"] == URL.format(task=task)
+
+
 def test_json_and_csv_hold_the_same_tables_and_no_nan(report, tmp_path):
     report, _ = report
     write_report(report, tmp_path / "r.json", format="json")
