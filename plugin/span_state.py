@@ -72,8 +72,11 @@ def pair_f1(counts: Mapping[Pair, tuple[int, int]]) -> float:
 def _mean_defined(values: list[float]) -> float:
     """The pairs' F1 values' mean, those that are NaN (a pair without spans) left out; NaN if none. Summed in
     ascending order, as :func:`_means_defined` sums each task's, so that the pairs' order never changes it."""
+    total = 0.0
     defined = sorted(value for value in values if not math.isnan(value))
-    return sum(defined) / len(defined) if defined else math.nan
+    for value in defined:  # one by one, as np.bincount adds (Python's sum compensates since 3.12)
+        total += value
+    return total / len(defined) if defined else math.nan
 
 
 def _means_defined(values: np.ndarray, owner: np.ndarray, n_owners: int) -> np.ndarray:
