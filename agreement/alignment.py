@@ -18,7 +18,7 @@ total Jaccard overlap whose groups hold at most one span per annotator, every pa
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -378,21 +378,35 @@ BATCH_CONTINUA = 2_000
 """Continua whose candidate groups are built together, in one vectorised pass."""
 
 
-def _solve_programs(batch: _Continua, members: NDArray[np.intp], cost: NDArray[np.float64],
-                    continuum: NDArray[np.intp], *, program_groups: int) -> list[Alignment]:
-    """Each continuum's best alignment from the candidate groups of a batch, solved in programs of at most about
-    ``program_groups`` groups cut between continua."""
-    group, disorder, owner = _picked_groups(batch, members, cost, continuum, program_groups=program_groups)
-    first_pick = np.searchsorted(owner, np.arange(len(batch.start)))
-    return [Alignment(group[batch.start[c]:batch.start[c + 1]], disorder[first_pick[c]:first_pick[c + 1]])
-            for c in range(len(batch.start) - 1)]
+def _programs(who: NDArray[np.intp], size: NDArray[np.intp], cost: NDArray[np.float64], *, n_annotators: int,
+              delta_empty: float, program_groups: int
+              ) -> Iterator[tuple[int, _Continua, NDArray[np.intp], NDArray[np.float64], NDArray[np.intp]]]:
+    """The best alignments of continua of ``n_annotators`` given end to end (``cost``: each one's raveled matrix), a
+    batch of :data:`BATCH_CONTINUA` at a time: each batch's first continuum, the batch, and :func:`_picked_groups`
+    of its candidate groups."""
+    pairs = n_annotators * (n_annotators - 1) // 2
+    # two units further apart than (n - 1 + C(n, 2)) Δ∅ are never in one unitary alignment of a best one
+    reach = (n_annotators - 1 + pairs) * delta_empty * (1 + 1e-12)
+    bounds = np.concatenate([[0], np.cumsum(size)]).astype(np.intp)
+    flat = np.concatenate([[0], np.cumsum(size * size)]).astype(np.intp)
+    for first in range(0, len(size), BATCH_CONTINUA):
+        last = min(first + BATCH_CONTINUA, len(size))
+        part = cost[flat[first]:flat[last]]
+        batch = _Continua(who[bounds[first]:bounds[last]],
+                          np.repeat(np.arange(last - first, dtype=np.intp), size[first:last]),
+                          bounds[first:last + 1] - bounds[first], part, part <= reach)
+        members, total, continuum = _candidates(batch, n_annotators=n_annotators, empty_cost=delta_empty,
+                                                budget=delta_empty)
+        yield (first, batch,
+               *_picked_groups(batch, members, total / pairs, continuum, program_groups=program_groups))
 
 
 def _picked_groups(batch: _Continua, members: NDArray[np.intp], cost: NDArray[np.float64],
                    continuum: NDArray[np.intp], *, program_groups: int
                    ) -> tuple[NDArray[np.intp], NDArray[np.float64], NDArray[np.intp]]:
-    """:func:`_solve_programs` as arrays: each unit's group (numbered from 0 in its continuum), and each chosen
-    group's disorder and continuum (ordered by continuum)."""
+    """Each continuum's best alignment from the candidate groups of a batch, solved in programs of at most about
+    ``program_groups`` groups cut between continua: each unit's group (numbered from 0 in its continuum), and each
+    chosen group's disorder and continuum (ordered by continuum)."""
     n_continua = len(batch.start) - 1
     first_group = np.searchsorted(continuum, np.arange(n_continua + 1))
     group = np.full(int(batch.start[-1]), -1, dtype=np.intp)
@@ -460,21 +474,15 @@ def best_alignments(continua: Sequence[tuple[ArrayLike, ArrayLike, int]], *, del
         else:
             programs.setdefault(n_annotators, []).append((index, who, matrix))
     for n_annotators, waiting in programs.items():
-        pairs = n_annotators * (n_annotators - 1) // 2
-        # two units further apart than (n - 1 + C(n, 2)) Δ∅ are never in one unitary alignment of a best one
-        reach = (n_annotators - 1 + pairs) * delta_empty * (1 + 1e-12)
-        for first in range(0, len(waiting), BATCH_CONTINUA):
-            part = waiting[first:first + BATCH_CONTINUA]
-            sizes = np.array([len(who) for _, who, _ in part], dtype=np.intp)
-            cost = np.concatenate([matrix.ravel() for _, _, matrix in part]) if len(part) else np.zeros(0)
-            batch = _Continua(np.concatenate([who for _, who, _ in part]),
-                              np.repeat(np.arange(len(part), dtype=np.intp), sizes),
-                              np.concatenate([[0], np.cumsum(sizes)]).astype(np.intp), cost, cost <= reach)
-            members, total, continuum = _candidates(batch, n_annotators=n_annotators, empty_cost=delta_empty,
-                                                    budget=delta_empty)
-            solved = _solve_programs(batch, members, total / pairs, continuum, program_groups=program_groups)
-            for (index, _, _), alignment in zip(part, solved, strict=True):
-                out[index] = alignment
+        size = np.array([len(who) for _, who, _ in waiting], dtype=np.intp)
+        for first, batch, group, disorder, owner in _programs(
+                np.concatenate([who for _, who, _ in waiting]), size,
+                np.concatenate([matrix.ravel() for _, _, matrix in waiting]), n_annotators=n_annotators,
+                delta_empty=delta_empty, program_groups=program_groups):
+            first_pick = np.searchsorted(owner, np.arange(len(batch.start)))
+            for c in range(len(batch.start) - 1):
+                out[waiting[first + c][0]] = Alignment(group[batch.start[c]:batch.start[c + 1]],
+                                                       disorder[first_pick[c]:first_pick[c + 1]])
     return out  # type: ignore[return-value]
 
 
@@ -529,21 +537,11 @@ def alignment_totals(annotator: ArrayLike, sizes: ArrayLike, cost: ArrayLike, *,
         raise ValueError(f"Annotator codes must lie in range({n_annotators}).")
     if n_annotators == 2:
         return _two_annotator_totals(who, size, flat_cost, delta_empty)
-    bounds = np.concatenate([[0], np.cumsum(size)]).astype(np.intp)
-    flat = np.concatenate([[0], np.cumsum(size * size)]).astype(np.intp)
-    pairs = n_annotators * (n_annotators - 1) // 2
-    reach = (n_annotators - 1 + pairs) * delta_empty * (1 + 1e-12)  # see best_alignments
     totals = np.zeros(len(size))
-    for first in range(0, len(size), BATCH_CONTINUA):
-        last = min(first + BATCH_CONTINUA, len(size))
-        part = flat_cost[flat[first]:flat[last]]
-        batch = _Continua(who[bounds[first]:bounds[last]],
-                          np.repeat(np.arange(last - first, dtype=np.intp), size[first:last]),
-                          bounds[first:last + 1] - bounds[first], part, part <= reach)
-        members, total, continuum = _candidates(batch, n_annotators=n_annotators, empty_cost=delta_empty,
-                                                budget=delta_empty)
-        _, disorder, owner = _picked_groups(batch, members, total / pairs, continuum, program_groups=PROGRAM_GROUPS)
-        totals[first:last] = np.bincount(owner, weights=disorder, minlength=last - first)
+    for first, batch, _, disorder, owner in _programs(who, size, flat_cost, n_annotators=n_annotators,
+                                                      delta_empty=delta_empty, program_groups=PROGRAM_GROUPS):
+        n_continua = len(batch.start) - 1
+        totals[first:first + n_continua] = np.bincount(owner, weights=disorder, minlength=n_continua)
     return totals
 
 

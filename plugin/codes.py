@@ -12,7 +12,7 @@ numpy (:func:`item_counts`).
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,11 +43,6 @@ class Interned:
             found = self._codes.setdefault(value, len(self.values))
             self.values.append(value)
         return found
-
-    def codes(self, values: Iterable[Hashable]) -> list[int]:
-        """The code of each of ``values`` (:meth:`code`, one call for many)."""
-        known = self._codes.get
-        return [self.code(value) if (found := known(value)) is None else found for value in values]
 
 
 @dataclass

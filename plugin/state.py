@@ -261,9 +261,8 @@ class ControlState:
         ``lengths`` are the lengths of the task's continua, for a span-like control.
         O(the task's rows): the sums take away the old rows' items and add the new ones'.
         """
-        records = mapped.records
-        blob = self._pack(task, [row[1] for row in records], self.annotators.codes([row[2] for row in records]),
-                          self.labels.codes([row[3] for row in records]))
+        blob = self._pack(task, ((item, self.annotators.code(annotator), self.labels.code(label))
+                                 for _, item, annotator, label in mapped.records))
         old = self.records.get(task)
         if blob != old:
             self._replace_rows(old, blob)
@@ -304,23 +303,21 @@ class ControlState:
         held, self._batched = self._batched or [], None
         self._apply(held)
 
-    def _pack(self, task: int, items: Sequence[Any], *columns: Sequence[int]) -> bytes | None:
-        """A task's rows (each row's item, then its codes in ``columns``) as codes (:func:`plugin.codes.pack_rows`),
-        each item as its place in the order first seen; None without rows."""
-        if not items:
-            return None
+    def _pack(self, task: int, rows: Iterable[tuple[Any, ...]]) -> bytes | None:
+        """A task's rows ``(item, code, ...)`` as codes (:func:`plugin.codes.pack_rows`), each item as its place
+        in the order first seen; None without rows."""
         text = str(task)
         places: dict[Any, int] = {}
         keys: list[int] = []
         codes: list[int] = []
-        for item, *rest in zip(items, *columns, strict=True):
+        for item, *rest in rows:
             place = places.get(item)
             if place is None:
                 place = places[item] = len(places)
                 keys.append(self.keys.code(text, item))
             codes.append(place)
             codes += rest
-        return pack_rows(keys, codes)
+        return pack_rows(keys, codes) if places else None
 
     def task_items(self, task: int) -> tuple[Any, ...]:
         """The keys of the task's items, in the order its rows first name them."""
@@ -353,8 +350,8 @@ class ControlState:
             return
         for labels in self._ranked_items(task).values():
             self.augmented.add_labels(labels, sign=-1.0)
-        blob = self._pack(task, [row[1] for row in rows], self.annotators.codes([row[2] for row in rows]),
-                          self._ranked_labels.codes([row[3] for row in rows]), [int(row[4]) for row in rows])
+        blob = self._pack(task, ((item, self.annotators.code(annotator), self._ranked_labels.code(label), int(rank))
+                                 for _, item, annotator, label, rank in rows))
         if blob is not None:
             self.ranked[task] = blob
         else:
@@ -1017,9 +1014,11 @@ class ProjectState:
         observed = {name: control.spans.observed() for name, control in self.controls.items()
                     if control.spans is not None}  # every task was scored just above
         inputs, authors = self.reference_inputs()
+        times = self.annotation_times()  # every counted annotation: their number and annotators are read from it
         return ProjectSnapshot(mapped=self.mapped(span_rows=False),
-                               tasks=tasks, skips=self.skips(), n_annotations=self.n_annotations(),
-                               annotators=self.annotators(), config=self.config_remarks(), times=self.annotation_times(),
+                               tasks=tasks, skips=self.skips(), n_annotations=len(times),
+                               annotators=tuple(sorted(times["annotator"].unique().tolist())),
+                               config=self.config_remarks(), times=times,
                                scoring=self.scoring, mapping=self.mapping, expected=expected, observed=observed,
                                references={name: rows for name, (rows, _, _) in inputs.items()},
                                reference_authors=authors)
