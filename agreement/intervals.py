@@ -14,6 +14,8 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from agreement.uniques import unique_inverse
+
 __all__ = ["merge_overlaps", "overlapping_pairs"]
 
 
@@ -47,7 +49,7 @@ def overlapping_pairs(group: NDArray[np.int64], owner: NDArray[np.intp], start: 
         empty = np.zeros(0, dtype=np.intp)
         return empty, empty, np.zeros(0)
     # positions as ranks among all starts and ends (exact), so (group, position) is one integer key
-    values, rank = np.unique(np.concatenate([start, end]), return_inverse=True)
+    values, rank = unique_inverse(np.concatenate([start, end]))
     span = np.int64(len(values))
     key = group.astype(np.int64) * span + rank[:n]
     order = np.argsort(key, kind="stable")

@@ -40,6 +40,7 @@ from scipy.optimize import linear_sum_assignment
 
 from agreement.intervals import overlapping_pairs
 from agreement.undefined import warn_undefined
+from agreement.uniques import unique_inverse
 from agreement.units import Units
 
 __all__ = ["SpanF1", "candidate_pairs", "span_f1", "task_f1"]
@@ -79,7 +80,7 @@ class SpanF1:
     def _pair_codes(self) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
         """Each block's pair as a code into the unique pairs, and those pairs' ``a * n + b``."""
         key = self.annotator_a * len(self.annotators) + self.annotator_b
-        pairs, inverse = np.unique(key, return_inverse=True)
+        pairs, inverse = unique_inverse(key)
         return inverse, pairs
 
     def _pair_sums(self) -> tuple[NDArray[np.intp], NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
@@ -233,8 +234,8 @@ def _matches(units: Units, *, jaccard: float) -> NDArray[np.intp]:
     # a unit's candidates among one other annotator's units: its degree in that pair's bipartite graph
     key_first = first.astype(np.int64) * n_ann + units.annotator[second]
     key_second = second.astype(np.int64) * n_ann + units.annotator[first]
-    _, inv1, deg1 = np.unique(key_first, return_inverse=True, return_counts=True)
-    _, inv2, deg2 = np.unique(key_second, return_inverse=True, return_counts=True)
+    _, inv1, deg1 = unique_inverse(key_first, counts=True, sort=False)
+    _, inv2, deg2 = unique_inverse(key_second, counts=True, sort=False)
     simple = (deg1[inv1] == 1) & (deg2[inv2] == 1)
     chosen = [np.column_stack([first[simple], second[simple]])]
     if not np.all(simple):

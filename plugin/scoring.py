@@ -52,6 +52,7 @@ from agreement.confusion import confused_pairs, specific_agreement
 from agreement.counts import WIDE_CELLS, LabelCounts, SparseCounts, code_labels, sparse_counts
 from agreement.gamma import ExpectedDisorder, expected_disorder, gamma_of, observed_disorder
 from agreement.span_f1 import SpanF1, span_f1
+from agreement.uniques import unique_inverse
 from agreement.unitizing import u_alpha, unitizing_alpha
 from agreement.units import Units
 from plugin.mapping import MappedControl
@@ -103,7 +104,7 @@ def rounded(values: Sequence[float | None] | np.ndarray) -> np.ndarray:
     array = np.array(values, dtype=np.float64)  # None reads as NaN
     finite = np.isfinite(array)
     out = np.full(array.shape, np.nan)
-    distinct, where = np.unique(array[finite], return_inverse=True)  # scores repeat: each is rounded once
+    distinct, where = unique_inverse(array[finite], sort=False)  # scores repeat: each is rounded once
     out[finite] = np.array([round(value, 6) for value in distinct.tolist()], dtype=np.float64)[where]
     return out
 
@@ -283,7 +284,7 @@ def task_terms(counts: np.ndarray, tasks: np.ndarray, *, level: str, values: np.
         SPA; without weights it equals SPA. A rating of 4 against 5 on 1..5 is
         0.9 with ordinal weights, where SPA says 0.
     """
-    task_ids, codes = np.unique(tasks, return_inverse=True)
+    task_ids, codes = unique_inverse(np.asarray(tasks))
     counts = np.asarray(counts, dtype=np.float64)
     n = counts.sum(axis=1)
     pairable = n >= 2

@@ -45,6 +45,7 @@ from agreement import UndefinedMeasureWarning
 from agreement.gamma import ExpectedDisorder, expected_disorder, observed_disorder
 from agreement.ranges import ranges
 from agreement.span_f1 import span_f1
+from agreement.uniques import unique_inverse
 from agreement.units import Units
 from plugin.codes import Interned
 from plugin.labelconfig import Control
@@ -316,12 +317,12 @@ class SpanTasks:
                 *((known[int(t)], ()) for t in empty.tolist()))
         doc_task = np.concatenate([ordered // width, empty])
         # annotators sorted by name; labels the config's, then the others sorted
-        used = np.unique(np.concatenate([who, submitters]))
+        used = unique_inverse(np.concatenate([who, submitters]))[0]
         annotators = tuple(sorted({objects[c] for c in used.tolist()}))
         named = {name: i for i, name in enumerate(annotators)}
         annotator_of = np.zeros(width, dtype=np.intp)
         annotator_of[used] = [named[objects[c]] for c in used.tolist()]
-        seen_labels = np.unique(what)
+        seen_labels = unique_inverse(what)[0]
         labels = tuple(dict.fromkeys([*self.control.labels, *sorted({objects[c] for c in seen_labels.tolist()})]))
         coded = {label: i for i, label in enumerate(labels)}
         label_of = np.zeros(width, dtype=np.intp)
@@ -402,7 +403,7 @@ class SpanTasks:
             sums += [np.bincount(at, weights=result.tp.sum(axis=1), minlength=len(rows)).astype(np.int64),
                      np.bincount(at, weights=(result.n_a + result.n_b).sum(axis=1), minlength=len(rows)).astype(np.int64)]
         owner, pair = np.divmod(rows, width)
-        distinct, pair_at = np.unique(pair, return_inverse=True)
+        distinct, pair_at = unique_inverse(pair)
         names = [(units.annotators[p // len(units.annotators)], units.annotators[p % len(units.annotators)])
                  for p in distinct.tolist()]
         codes = np.array([self._pairs.code(name) for name in names], dtype=np.int64)

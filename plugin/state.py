@@ -520,12 +520,21 @@ class ControlState:
         # items as a categorical over their distinct names: every later grouping by item reads integer codes
         codes, names = pd.factorize(np.array(self.keys.texts(np.repeat(ids, n_items), keys), dtype=object))
         out = {"task": np.repeat(ids, n_rows), "item": pd.Categorical.from_codes(codes[rows[:, 0]], names),
-               "annotator": np.array([str(a) for a in self.annotators.values], dtype=object)[rows[:, 1]],
+               "annotator": self._annotator_column(rows[:, 1]),
                # a list, so that pandas infers the labels' type as it does for tuples (ratings: int64)
                "label": np.array(labels.values, dtype=object)[rows[:, 2]].tolist()}
         if len(columns) > 4:
             out[columns[4]] = rows[:, 3].astype(np.int64)
         return pd.DataFrame(out, columns=list(columns))
+
+    def _annotator_column(self, codes: np.ndarray) -> pd.Categorical:
+        """The annotators of rows by code, as a categorical over their names in sorted order: every grouping, sort
+        and deduplication by annotator then reads integer codes, in the order the names would sort."""
+        names = np.array([str(a) for a in self.annotators.values], dtype=object)
+        order = np.argsort(names, kind="stable")
+        place = np.empty(len(order), dtype=np.intp)
+        place[order] = np.arange(len(order))
+        return pd.Categorical.from_codes(place[codes], names[order])
 
     def mapped(self, *, span_rows: bool = True) -> MappedControl:
         """Every task's rows as one mapped control, for the project's full scores, decoded as tables

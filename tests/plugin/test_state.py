@@ -159,8 +159,11 @@ def test_the_compact_state_gives_back_the_rows_the_mapping_gave():
     kept = state.mapped()
     for name, mapped in expected.items():
         rows, wanted = kept[name].rows, frame(mapped.records)
-        assert isinstance(rows["item"].dtype, pd.CategoricalDtype), name  # the items' names once, codes per row
-        rows = rows.astype({"item": wanted["item"].dtype})
+        # the items' and the annotators' names once, codes per row; the annotators' categories sorted as names sort
+        assert isinstance(rows["item"].dtype, pd.CategoricalDtype), name
+        assert isinstance(rows["annotator"].dtype, pd.CategoricalDtype), name
+        assert list(rows["annotator"].cat.categories) == sorted(rows["annotator"].cat.categories), name
+        rows = rows.astype({"item": wanted["item"].dtype, "annotator": wanted["annotator"].dtype})
         assert Counter(rows.itertuples(index=False)) == Counter(wanted.itertuples(index=False)), name
         assert rows.dtypes.equals(wanted.dtypes), name
         # decoded with numpy, in the order and with the types the decoded tuples give, ranked rows too
@@ -169,7 +172,7 @@ def test_the_compact_state_gives_back_the_rows_the_mapping_gave():
                                                    for row in control.task_records(task)]))
         if mapped.ranked_records is not None:
             ranked = kept[name].ranked
-            pd.testing.assert_frame_equal(ranked.astype({"item": wanted["item"].dtype}), frame(
+            pd.testing.assert_frame_equal(ranked.astype({"item": wanted["item"].dtype, "annotator": wanted["annotator"].dtype}), frame(
                 [row for task in sorted(control.ranked) for row in control.ranked_records(task)], RANKED_COLUMNS))
             assert Counter(ranked.itertuples(index=False)) == Counter(
                 frame(mapped.ranked_records, RANKED_COLUMNS).itertuples(index=False))
