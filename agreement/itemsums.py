@@ -20,6 +20,8 @@ from typing import NamedTuple
 import numpy as np
 from numpy.typing import NDArray
 
+from agreement.uniques import row_codes
+
 __all__ = [
     "BLOCK_ROWS",
     "RowBlock",
@@ -163,6 +165,15 @@ def compress_rows(x: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[
     if x.shape[0] == 0:
         return x, np.zeros(0, dtype=np.int64)
     contiguous = np.ascontiguousarray(x) + 0.0  # + 0.0 turns -0.0 into 0.0, so equal rows have equal bytes
-    keys = contiguous.view(np.dtype((np.void, contiguous.dtype.itemsize * contiguous.shape[1]))).ravel()
-    _, first, multiplicity = np.unique(keys, return_index=True, return_counts=True)
-    return contiguous[first], multiplicity.astype(np.int64)
+    if contiguous.shape[1] == 0:
+        return contiguous[:1], np.array([contiguous.shape[0]], dtype=np.int64)
+    row_bytes = np.dtype((np.void, contiguous.dtype.itemsize * contiguous.shape[1]))
+    # The distinct rows found by hashing their columns (agreement.uniques.row_codes), O(items); only they are
+    # sorted by their bytes, the order np.unique on every row's bytes (a sort of every row) gives them.
+    code = row_codes(list(contiguous.T))
+    multiplicity = np.bincount(code)
+    some = np.empty(len(multiplicity), dtype=np.intp)
+    some[code] = np.arange(len(code))  # a row of each code (they are equal)
+    rows = contiguous[some]
+    order = np.unique(rows.view(row_bytes).ravel(), return_index=True)[1]
+    return rows[order], multiplicity[order].astype(np.int64)

@@ -87,8 +87,9 @@ def agreement_over_time(rows: pd.DataFrame, *, time: str = "time", points: int =
             else:
                 x = np.bincount(flat[:end], minlength=len(items) * width).reshape(len(items), width).astype(float)
                 alpha = krippendorff_alpha(x, level=level, values=values)
-            x = x[x.sum(axis=1) > 0]
-            pairable = x.sum(axis=1) >= 2
+            n = x.sum(axis=1)
+            x, n = x[n > 0], n[n > 0]
+            pairable = n >= 2
             low = high = math.nan
             if pairable.any():
                 ci = bootstrap_ci(canonical_rows(x[pairable]), "spa", n_resamples=n_resamples, confidence=confidence,

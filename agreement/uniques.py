@@ -1,4 +1,4 @@
-"""Sorted distinct values and where each value falls among them, by hashing rather than sorting every value.
+"""Distinct values, and distinct rows of several columns, found by hashing rather than by sorting every value.
 
 ``np.unique(values, return_inverse=True)`` sorts all ``n`` values; on a
 project's spans (millions of positions that take a few hundred distinct
@@ -9,11 +9,13 @@ distinct values in O(n), and only those are sorted.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-__all__ = ["unique_inverse"]
+__all__ = ["row_codes", "unique_inverse"]
 
 
 def unique_inverse(values: NDArray[np.generic], *, counts: bool = False, sort: bool = True
@@ -49,3 +51,34 @@ def unique_inverse(values: NDArray[np.generic], *, counts: bool = False, sort: b
     if not counts:
         return distinct[order], inverse
     return distinct[order], inverse, np.bincount(inverse, minlength=len(order))
+
+
+def row_codes(columns: Sequence[NDArray[np.generic]]) -> NDArray[np.intp]:
+    """A code per row of several equally long columns: equal rows (every column equal, as :func:`unique_inverse`
+    holds values equal) get equal codes, numbered in the order first seen.
+
+    Each column's distinct values are found by hashing and the row's codes
+    combined into one integer, re-coded whenever the next column's
+    combinations would not fit an int64: O(rows x columns), no sort.
+
+    Examples
+    --------
+    >>> row_codes([np.array([1, 2, 1, 1]), np.array([0.5, 0.5, 0.5, -0.0]), np.array(["a", "b", "a", "a"], object)]
+    ...           ).tolist()
+    [0, 1, 0, 2]
+    """
+    if not columns:
+        raise ValueError("row_codes needs at least one column.")
+    key = np.zeros(len(columns[0]), dtype=np.int64)
+    room = 1
+    for column in columns:
+        if len(column) != len(key):
+            raise ValueError(f"The columns differ in length ({len(column)} against {len(key)}).")
+        distinct, code = unique_inverse(column, sort=False)
+        size = max(len(distinct), 1)
+        if room * size >= 2**62:  # the combinations so far, re-coded densely: at most as many as rows
+            seen, key = unique_inverse(key, sort=False)
+            room = max(len(seen), 1)
+        key = key * size + code
+        room *= size
+    return unique_inverse(key, sort=False)[1]

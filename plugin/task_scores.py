@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from agreement.uniques import row_codes
 from plugin.scoring import CONSTANT_LOW, TaskScore, flag_reasons, rounded
 from plugin.settings import ScoringOptions
 
@@ -218,6 +219,38 @@ class TaskScores(Mapping[int, TaskScore]):
         if not self.flagged[place]:
             return ()
         return flag_reasons(int(self.n_annotations[place]), by_control, self._options, decile_cut=self._decile_cut)
+
+    def reason_texts(self) -> np.ndarray:
+        """Every task's reasons joined with ``"; "`` (``""`` where it is not flagged): the report's column.
+
+        Tasks whose columns hold equal values have equal reasons, so the words
+        are built once per distinct row of the flagged tasks' columns
+        (:func:`agreement.uniques.row_codes`), not once per task; a task with
+        more scores of its own (:attr:`ControlColumns.extra`) gets its own.
+        """
+        out = np.full(len(self.tasks), "", dtype=object)
+        places = np.flatnonzero(self.flagged)
+        if not len(places):
+            return out
+        columns: list[np.ndarray] = [self.n_annotations[places]]
+        own = np.zeros(len(places), dtype=bool)
+        for control in self.controls.values():
+            columns += [column[places] for column in (control.has_items, control.has_spans, control.spa,
+                                                      control.alpha, control.n_items, control.agreement,
+                                                      control.item_class) if column is not None]
+            columns += [column[places] for column in (control.spans or {}).values()]
+            if control.extra:
+                own |= np.isin(places, np.fromiter(control.extra, dtype=np.intp, count=len(control.extra)))
+        codes = row_codes(columns)
+        shared = ~own
+        some = np.full(int(codes.max()) + 1, -1, dtype=np.intp)
+        some[codes[shared]] = places[shared]  # a task of each distinct row (their reasons are equal)
+        words = np.array([("; ".join(self.reasons_at(place)) if place >= 0 else "") for place in some.tolist()],
+                         dtype=object)
+        out[places[shared]] = words[codes[shared]]
+        for place in places[own].tolist():
+            out[place] = "; ".join(self.reasons_at(place))
+        return out
 
     def at(self, place: int) -> TaskScore:
         """The score of the task at ``place``, built from the columns (a flagged task's reasons too)."""

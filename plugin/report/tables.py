@@ -437,8 +437,7 @@ def _tasks(scores: ProjectScores, task_url: str | None) -> pd.DataFrame:
                           "spa": tasks.spa, "alpha": tasks.alpha,
                           **{column: tasks.span_column(name, key) for (name, key), column in f1.items()},
                           "flagged": tasks.flagged,
-                          "reasons": ["; ".join(tasks.reasons_at(place)) if flagged else ""
-                                      for place, flagged in enumerate(tasks.flagged.tolist())],
+                          "reasons": tasks.reason_texts(),
                           "link": [task_url.format(task=task) for task in ids] if task_url else [None] * len(ids)},
                          columns=columns)
     return frame.sort_values(["flagged", "score", "task"], ascending=[False, True, True], na_position="last",

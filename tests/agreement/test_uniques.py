@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from agreement.uniques import unique_inverse
+from agreement.uniques import row_codes, unique_inverse
 
 
 def _same_as_numpy(values):
@@ -59,3 +59,29 @@ def test_unsorted_in_the_order_first_seen(values):
     assert uniques.tolist() == first_seen
     np.testing.assert_array_equal(uniques[inverse], values)
     assert counts.tolist() == [int((values == value).sum()) for value in first_seen]
+
+
+@given(st.integers(1, 6).flatmap(lambda width: hnp.arrays(np.int64, st.tuples(st.integers(0, 60), st.just(width)),
+                                                            elements=st.integers(-2, 2))))
+def test_rows_share_a_code_exactly_when_they_are_equal(matrix):
+    codes = row_codes(list(matrix.T))
+    rows = [tuple(row) for row in matrix.tolist()]
+    first_seen = list(dict.fromkeys(rows))
+    assert codes.tolist() == [first_seen.index(row) for row in rows]
+
+
+def test_rows_of_many_wide_columns_are_recoded_before_their_key_overflows():
+    # 12 columns of 1,000 distinct values: 1000**12 combinations, far past an int64
+    rng = np.random.default_rng(5)
+    matrix = rng.integers(0, 1000, size=(3000, 12))
+    matrix[1500:] = matrix[:1500]
+    codes = row_codes(list(matrix.T))
+    assert codes[:1500].tolist() == list(range(1500)) and codes[1500:].tolist() == list(range(1500))
+
+
+def test_row_codes_mix_column_types_and_refuse_ragged_columns():
+    names = np.array(["x", None, "x", None], dtype=object)
+    values = np.array([np.nan, 1.0, np.nan, 1.0])
+    assert row_codes([names, values]).tolist() == [0, 1, 0, 1]
+    with pytest.raises(ValueError, match="differ in length"):
+        row_codes([np.zeros(3), np.zeros(2)])

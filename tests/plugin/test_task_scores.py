@@ -68,6 +68,27 @@ def test_every_task_reads_as_summarize_task_gives_it(drawn, threshold, cut):
     assert held.lowest_decile() == lowest_decile(by_task.values(), n_annotations)
 
 
+def _twice(column):
+    return None if column is None else np.concatenate([column, column])
+
+
+@settings(max_examples=200, deadline=None)
+@given(columns(), st.floats(0, 1), st.one_of(st.none(), st.floats(0, 1)))
+def test_the_reasons_column_says_what_each_task_s_own_score_says(drawn, threshold, cut):
+    # every task twice over (equal columns: their words are built once), the one with extra scores only once
+    size, controls, n_annotations = drawn
+    doubled = {name: ControlColumns(_twice(c.has_items), _twice(c.has_spans), _twice(c.spa), _twice(c.alpha),
+                                    _twice(c.n_items), agreement=_twice(c.agreement), item_class=_twice(c.item_class),
+                                    spans=None if c.spans is None else {k: _twice(v) for k, v in c.spans.items()},
+                                    flag_on=c.flag_on, extra=c.extra)
+               for name, c in controls.items()}
+    options = ScoringOptions(threshold=round(threshold, 3), thresholds={"rating": 0.8})
+    held = TaskScores(list(range(2 * size)), n_annotations * 2, doubled, options, decile_cut=cut)
+    texts = held.reason_texts()
+    assert texts.tolist() == ["; ".join(score.reasons) for score in held.values()]
+    assert sum(map(bool, texts)) == held.n_flagged()
+
+
 def test_a_task_is_found_by_its_id_whatever_the_order_and_others_are_not():
     controls = {"c": ControlColumns(np.array([True, True, False]), np.zeros(3, dtype=bool), np.array([1.0, 0.0, np.nan]),
                                     np.array([0.5, np.nan, np.nan]), np.array([1, 1, 0]))}
