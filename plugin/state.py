@@ -68,7 +68,7 @@ from plugin.scoring import (
 from plugin.settings import MappingOptions, ReviewOptions, ScoringOptions
 from plugin.span_state import SpanTasks
 from plugin.task_scores import ControlColumns, TaskScores, lowest_decile
-from plugin.writeback import TaskAsRead, agreement_block, needed_write
+from plugin.writeback import META_KEY, TaskAsRead, agreement_block, diff_key, needed_write
 
 __all__ = ["ControlState", "ProjectScores", "ProjectSnapshot", "ProjectState", "TaskEntry"]
 
@@ -118,8 +118,9 @@ class TaskEntry:
     people : list of str
         The project's annotators by code (shared by every entry).
     meta : bytes or object
-        The agreement block of the task's meta as JSON (the meta as read when
-        it is not JSON).
+        The agreement block of the task's meta as its diff key
+        (:func:`plugin.writeback.diff_key`: JSON, its ``updated_at`` left
+        out); the meta as read when it is not JSON.
     data_score, overlap : object
         The mirrored score and the overlap as read.
     skips : Counter or None
@@ -143,7 +144,7 @@ class TaskEntry:
         instants = [_instant(s.created_at) for s in counted]
         read = TaskAsRead.of(task).diffed()
         try:
-            meta: object = json.dumps(read.meta, separators=(",", ":"), allow_nan=False).encode()
+            meta: object = diff_key(read.meta)
         except (TypeError, ValueError):
             meta = read.meta
         codes = np.array([len(counted), *(people.code(s.annotator) for s in counted), *instants, *ids],
@@ -951,10 +952,39 @@ class ProjectState:
 
     def stale_tasks(self, *, review: ReviewOptions | None = None) -> list[int]:
         """Tasks whose meta (and with ``review``, the mirrored score and the overlap), as last read, differ from
-        what they should carry (:func:`plugin.writeback.needed_write`)."""
+        what they should carry (:func:`plugin.writeback.needed_write`).
+
+        Tasks with equal score columns carry equal blocks
+        (:meth:`plugin.task_scores.TaskScores.score_codes`), so each distinct
+        block is built once, and a task whose meta's diff key equals its
+        block's (:func:`plugin.writeback.diff_key`) is compared no further
+        than its mirrored score and overlap; any other task is diffed in full.
+        """
         review = review or ReviewOptions(tab=False)
-        return sorted(task for task, block in self._blocks(updated_at=now_iso())
-                      if needed_write(self.tasks[task].read, block, review=review) is not None)
+        updated_at = now_iso()
+        scores = self.task_scores()
+        codes, own = scores.score_codes()
+        blocks: dict[int, tuple[dict[str, Any], bytes]] = {}  # per code: its block and the block's diff key
+        stale = []
+        for place, (task, code, alone) in enumerate(zip(scores.tasks.tolist(), codes.tolist(), own.tolist(),
+                                                        strict=True)):
+            held = None if alone else blocks.get(code)
+            if held is None:
+                block = agreement_block(scores.at(place), version=__version__, updated_at=updated_at)
+                try:
+                    held = (block, diff_key({META_KEY: block}))
+                except (TypeError, ValueError):  # not JSON: never taken as current, always diffed in full
+                    held = (block, b"")
+                if not alone:
+                    blocks[code] = held
+            block, key = held
+            entry = self.tasks[task]
+            current = entry.meta == key  # the meta carries the block already: only the mirror and overlap remain
+            if current and not (review.mirror_to_data or review.escalate):
+                continue
+            if needed_write(entry.read, block, review=review, meta_current=current) is not None:
+                stale.append(task)
+        return sorted(stale)
 
     def config_remarks(self) -> dict[str, dict[str, list[str]]]:
         """Per control whose config has any: its ``problems`` (the control is skipped) and ``notes``."""

@@ -232,16 +232,7 @@ class TaskScores(Mapping[int, TaskScore]):
         places = np.flatnonzero(self.flagged)
         if not len(places):
             return out
-        columns: list[np.ndarray] = [self.n_annotations[places]]
-        own = np.zeros(len(places), dtype=bool)
-        for control in self.controls.values():
-            columns += [column[places] for column in (control.has_items, control.has_spans, control.spa,
-                                                      control.alpha, control.n_items, control.agreement,
-                                                      control.item_class) if column is not None]
-            columns += [column[places] for column in (control.spans or {}).values()]
-            if control.extra:
-                own |= np.isin(places, np.fromiter(control.extra, dtype=np.intp, count=len(control.extra)))
-        codes = row_codes(columns)
+        codes, own = self._row_codes(places)
         shared = ~own
         some = np.full(int(codes.max()) + 1, -1, dtype=np.intp)
         some[codes[shared]] = places[shared]  # a task of each distinct row (their reasons are equal)
@@ -251,6 +242,31 @@ class TaskScores(Mapping[int, TaskScore]):
         for place in places[own].tolist():
             out[place] = "; ".join(self.reasons_at(place))
         return out
+
+    def score_codes(self) -> tuple[np.ndarray, np.ndarray]:
+        """A code per task, equal for tasks whose scores (a :class:`~plugin.scoring.TaskScore` but for its task
+        id: values, flag, reasons) are equal; and which tasks have scores of their own
+        (:attr:`ControlColumns.extra`), whose codes say nothing.
+
+        Tasks of a project repeat a few score rows (2 or 3 annotations allow
+        only a few SPA values), so what is built from a task's score can be
+        built once per code. Found by hashing the columns
+        (:func:`agreement.uniques.row_codes`), O(tasks x columns).
+        """
+        return self._row_codes(np.arange(len(self.tasks)))
+
+    def _row_codes(self, places: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`score_codes` of the tasks at ``places``."""
+        columns: list[np.ndarray] = [self.n_annotations[places], self.flagged[places]]
+        own = np.zeros(len(places), dtype=bool)
+        for control in self.controls.values():
+            columns += [column[places] for column in (control.has_items, control.has_spans, control.spa,
+                                                      control.alpha, control.n_items, control.agreement,
+                                                      control.item_class) if column is not None]
+            columns += [column[places] for column in (control.spans or {}).values()]
+            if control.extra:
+                own |= np.isin(places, np.fromiter(control.extra, dtype=np.intp, count=len(control.extra)))
+        return row_codes(columns), own
 
     def at(self, place: int) -> TaskScore:
         """The score of the task at ``place``, built from the columns (a flagged task's reasons too)."""

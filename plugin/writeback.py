@@ -21,6 +21,7 @@ writes what it says.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -28,8 +29,8 @@ from typing import Any
 from plugin.scoring import TaskScore, task_score_of
 from plugin.settings import ReviewOptions
 
-__all__ = ["ALPHA_TOLERANCE", "DATA_KEY", "META_KEY", "TaskAsRead", "Write", "agreement_block", "escalated_overlap",
-           "merged_meta", "mirrored_data", "needed_write", "task_score"]
+__all__ = ["ALPHA_TOLERANCE", "DATA_KEY", "META_KEY", "TaskAsRead", "Write", "agreement_block", "diff_key",
+           "escalated_overlap", "merged_meta", "mirrored_data", "needed_write", "task_score"]
 
 META_KEY = "agreement"
 DATA_KEY = "agreement_score"
@@ -56,6 +57,20 @@ def agreement_block(score: TaskScore, *, version: str, updated_at: str) -> dict[
         "updated_at": updated_at,
         "version": version,
     }
+
+
+def diff_key(meta: object) -> bytes:
+    """A task's meta as the diff reads it, as compact JSON with sorted keys and the agreement block's
+    ``updated_at`` left out (never compared): two metas with equal keys carry the same block.
+
+    Raises TypeError or ValueError when the meta is not JSON.
+
+    >>> diff_key({"agreement": {"spa": 0.5, "updated_at": "2026-01-01", "flagged": False}})
+    b'{"agreement":{"flagged":false,"spa":0.5}}'
+    """
+    if isinstance(meta, Mapping) and isinstance(meta.get(META_KEY), Mapping):
+        meta = {**meta, META_KEY: {k: v for k, v in meta[META_KEY].items() if k not in _VOLATILE}}
+    return json.dumps(meta, separators=(",", ":"), sort_keys=True, allow_nan=False).encode()
 
 
 def _same(old: object, new: object, tolerance: float, key: str = "") -> bool:
@@ -155,14 +170,16 @@ class Write:
 
 
 def needed_write(task: TaskAsRead, block: Mapping[str, Any], *, review: ReviewOptions,
-                 alpha_tolerance: float = ALPHA_TOLERANCE) -> Write | None:
+                 alpha_tolerance: float = ALPHA_TOLERANCE, meta_current: bool = False) -> Write | None:
     """What ``task`` (as read) needs written to carry ``block``, or None when it carries it already.
 
     The one diff of the project: a pass counts its stale tasks with it, and
     the writer writes what it returns. The meta is merged (:func:`merged_meta`);
     with ``review.mirror_to_data`` the task's score is mirrored into its data;
     with ``review.escalate`` a flagged task asks for one more annotator
-    (:func:`escalated_overlap`).
+    (:func:`escalated_overlap`). ``meta_current`` says the meta is known to
+    carry the block already (its :func:`diff_key` equals the block's), so
+    only the mirrored score and the overlap are compared.
 
     Examples
     --------
@@ -174,7 +191,7 @@ def needed_write(task: TaskAsRead, block: Mapping[str, Any], *, review: ReviewOp
     >>> needed_write(TaskAsRead(meta={"agreement": block}, data_score=0.0, overlap=3), block, review=review) is None
     True
     """
-    meta = merged_meta(task.meta, block, alpha_tolerance=alpha_tolerance)
+    meta = None if meta_current else merged_meta(task.meta, block, alpha_tolerance=alpha_tolerance)
     score = task_score(block) if review.mirror_to_data else None
     mirror = review.mirror_to_data and not _same_score(task.data_score, score, block, alpha_tolerance)
     overlap = escalated_overlap(task.overlap, block, cap=review.max_overlap) if review.escalate else None

@@ -197,3 +197,43 @@ def test_annotation_times_are_decoded_as_the_times_read():
     pd.testing.assert_frame_equal(times, read.drop(columns="created_at"))
     assert times["time"].isna().tolist() == [False, False, True, False]
     assert str(times["time"].iloc[1]) == "2026-01-05 08:30:00.250000+00:00"
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.randoms(use_true_random=False), st.booleans(), st.booleans())
+def test_a_pass_finds_the_tasks_a_full_diff_of_each_finds(rnd, mirror, escalate):
+    """stale_tasks builds each distinct block once and compares diff keys first; a full diff of every task as read
+    (its meta, mirrored score and overlap) must name the same tasks, whatever their metas hold."""
+    from plugin.settings import ReviewOptions
+    from plugin.writeback import ALPHA_TOLERANCE, TaskAsRead, needed_write, task_score
+
+    annotations = {}
+    for t in range(1, 25):
+        for a in range(1, rnd.randint(1, 4) + 1):
+            entry = annotation(rnd, 10 * t + a, t, a, 1)
+            entry["ground_truth"] = rnd.random() < 0.1  # marked by a reviewer: a reference, scores of its own
+            annotations[10 * t + a] = entry
+    plain = [snapshot(t, annotations) for t in range(1, 25)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedMeasureWarning)
+        blocks = ProjectState.from_tasks(plain, CONTROLS, mapping=MappingOptions(), scoring=SCORING).blocks(
+            updated_at="2026-01-01T00:00:00Z")
+        tasks = []
+        for task in plain:
+            block = copy.deepcopy(blocks[task["id"]])
+            kind = rnd.choice(["none", "same", "same", "later", "drift", "changed", "junk"])
+            block["updated_at"] = f"2026-0{rnd.randint(1, 9)}-01T00:00:00Z"
+            if kind == "drift" and block["alpha"] is not None:
+                block["alpha"] += rnd.choice([0.4, 1.5]) * ALPHA_TOLERANCE  # within the tolerance, or past it
+            if kind == "changed":
+                block["n_annotations"] += 1
+            meta = {"none": {}, "junk": {"agreement": "?"}}.get(kind, {"agreement": block, "other": 1})
+            data_score = task_score(block) if rnd.random() < 0.5 else rnd.choice([None, 0.5])
+            tasks.append({**task, "meta": meta, "overlap": rnd.choice([1, 2, 3, 5]),
+                          "data": {"agreement_score": data_score}})
+        review = ReviewOptions(tab=False, mirror_to_data=mirror, escalate=escalate)
+        state = ProjectState.from_tasks(tasks, CONTROLS, mapping=MappingOptions(), scoring=SCORING)
+        should = state.blocks(updated_at="2026-02-02T00:00:00Z")
+        expected = sorted(task["id"] for task in tasks
+                          if needed_write(TaskAsRead.of(task), should[task["id"]], review=review) is not None)
+        assert state.stale_tasks(review=review) == expected
