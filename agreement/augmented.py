@@ -32,6 +32,7 @@ from numpy.typing import ArrayLike, NDArray
 from agreement.counts import code_labels, require_columns, shown
 from agreement.itemsums import unit_weights
 from agreement.undefined import warn_undefined
+from agreement.uniques import duplicated_rows
 
 __all__ = [
     "ITEM_CLASSES",
@@ -116,8 +117,9 @@ def ranked_labels(
         bad = table[rank][~ranks.isin([1, 2])].iloc[0]
         raise ValueError(f"rank must be 1 (primary) or 2 (secondary); found {shown(bad)}.")
     keys = table[[item, annotator]].assign(_rank=ranks.to_numpy())
-    if keys.duplicated().any():
-        row = keys[keys.duplicated()].iloc[0]
+    duplicated = duplicated_rows([keys[item], keys[annotator], keys["_rank"]])
+    if duplicated.any():
+        row = keys[duplicated].iloc[0]
         raise ValueError(
             f"Annotator {shown(row[annotator])} gave item {shown(row[item])} two labels of rank {int(row['_rank'])}."
         )

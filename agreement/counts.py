@@ -24,6 +24,8 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, DTypeLike, NDArray
 
+from agreement.uniques import duplicated_rows
+
 __all__ = [
     "WIDE_CELLS",
     "LabelCounts",
@@ -257,7 +259,7 @@ def label_counts(
         raise ValueError("Every annotation needs an item and an annotator; some rows have neither.")
     present = table[table[label].notna()]
     pairs = present[[item, annotator]]
-    duplicated = pairs.duplicated()
+    duplicated = duplicated_rows([present[item], present[annotator]])
     if duplicated.any():
         first = pairs[duplicated].iloc[0]
         raise ValueError(

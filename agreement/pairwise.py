@@ -23,6 +23,7 @@ from agreement.counts import code_labels, require_columns, shown
 from agreement.information import information_batch
 from agreement.kappa import table_measure_batch
 from agreement.undefined import UndefinedMeasureWarning
+from agreement.uniques import duplicated_rows
 
 __all__ = ["TWO_RATER_MEASURES", "AnnotatorLabels", "PairwiseMatrix", "annotator_labels", "pairwise_matrix"]
 
@@ -112,7 +113,7 @@ def annotator_labels(
     """
     require_columns(table, [item, annotator, label])
     present = table[table[label].notna()]
-    duplicated = present[[item, annotator]].duplicated()
+    duplicated = duplicated_rows([present[item], present[annotator]])
     if duplicated.any():
         row = present[duplicated].iloc[0]
         raise ValueError(f"Annotator {shown(row[annotator])} labeled item {shown(row[item])} more than once.")

@@ -15,14 +15,15 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-__all__ = ["row_codes", "unique_inverse"]
+__all__ = ["duplicated_rows", "row_codes", "unique_inverse"]
 
 
 def unique_inverse(values: NDArray[np.generic], *, counts: bool = False, sort: bool = True
                    ) -> tuple[NDArray[np.generic], NDArray[np.intp]] | tuple[NDArray[np.generic], NDArray[np.intp],
                                                                                NDArray[np.intp]]:
-    """The sorted distinct values of a 1-d numeric array and each value's index among them; with ``counts``, how
-    often each occurs: what ``np.unique(values, return_inverse=True, return_counts=counts)`` returns.
+    """The sorted distinct values of a 1-d array and each value's index among them; with ``counts``, how often
+    each occurs: what ``np.unique(values, return_inverse=True, return_counts=counts)`` returns. Objects must be
+    hashable (and comparable, to be sorted).
 
     The distinct values are found by hashing (:func:`pandas.factorize`),
     O(n), and only they are sorted; with ``sort=False`` they are not, and
@@ -82,3 +83,22 @@ def row_codes(columns: Sequence[NDArray[np.generic]]) -> NDArray[np.intp]:
         key = key * size + code
         room *= size
     return unique_inverse(key, sort=False)[1]
+
+
+def duplicated_rows(columns: Sequence[pd.Series | NDArray[np.generic]]) -> NDArray[np.bool_]:
+    """Which rows repeat an earlier row of ``columns``: what ``DataFrame.duplicated()`` gives, found with
+    :func:`row_codes` (a categorical column is read by its codes, never by its values).
+
+    Examples
+    --------
+    >>> duplicated_rows([pd.Series(["a", "b", "a", "a"], dtype="category"), np.array([1, 1, 1, 2])]).tolist()
+    [False, False, True, False]
+    """
+    arrays = [column.cat.codes.to_numpy() if isinstance(column, pd.Series) and isinstance(
+        column.dtype, pd.CategoricalDtype) else np.asarray(column) for column in columns]
+    codes = row_codes(arrays)
+    if not len(codes):
+        return np.zeros(0, dtype=bool)
+    # codes are numbered as first seen: a row is new exactly when its code passes every code before it
+    seen = np.maximum.accumulate(codes)
+    return ~np.r_[True, codes[1:] > seen[:-1]]

@@ -17,11 +17,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from agreement.counts import SparseCounts, sparse_counts
 from agreement.ranges import ranges
 
-__all__ = ["IdIndex", "Interned", "ItemKeys", "item_counts", "pack_rows", "stacked_rows", "unpack_rows"]
+__all__ = ["IdIndex", "Interned", "ItemKeys", "categorical", "item_counts", "pack_rows", "stacked_rows", "unpack_rows"]
 
 
 @dataclass
@@ -77,10 +78,38 @@ class ItemKeys:
         return [str(task) + suffixes[c] if c >= 0 else str(others[-1 - c])
                 for task, c in zip(tasks.tolist(), codes.tolist(), strict=True)]
 
+    def texts_distinct(self, codes: np.ndarray) -> bool:
+        """Whether :meth:`texts` of distinct ``(task, code)`` pairs are distinct: every key starts with its task's
+        id and goes on with no digit (``"17"``, ``"17:price"``), so no two tasks' keys read alike.
+
+        >>> keys = ItemKeys()
+        >>> codes = np.array([keys.code("1", "1:7"), keys.code("17", "17")])
+        >>> keys.texts_distinct(codes), keys.texts_distinct(np.array([keys.code("1", "17")]))
+        (True, False)
+        """
+        if len(codes) == 0:
+            return True
+        if int(codes.min()) < 0:
+            return False
+        return not any(suffix[:1].isdigit() for suffix in self.suffixes.values)
+
     def decode(self, task: int, codes: Sequence[int] | np.ndarray) -> tuple[Any, ...]:
         """The keys of ``codes`` on ``task``."""
         text, suffixes, others = str(task), self.suffixes.values, self.others.values
         return tuple(text + suffixes[c] if c >= 0 else others[-1 - c] for c in np.asarray(codes).tolist())
+
+
+def categorical(codes: np.ndarray, names: np.ndarray) -> pd.Categorical:
+    """The categorical of ``codes`` over ``names``, which must be distinct (as :func:`pandas.factorize` gives them).
+
+    pandas checks the categories' uniqueness by hashing every name, which
+    for a project's millions of item names costs more than finding them;
+    here they are known distinct, so the check is skipped where pandas offers
+    a way to (its dtype's fast path), and made otherwise.
+    """
+    fast = getattr(pd.CategoricalDtype, "_from_fastpath", None)
+    dtype = fast(pd.Index(names), False) if fast is not None else pd.CategoricalDtype(names)
+    return pd.Categorical.from_codes(codes, dtype=dtype, validate=False)
 
 
 def pack_rows(keys: Sequence[int], codes: Sequence[int]) -> bytes:

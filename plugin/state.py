@@ -49,7 +49,7 @@ from agreement.running_augmented import RunningAugmented
 from plugin import __version__
 from plugin.annotations import Skips, Submission, collect_submissions, task_id
 from plugin.clock import now_iso
-from plugin.codes import IdIndex, Interned, ItemKeys, item_counts, pack_rows, stacked_rows, unpack_rows
+from plugin.codes import IdIndex, Interned, ItemKeys, categorical, item_counts, pack_rows, stacked_rows, unpack_rows
 from plugin.labelconfig import Control
 from plugin.mapping import UNIT_MAPPERS, MappedControl, count_unmapped_results, map_control, map_project
 from plugin.mapping.base import RANKED_COLUMNS, ROW_COLUMNS
@@ -483,8 +483,7 @@ class ControlState:
         if not held:
             return out
         rows, n_items, _, _ = stacked_rows([self.ranked[task] for task in held], 4)
-        frame = pd.DataFrame({"item": rows[:, 0],
-                              "annotator": np.array(self.annotators.values, dtype=object)[rows[:, 1]],
+        frame = pd.DataFrame({"item": rows[:, 0], "annotator": self._annotator_column(rows[:, 1]),
                               "label": np.array(self._ranked_labels.values, dtype=object)[rows[:, 2]],
                               "rank": rows[:, 3]})
         classes = classify_items(ranked_labels(frame))["item_class"]
@@ -519,8 +518,12 @@ class ControlState:
         rows, n_items, n_rows, keys = stacked_rows([blobs[task] for task in tasks], len(columns) - 1)
         ids = np.array(tasks, dtype=np.int64)
         # items as a categorical over their distinct names: every later grouping by item reads integer codes
-        codes, names = pd.factorize(np.array(self.keys.texts(np.repeat(ids, n_items), keys), dtype=object))
-        out = {"task": np.repeat(ids, n_rows), "item": pd.Categorical.from_codes(codes[rows[:, 0]], names),
+        texts = np.array(self.keys.texts(np.repeat(ids, n_items), keys), dtype=object)
+        if self.keys.texts_distinct(keys):  # every item its own name: nothing to look up
+            codes, names = np.arange(len(texts)), texts
+        else:
+            codes, names = pd.factorize(texts)
+        out = {"task": np.repeat(ids, n_rows), "item": categorical(codes[rows[:, 0]], names),
                "annotator": self._annotator_column(rows[:, 1]),
                # a list, so that pandas infers the labels' type as it does for tuples (ratings: int64)
                "label": np.array(labels.values, dtype=object)[rows[:, 2]].tolist()}
@@ -535,7 +538,7 @@ class ControlState:
         order = np.argsort(names, kind="stable")
         place = np.empty(len(order), dtype=np.intp)
         place[order] = np.arange(len(order))
-        return pd.Categorical.from_codes(place[codes], names[order])
+        return categorical(place[codes], names[order])
 
     def mapped(self, *, span_rows: bool = True) -> MappedControl:
         """Every task's rows as one mapped control, for the project's full scores, decoded as tables

@@ -1,12 +1,13 @@
 """Sorted distinct values by hashing (agreement.uniques) give what numpy.unique gives by sorting."""
 
 import numpy as np
+import pandas as pd
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from agreement.uniques import row_codes, unique_inverse
+from agreement.uniques import duplicated_rows, row_codes, unique_inverse
 
 
 def _same_as_numpy(values):
@@ -85,3 +86,13 @@ def test_row_codes_mix_column_types_and_refuse_ragged_columns():
     assert row_codes([names, values]).tolist() == [0, 1, 0, 1]
     with pytest.raises(ValueError, match="differ in length"):
         row_codes([np.zeros(3), np.zeros(2)])
+
+
+@given(st.lists(st.tuples(st.sampled_from(["a", "b", None]), st.sampled_from([1.0, 2.0, np.nan]),
+                          st.integers(0, 2)), max_size=40), st.booleans())
+def test_duplicated_rows_as_pandas_finds_them(rows, as_category):
+    frame = pd.DataFrame(rows, columns=["item", "value", "rank"])
+    if as_category:
+        frame["item"] = frame["item"].astype("category")
+    got = duplicated_rows([frame["item"], frame["value"].to_numpy(), frame["rank"]])
+    assert got.tolist() == frame.duplicated().tolist()
