@@ -54,13 +54,42 @@ def unique_inverse(values: NDArray[np.generic], *, counts: bool = False, sort: b
     return distinct[order], inverse, np.bincount(inverse, minlength=len(order))
 
 
-def row_codes(columns: Sequence[NDArray[np.generic]]) -> NDArray[np.intp]:
+def _coded(column: pd.Series | NDArray[np.generic]) -> tuple[NDArray[np.int64], int]:
+    """A column's values as codes ``0 .. size - 1`` (equal values, equal codes) and ``size``: a categorical's own
+    codes (no value read), any other column's distinct values found by hashing."""
+    if isinstance(column, pd.Series) and isinstance(column.dtype, pd.CategoricalDtype):
+        return column.cat.codes.to_numpy().astype(np.int64) + 1, len(column.cat.categories) + 1  # NaN: -1 + 1
+    distinct, code = unique_inverse(np.asarray(column), sort=False)
+    return code.astype(np.int64), max(len(distinct), 1)
+
+
+def _row_keys(columns: Sequence[pd.Series | NDArray[np.generic]]) -> NDArray[np.int64]:
+    """One int64 per row, equal exactly when the rows are: the columns' codes combined, re-coded densely whenever
+    the next column's combinations would not fit an int64."""
+    if not columns:
+        raise ValueError("Rows need at least one column.")
+    key = np.zeros(len(columns[0]), dtype=np.int64)
+    room = 1
+    for column in columns:
+        if len(column) != len(key):
+            raise ValueError(f"The columns differ in length ({len(column)} against {len(key)}).")
+        code, size = _coded(column)
+        if room * size >= 2**62:  # the combinations so far, re-coded densely: at most as many as rows
+            seen, key = unique_inverse(key, sort=False)
+            key = key.astype(np.int64)
+            room = max(len(seen), 1)
+        key = key * size + code
+        room *= size
+    return key
+
+
+def row_codes(columns: Sequence[pd.Series | NDArray[np.generic]]) -> NDArray[np.intp]:
     """A code per row of several equally long columns: equal rows (every column equal, as :func:`unique_inverse`
     holds values equal) get equal codes, numbered in the order first seen.
 
-    Each column's distinct values are found by hashing and the row's codes
-    combined into one integer, re-coded whenever the next column's
-    combinations would not fit an int64: O(rows x columns), no sort.
+    Each column's distinct values are found by hashing (a categorical
+    column's codes are used as they are) and the row's codes combined into
+    one integer: O(rows x columns), no sort.
 
     Examples
     --------
@@ -68,37 +97,26 @@ def row_codes(columns: Sequence[NDArray[np.generic]]) -> NDArray[np.intp]:
     ...           ).tolist()
     [0, 1, 0, 2]
     """
-    if not columns:
-        raise ValueError("row_codes needs at least one column.")
-    key = np.zeros(len(columns[0]), dtype=np.int64)
-    room = 1
-    for column in columns:
-        if len(column) != len(key):
-            raise ValueError(f"The columns differ in length ({len(column)} against {len(key)}).")
-        distinct, code = unique_inverse(column, sort=False)
-        size = max(len(distinct), 1)
-        if room * size >= 2**62:  # the combinations so far, re-coded densely: at most as many as rows
-            seen, key = unique_inverse(key, sort=False)
-            room = max(len(seen), 1)
-        key = key * size + code
-        room *= size
-    return unique_inverse(key, sort=False)[1]
+    return unique_inverse(_row_keys(columns), sort=False)[1]
 
 
 def duplicated_rows(columns: Sequence[pd.Series | NDArray[np.generic]]) -> NDArray[np.bool_]:
-    """Which rows repeat an earlier row of ``columns``: what ``DataFrame.duplicated()`` gives, found with
-    :func:`row_codes` (a categorical column is read by its codes, never by its values).
+    """Which rows repeat an earlier row of ``columns``: what ``DataFrame.duplicated()`` gives.
+
+    Rows are keyed as in :func:`row_codes`; that no key repeats (the usual
+    answer: one label per annotator and item) is seen from the sorted keys,
+    and only when some does are the repeats found.
 
     Examples
     --------
     >>> duplicated_rows([pd.Series(["a", "b", "a", "a"], dtype="category"), np.array([1, 1, 1, 2])]).tolist()
     [False, False, True, False]
     """
-    arrays = [column.cat.codes.to_numpy() if isinstance(column, pd.Series) and isinstance(
-        column.dtype, pd.CategoricalDtype) else np.asarray(column) for column in columns]
-    codes = row_codes(arrays)
-    if not len(codes):
-        return np.zeros(0, dtype=bool)
+    key = _row_keys(columns)
+    ordered = np.sort(key)
+    if not (ordered[1:] == ordered[:-1]).any():
+        return np.zeros(len(key), dtype=bool)
+    codes = unique_inverse(key, sort=False)[1]
     # codes are numbered as first seen: a row is new exactly when its code passes every code before it
     seen = np.maximum.accumulate(codes)
     return ~np.r_[True, codes[1:] > seen[:-1]]
