@@ -488,13 +488,17 @@ class ControlState:
                               "rank": rows[:, 3]})
         classes = classify_items(ranked_labels(frame))["item_class"]
         per_item = np.full(int(n_items.sum()), None, dtype=object)
-        per_item[classes.index.to_numpy(dtype=np.intp)] = [None if pd.isna(c) else str(c) for c in classes]
+        codes, names = pd.factorize(classes)  # a few classes: each put in words once (NaN: -1, no class)
+        per_item[classes.index.to_numpy(dtype=np.intp)] = np.array([*(str(c) for c in names), None],
+                                                                   dtype=object)[codes]
         owner = np.repeat(np.arange(len(held)), n_items)
         low = np.bincount(owner, weights=per_item == CONSTANT_LOW, minlength=len(held)) > 0
         defined = np.flatnonzero(pd.notna(per_item))
         first = np.full(len(held), -1)
-        owners, at = np.unique(owner[defined], return_index=True)
-        first[owners] = defined[at]
+        owners = owner[defined]
+        heads = np.ones(len(defined), dtype=bool)  # owners ascend: each one's first defined item
+        heads[1:] = owners[1:] != owners[:-1]
+        first[owners[heads]] = defined[heads]
         by_task = np.where(low, CONSTANT_LOW, np.where(first >= 0, per_item[np.maximum(first, 0)], None))
         held_ids = np.array(held, dtype=np.int64)
         order = np.argsort(held_ids, kind="stable")
