@@ -90,3 +90,18 @@ def test_a_task_entry_gives_back_what_it_was_read_with():
     assert other.created == ("yesterday",) and other.annotators == ("ann",) and other.read.meta == "not a dict"
     assert people.values == ["ann", "bob"] and other.skips == {"x": 1}
     assert np.frombuffer(entry.codes, dtype=np.int64)[0] == 2
+
+
+def test_a_categorical_over_distinct_names_is_the_same_with_or_without_pandas_fast_path(monkeypatch):
+    import pandas as pd
+
+    from plugin.codes import categorical
+
+    names = np.array(["17:b", "17:a", "18"], dtype=object)
+    codes = np.array([2, 0, 0, 1])
+    fast = categorical(codes, names)
+    monkeypatch.delattr(pd.CategoricalDtype, "_from_fastpath", raising=False)
+    checked = categorical(codes, names)
+    for got in (fast, checked):
+        assert list(got) == ["18", "17:b", "17:b", "17:a"] and list(got.categories) == list(names)
+    pd.testing.assert_series_equal(pd.Series(fast), pd.Series(checked))
