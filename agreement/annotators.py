@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from agreement.pairwise import annotator_labels
+from agreement.pairwise import AnnotatorLabels, annotator_labels
 
 __all__ = ["MAD_SCALE", "annotator_agreement", "robust_outliers"]
 
@@ -47,13 +47,14 @@ def robust_outliers(values: pd.Series, *, k: float = 2.0) -> pd.Series:
     return (values < median - k * mad).fillna(False).astype(bool)
 
 
-def annotator_agreement(table: pd.DataFrame, *, k: float = 2.0) -> pd.DataFrame:
+def annotator_agreement(table: pd.DataFrame | AnnotatorLabels, *, k: float = 2.0) -> pd.DataFrame:
     """Each annotator's agreement with the others (see the module text), with the outlier flag.
 
     Parameters
     ----------
-    table : pandas.DataFrame
-        Columns ``item``, ``annotator``, ``label``; one label per annotator and item.
+    table : pandas.DataFrame or AnnotatorLabels
+        Columns ``item``, ``annotator``, ``label``; one label per annotator and item. Or that table already
+        arranged by :func:`agreement.annotator_labels` (a caller that also needs the pairs arranges it once).
     k : float, default 2
         How many scaled MADs below the median make an outlier.
 
@@ -62,7 +63,7 @@ def annotator_agreement(table: pd.DataFrame, *, k: float = 2.0) -> pd.DataFrame:
     pandas.DataFrame
         Indexed by annotator: ``n_items``, ``n_compared``, ``mean_pairwise``, ``with_majority``, ``outlier``.
     """
-    labels = annotator_labels(table)
+    labels = table if isinstance(table, AnnotatorLabels) else annotator_labels(table)
     codes = labels.codes  # items x annotators, -1 where unlabeled
     n_annotators = codes.shape[1]
     rated = codes >= 0

@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 from agreement import (
+    AnnotatorLabels,
     GwetEstimate,
     RunningAgreement,
     UndefinedMeasureWarning,
@@ -317,9 +318,9 @@ def task_terms(counts: np.ndarray, tasks: np.ndarray, *, level: str, values: np.
     return TaskTerms(task_ids, task_spa, task_alpha, n_items, task_weighted)
 
 
-def _pairs(rows: pd.DataFrame, level: str) -> list[dict[str, Any]]:
-    """Per pair of annotators: the kappa family, and for ordered labels the quadratic-weighted kappa."""
-    labels = annotator_labels(rows)
+def _pairs(labels: AnnotatorLabels, level: str) -> list[dict[str, Any]]:
+    """Per pair of annotators (their labels arranged by :func:`agreement.annotator_labels`): the kappa family, and
+    for ordered labels the quadratic-weighted kappa."""
     values = None
     if level != "nominal":
         numeric = pd.to_numeric(pd.Series(labels.categories), errors="coerce")
@@ -379,9 +380,10 @@ def named_rows(rows: Iterable[Mapping[str, Any]], people: Mapping[str, str]) -> 
     return [{**row, "name": name_of(row["annotator"], people)} for row in rows]
 
 
-def annotator_rows(rows: pd.DataFrame) -> list[dict[str, Any]]:
-    """Each annotator's agreement with the others on one control's rows, as JSON-ready rows (none without rows)."""
-    if not len(rows):
+def annotator_rows(rows: pd.DataFrame | AnnotatorLabels) -> list[dict[str, Any]]:
+    """Each annotator's agreement with the others on one control's rows (or on those rows arranged by
+    :func:`agreement.annotator_labels`), as JSON-ready rows (none without rows)."""
+    if isinstance(rows, pd.DataFrame) and not len(rows):
         return []
     table = annotator_agreement(rows)
     return [{"annotator": str(who), "n_items": int(row.n_items), "n_compared": int(row.n_compared),
@@ -497,15 +499,16 @@ def score_control(mapped: MappedControl, options: ScoringOptions, *, span_jaccar
                       for a, b, v in confused_pairs(counts, categories)] if pairable else []
         label_agreement = ({c: number(v) for c, v in zip(categories, specific_agreement(counts), strict=True)}
                            if mapped.level == "nominal" and pairable else None)
+        by_annotator = annotator_labels(rows) if len(rows) else None  # arranged once: the pairs and each annotator
         return ControlScore(
             name=control.name, tag=control.tag, level=mapped.level,
             n_items=counts.n_items, n_pairable_items=pairable, n_annotations=len(rows),
             n_annotators=int(rows["annotator"].nunique()),
             spa=number(project_spa), spa_ci=interval, alpha=number(alpha),
             fleiss=number(fleiss_kappa(counts)) if mapped.level == "nominal" else None,
-            pairs=_pairs(rows, mapped.level) if len(rows) else [],
+            pairs=_pairs(by_annotator, mapped.level) if by_annotator is not None else [],
             gwet=_gwet_summary(gwet, mapped.level) if gwet is not None else None,
-            annotators=annotator_rows(rows),
+            annotators=annotator_rows(by_annotator) if by_annotator is not None else [],
             confusions=confusions, label_agreement=label_agreement,
             augmented=_augmented(mapped.ranked) if mapped.ranked is not None and len(mapped.ranked) else None,
             labels=_per_label(mapped, counts) if is_label_set(mapped) else None,
@@ -547,15 +550,16 @@ def _score_wide(mapped: MappedControl, options: ScoringOptions) -> ControlScore:
         warnings.simplefilter("ignore", UndefinedMeasureWarning)
         counts, labels = sparse_rows(rows, mapped.categories)
         sums = RunningAgreement.of_counts(counts)
+        by_annotator = annotator_labels(rows)  # arranged once: the pairs and each annotator
         return ControlScore(
             name=mapped.control.name, tag=mapped.control.tag, level=mapped.level,
             n_items=counts.n_items, n_pairable_items=int((counts.totals() >= 2).sum()), n_annotations=len(rows),
             n_annotators=int(rows["annotator"].nunique()), spa=number(sums.spa()),
             spa_ci=spa_interval(counts.packed(), options), alpha=number(sums.alpha()),
-            fleiss=number(sums.fleiss_kappa()), pairs=_pairs(rows, mapped.level),
+            fleiss=number(sums.fleiss_kappa()), pairs=_pairs(by_annotator, mapped.level),
             gwet={"coefficient": "AC1", "value": number(sums.gwet_ac1(n_categories=len(labels))), "std_error": None,
                   "ci": [None, None]},
-            annotators=annotator_rows(rows), notes=(wide_note(len(labels), counts.n_items),))
+            annotators=annotator_rows(by_annotator), notes=(wide_note(len(labels), counts.n_items),))
 
 
 def wide_note(n_labels: int, n_items: int) -> str:

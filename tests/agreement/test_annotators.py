@@ -13,6 +13,7 @@ from sklearn.metrics import cohen_kappa_score
 
 from agreement.annotators import annotator_agreement, robust_outliers
 from agreement.confusion import confused_pairs, specific_agreement
+from agreement.pairwise import annotator_labels
 
 tables = st.lists(st.tuples(st.integers(0, 11), st.integers(0, 4), st.sampled_from("abc")), min_size=4,
                   max_size=60).map(lambda rows: pd.DataFrame(rows, columns=["item", "annotator", "label"])
@@ -58,6 +59,8 @@ def test_annotator_table_equals_a_brute_force_computation(table):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         result = annotator_agreement(table)
+        # the same from the table arranged beforehand (a caller that also needs the pairs arranges it once)
+        pd.testing.assert_frame_equal(annotator_agreement(annotator_labels(table)), result)
     for annotator, (pairwise, majority) in brute_force(table).items():
         row = result.loc[annotator]
         assert (np.isnan(pairwise) and np.isnan(row["mean_pairwise"])) or row["mean_pairwise"] == pytest.approx(
