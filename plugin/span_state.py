@@ -141,6 +141,9 @@ class TaskSpans:
         return 1.0 - (self.disorder / self.weight) / expected if expected > 0 else math.nan
 
 
+_NO_SUBMITTER = np.float64(0.0).tobytes()
+
+
 @dataclass
 class SpanTasks:
     """A span-like control's spans per task, the span measures of each task, and running per-pair sums.
@@ -231,9 +234,10 @@ class SpanTasks:
         return rows, submitted, lengths
 
     def _submitted(self, task: int) -> bool:
-        """Whether anyone submitted ``task``."""
+        """Whether anyone submitted ``task``: its number of submitters (the blob's second float64, a whole number
+        at least 0) is not 0.0, whose bytes are all zero (read without an array a task)."""
         blob = self.tasks.get(task)
-        return blob is not None and bool(np.frombuffer(blob, dtype=np.float64, count=2)[1] > 0)
+        return blob is not None and blob[8:16] != _NO_SUBMITTER
 
     def remove_task(self, task: int) -> None:
         """Forget ``task``."""
