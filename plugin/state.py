@@ -523,11 +523,12 @@ class ControlState:
         ids = np.array(tasks, dtype=np.int64)
         # items as a categorical over their distinct names: every later grouping by item reads integer codes
         texts = np.array(self.keys.texts(np.repeat(ids, n_items), keys), dtype=object)
-        if self.keys.texts_distinct(keys):  # every item its own name: nothing to look up
-            codes, names = np.arange(len(texts)), texts
+        if self.keys.texts_distinct(keys):  # every item its own name: its place is its code
+            item, names = rows[:, 0], texts
         else:
             codes, names = pd.factorize(texts)
-        out = {"task": np.repeat(ids, n_rows), "item": categorical(codes[rows[:, 0]], names),
+            item = codes[rows[:, 0]]
+        out = {"task": np.repeat(ids, n_rows), "item": categorical(item, names),
                "annotator": self._annotator_column(rows[:, 1]),
                # a list, so that pandas infers the labels' type as it does for tuples (ratings: int64)
                "label": np.array(labels.values, dtype=object)[rows[:, 2]].tolist()}

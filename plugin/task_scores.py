@@ -257,7 +257,8 @@ class TaskScores(Mapping[int, TaskScore]):
 
     def _row_codes(self, places: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`score_codes` of the tasks at ``places``."""
-        columns: list[np.ndarray] = [self.n_annotations[places], self.flagged[places]]
+        # the flag and the reasons follow from these columns (and the options and cut, the same for every task)
+        columns: list[np.ndarray] = [self.n_annotations[places]]
         own = np.zeros(len(places), dtype=bool)
         for control in self.controls.values():
             columns += [column[places] for column in (control.has_items, control.has_spans, control.spa,
