@@ -23,7 +23,7 @@ the four classes of section 6.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from itertools import combinations
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -32,7 +32,7 @@ from numpy.typing import ArrayLike, NDArray
 from agreement.counts import code_labels, require_columns, shown
 from agreement.itemsums import unit_weights
 from agreement.undefined import warn_undefined
-from agreement.uniques import duplicated_rows
+from agreement.uniques import duplicated_rows, unique_inverse
 
 __all__ = [
     "ITEM_CLASSES",
@@ -58,32 +58,73 @@ def _check_p(p: float) -> None:
 
 @dataclass(frozen=True)
 class RankedLabels:
-    """Every annotator's primary and secondary labels, as indicator arrays.
+    """Every annotator's primary and secondary labels, one row per annotator and item they labeled.
+
+    Held sparse: memory O(labels given), whatever the numbers of annotators,
+    items and categories (a dense indicator array of annotators x items x
+    labels grows with their product).
 
     Attributes
     ----------
-    single, primary, secondary : ndarray of bool, with shape (n_annotators, n_items, n_labels)
-        ``single[a, x, y]``: annotator ``a`` gave item ``x`` only label ``y``;
-        ``primary`` / ``secondary``: label ``y`` was the first / second of two.
+    row_annotator, row_item : ndarray of intp
+        Each row's annotator (in :attr:`annotators`) and item (in :attr:`items`).
+    row_first : ndarray of intp
+        The row's only or primary label (in :attr:`categories`).
+    row_second : ndarray of intp
+        Its secondary label, -1 where it has none.
     items, annotators, categories : pandas.Index
     """
 
-    single: NDArray[np.bool_]
-    primary: NDArray[np.bool_]
-    secondary: NDArray[np.bool_]
+    row_annotator: NDArray[np.intp]
+    row_item: NDArray[np.intp]
+    row_first: NDArray[np.intp]
+    row_second: NDArray[np.intp]
     items: pd.Index
     annotators: pd.Index
     categories: pd.Index
 
+    def _indicator(self, rows: NDArray[np.bool_], labels: NDArray[np.intp]) -> NDArray[np.bool_]:
+        out = np.zeros((len(self.annotators), len(self.items), len(self.categories)), dtype=bool)
+        out[self.row_annotator[rows], self.row_item[rows], labels[rows]] = True
+        return out
+
+    @property
+    def single(self) -> NDArray[np.bool_]:
+        """Dense indicator, shape (n_annotators, n_items, n_labels): annotator ``a`` gave item ``x`` only label ``y``."""
+        return self._indicator(self.row_second < 0, self.row_first)
+
+    @property
+    def primary(self) -> NDArray[np.bool_]:
+        """Dense indicator: label ``y`` was the first of two."""
+        return self._indicator(self.row_second >= 0, self.row_first)
+
+    @property
+    def secondary(self) -> NDArray[np.bool_]:
+        """Dense indicator: label ``y`` was the second of two."""
+        return self._indicator(self.row_second >= 0, self.row_second)
+
+    def weights(self, *, p: float) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """Each row's weight on its first and on its second label in M at weight ``p`` (section 5.1): 1 and 0
+        for a single label, ``p`` and ``1 - p`` for a pair."""
+        _check_p(p)
+        paired = self.row_second >= 0
+        return np.where(paired, p, 1.0), np.where(paired, 1.0 - p, 0.0)
+
     def matrix(self, annotator: int, *, p: float) -> NDArray[np.float64]:
         """Annotation matrix M of annotator number ``annotator`` at weight ``p`` (section 5.1)."""
-        _check_p(p)
-        return (self.single[annotator] + p * self.primary[annotator]
-                + (1.0 - p) * self.secondary[annotator]).astype(np.float64)
+        first, second = self.weights(p=p)
+        mine = np.flatnonzero(self.row_annotator == annotator)
+        out = np.zeros((len(self.items), len(self.categories)))
+        out[self.row_item[mine], self.row_first[mine]] = first[mine]
+        paired = mine[self.row_second[mine] >= 0]
+        out[self.row_item[paired], self.row_second[paired]] += second[paired]  # one row an item: no repeats
+        return out
 
     def rated(self, annotator: int) -> NDArray[np.bool_]:
         """Which items annotator number ``annotator`` labeled."""
-        return (self.single[annotator] | self.primary[annotator]).any(axis=1)
+        out = np.zeros(len(self.items), dtype=bool)
+        out[self.row_item[self.row_annotator == annotator]] = True
+        return out
 
 
 def ranked_labels(
@@ -116,30 +157,83 @@ def ranked_labels(
     if not ranks.isin([1, 2]).all():
         bad = table[rank][~ranks.isin([1, 2])].iloc[0]
         raise ValueError(f"rank must be 1 (primary) or 2 (secondary); found {shown(bad)}.")
-    keys = table[[item, annotator]].assign(_rank=ranks.to_numpy())
-    duplicated = duplicated_rows([keys[item], keys[annotator], keys["_rank"]])
-    if duplicated.any():
-        row = keys[duplicated].iloc[0]
-        raise ValueError(
-            f"Annotator {shown(row[annotator])} gave item {shown(row[item])} two labels of rank {int(row['_rank'])}."
-        )
-    has_primary = keys[keys["_rank"] == 1].set_index([item, annotator]).index
-    secondary_keys = keys[keys["_rank"] == 2].set_index([item, annotator]).index
-    orphans = ~secondary_keys.isin(has_primary)
-    if orphans.any():
-        it, an = secondary_keys[orphans][0]
-        raise ValueError(f"Annotator {shown(an)} gave item {shown(it)} a secondary label but no primary one.")
     item_codes, items = pd.factorize(table[item], sort=False)
     annotator_codes, annotators = pd.factorize(table[annotator], sort=True)
     label_codes, cats = code_labels(table[label], categories)
-    shape = (len(annotators), len(items), len(cats))
     is_secondary = (ranks == 2).to_numpy()
-    paired_index = pd.MultiIndex.from_arrays([table[item], table[annotator]])
-    paired = paired_index.isin(secondary_keys)
-    arrays = {name: np.zeros(shape, dtype=bool) for name in ("single", "primary", "secondary")}
-    for name, mask in (("single", ~paired), ("primary", paired & ~is_secondary), ("secondary", is_secondary)):
-        arrays[name][annotator_codes[mask], item_codes[mask], label_codes[mask]] = True
-    return RankedLabels(items=pd.Index(items), annotators=pd.Index(annotators), categories=cats, **arrays)
+    key = item_codes.astype(np.int64) * max(len(annotators), 1) + annotator_codes
+    duplicated = duplicated_rows([key * 2 + is_secondary])
+    if duplicated.any():
+        at = int(np.argmax(duplicated))
+        raise ValueError(f"Annotator {shown(table[annotator].iloc[at])} gave item {shown(table[item].iloc[at])} "
+                         f"two labels of rank {2 if is_secondary[at] else 1}.")
+    primaries, secondaries = np.flatnonzero(~is_secondary), np.flatnonzero(is_secondary)
+    sorter = np.argsort(key[primaries], kind="stable")
+    found = np.searchsorted(key[primaries], key[secondaries], sorter=sorter).clip(max=max(len(primaries) - 1, 0))
+    at = sorter[found] if len(primaries) else found
+    orphans = (key[primaries][at] != key[secondaries]) if len(primaries) else np.ones(len(secondaries), dtype=bool)
+    if orphans.any():
+        row = int(secondaries[np.argmax(orphans)])
+        raise ValueError(f"Annotator {shown(table[annotator].iloc[row])} gave item {shown(table[item].iloc[row])} "
+                         "a secondary label but no primary one.")
+    second = np.full(len(primaries), -1, dtype=np.intp)
+    second[at] = label_codes[secondaries]
+    return RankedLabels(row_annotator=annotator_codes[primaries].astype(np.intp),
+                        row_item=item_codes[primaries].astype(np.intp), row_first=label_codes[primaries],
+                        row_second=second, items=pd.Index(items), annotators=pd.Index(annotators), categories=cats)
+
+
+class _PairRows(NamedTuple):
+    """Every two rows of :class:`RankedLabels` on one item (annotators ``a < b``), sorted by item, then pair."""
+
+    a: NDArray[np.intp]
+    b: NDArray[np.intp]
+    pair: NDArray[np.intp]
+    """Each one's pair, in the order of :func:`itertools.combinations` of the annotators."""
+    n_pairs: int
+
+
+def _pair_rows(ranked: RankedLabels) -> _PairRows:
+    """The annotator pairs of every item, O(rows x the most annotators of an item) (pairs that share no item are
+    never formed)."""
+    order = np.lexsort((ranked.row_annotator, ranked.row_item))
+    item = ranked.row_item[order]
+    widest = int(np.bincount(item).max()) if len(item) else 0
+    firsts, seconds = [np.zeros(0, dtype=np.intp)], [np.zeros(0, dtype=np.intp)]
+    for gap in range(1, widest):  # rows ``gap`` apart on one item: every pair of its annotators, once
+        same = np.flatnonzero(item[gap:] == item[:-gap])
+        firsts.append(order[same])
+        seconds.append(order[same + gap])
+    a, b = np.concatenate(firsts), np.concatenate(seconds)
+    code = ranked.row_annotator[a].astype(np.int64) * len(ranked.annotators) + ranked.row_annotator[b]
+    by_item = np.lexsort((code, ranked.row_item[a]))
+    distinct, pair = unique_inverse(code[by_item])
+    return _PairRows(a[by_item], b[by_item], pair, len(distinct))
+
+
+def _pair_terms(ranked: RankedLabels, rows: _PairRows, *, p: float
+                ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """At weight ``p``: each pair row's ``sum_y M_a[x, y] M_b[x, y]``, and per pair its items ``n`` and its p(E)
+    (section 5.2; NaN for a pair with no item)."""
+    first, second = ranked.weights(p=p)
+    a, b, pair, n_pairs = rows
+    fa, sa, fb, sb = ranked.row_first[a], ranked.row_second[a], ranked.row_first[b], ranked.row_second[b]
+    observed = (first[a] * first[b] * (fa == fb) + first[a] * second[b] * (fa == sb)
+                + second[a] * first[b] * (sa == fb) + second[a] * second[b] * (sa == sb))  # a weight 0 where no second
+    width = len(ranked.categories)
+    cells = n_pairs * width
+
+    def frequencies(row: NDArray[np.intp]) -> NDArray[np.float64]:
+        """Per pair and label, the annotator's column total of M over the pair's items."""
+        spots = pair * width
+        total = (np.bincount(spots + ranked.row_first[row], weights=first[row], minlength=cells)
+                 + np.bincount(spots + ranked.row_second[row].clip(min=0), weights=second[row], minlength=cells))
+        return total.reshape(n_pairs, width)
+
+    n = np.bincount(pair, minlength=n_pairs).astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        expected = (frequencies(a) * frequencies(b)).sum(axis=1) / n**2
+    return observed, n, expected
 
 
 @dataclass(frozen=True)
@@ -217,38 +311,41 @@ def augmented_kappa(first: ArrayLike, second: ArrayLike) -> AugmentedKappa:
     return AugmentedKappa(observed, expected, kappa, n)
 
 
-def _pairs(ranked: RankedLabels) -> list[tuple[int, int, NDArray[np.bool_]]]:
-    """Annotator pairs with the items both labeled (pairs with none left out)."""
-    out = []
-    for a, b in combinations(range(len(ranked.annotators)), 2):
-        both = ranked.rated(a) & ranked.rated(b)
-        if both.any():
-            out.append((a, b, both))
-    return out
-
-
 def augmented_sweep(ranked: RankedLabels, *, ps: ArrayLike = DEFAULT_SWEEP) -> pd.Series:
     """kappa' at each weight p, averaged over annotator pairs (seed 000, section 6).
 
     With two annotators this is their kappa'; with more, the mean of each
     pair's kappa' over the items that pair labeled, as the seed averages
-    across its three annotators.
+    across its three annotators. Computed from the pairs' rows, O(labels
+    given x annotators an item), without an annotation matrix.
 
     Returns
     -------
     pandas.Series
         Indexed by p.
     """
-    pairs = _pairs(ranked)
+    rows = _pair_rows(ranked)
     values = []
     for p in np.asarray(ps, dtype=np.float64):
-        _check_p(float(p))
-        kappas = [float(augmented_batch(np.hstack([ranked.matrix(a, p=p)[both], ranked.matrix(b, p=p)[both]]),
-                                        unit_weights(int(both.sum())))[0]) for a, b, both in pairs]
-        finite = [k for k in kappas if not np.isnan(k)]
-        values.append(float(np.mean(finite)) if finite else warn_undefined(
+        observed, n, expected = _pair_terms(ranked, rows, p=float(p))
+        defined = expected < 1.0 - 1e-12
+        mean = np.bincount(rows.pair, weights=observed, minlength=rows.n_pairs)[defined] / n[defined]
+        kappas = (mean - expected[defined]) / (1.0 - expected[defined])
+        values.append(float(np.mean(kappas)) if len(kappas) else warn_undefined(
             "The augmented kappa", "no pair of annotators has a defined kappa'"))
     return pd.Series(values, index=pd.Index(np.asarray(ps, dtype=np.float64), name="p"), name="kappa")
+
+
+def _item_kappa(ranked: RankedLabels, rows: _PairRows, *, p: float) -> NDArray[np.float64]:
+    """:func:`augmented_item_kappa`'s values, from the pairs' rows."""
+    observed, _, expected = _pair_terms(ranked, rows, p=p)
+    kept = (expected < 1.0 - 1e-12)[rows.pair]  # a pair whose p(E) is 1 has no kappa'
+    chance = expected[rows.pair[kept]]
+    item = ranked.row_item[rows.a[kept]]
+    total = np.bincount(item, weights=(observed[kept] - chance) / (1.0 - chance), minlength=len(ranked.items))
+    count = np.bincount(item, minlength=len(ranked.items))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(count > 0, total / np.where(count > 0, count, 1), np.nan)
 
 
 def augmented_item_kappa(ranked: RankedLabels, *, p: float) -> pd.Series:
@@ -265,19 +362,7 @@ def augmented_item_kappa(ranked: RankedLabels, *, p: float) -> pd.Series:
         Indexed by item; NaN where no pair labeled the item.
     """
     _check_p(p)
-    total = np.zeros(len(ranked.items))
-    count = np.zeros(len(ranked.items))
-    for a, b, both in _pairs(ranked):
-        ma, mb = ranked.matrix(a, p=p)[both], ranked.matrix(b, p=p)[both]
-        n = both.sum()
-        expected = float((ma.sum(axis=0) / n) @ (mb.sum(axis=0) / n))
-        if expected >= 1.0 - 1e-12:
-            continue
-        total[both] += (np.einsum("ij,ij->i", ma, mb) - expected) / (1.0 - expected)
-        count[both] += 1
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return pd.Series(np.where(count > 0, total / np.where(count > 0, count, 1.0), np.nan),
-                         index=ranked.items, name="kappa")
+    return pd.Series(_item_kappa(ranked, _pair_rows(ranked), p=p), index=ranked.items, name="kappa")
 
 
 def item_classes(kappa_p1: ArrayLike, kappa_p05: ArrayLike, *, tolerance: float = 0.1, high: float = 0.6
@@ -327,8 +412,9 @@ def classify_items(ranked: RankedLabels, *, tolerance: float = 0.1, high: float 
         Indexed by item, with columns ``kappa_p1``, ``kappa_p05`` and
         ``item_class`` (NaN class where kappa' is undefined).
     """
-    at_one = augmented_item_kappa(ranked, p=1.0)
-    at_half = augmented_item_kappa(ranked, p=0.5)
+    rows = _pair_rows(ranked)
+    at_one = pd.Series(_item_kappa(ranked, rows, p=1.0), index=ranked.items, name="kappa")
+    at_half = pd.Series(_item_kappa(ranked, rows, p=0.5), index=ranked.items, name="kappa")
     classes = item_classes(at_one.to_numpy(), at_half.to_numpy(), tolerance=tolerance, high=high)
     defined = pd.Series(classes, index=ranked.items).replace("", None)  # "": kappa' undefined, no class
     item_class = defined.astype(pd.CategoricalDtype(ITEM_CLASSES))

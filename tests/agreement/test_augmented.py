@@ -134,3 +134,40 @@ def test_a_difference_of_exactly_the_tolerance_is_one_class_whatever_the_roundin
 
     assert item_classes([0.1 + 0.2], [0.2]).tolist() == item_classes([0.3], [0.2]).tolist() == ["constant low"]
     assert item_classes([0.65 + 0.05], [0.6]).tolist() == item_classes([0.7], [0.6]).tolist() == ["constant high"]
+
+
+@given(st.lists(st.tuples(st.integers(0, 7), st.integers(0, 4), st.integers(0, 2), st.integers(0, 3)),
+                min_size=1, max_size=60, unique_by=lambda r: (r[0], r[1])),
+       st.sampled_from([1.0, 0.9, 0.7, 0.5]))
+def test_pair_sums_equal_the_annotation_matrices(rows, p):
+    # The sweep and the per-item kappa' are computed from the labels given, pair by pair; here each pair's kappa'
+    # and each item's mean are computed as seed 000 defines them, from the dense matrices M of sections 5.1-5.3.
+    # A row is (item, annotator, primary, secondary): secondary 3 means none; equal to the primary, it adds 1 - p.
+    long = [(f"x{i}", f"a{a}", first, 1) for i, a, first, _ in rows]
+    long += [(f"x{i}", f"a{a}", second, 2) for i, a, _, second in rows if second < 3]
+    ranked = ranked_labels(pd.DataFrame(long, columns=["item", "annotator", "label", "rank"]))
+    n_annotators, n_items = len(ranked.annotators), len(ranked.items)
+    pair_kappas, item_sums, item_counts = [], np.zeros(n_items), np.zeros(n_items)
+    for a in range(n_annotators):
+        for b in range(a + 1, n_annotators):
+            both = ranked.rated(a) & ranked.rated(b)
+            if not both.any():
+                continue
+            ma, mb = ranked.matrix(a, p=p)[both], ranked.matrix(b, p=p)[both]
+            expected = (ma.sum(axis=0) / both.sum()) @ (mb.sum(axis=0) / both.sum())
+            if expected >= 1.0 - 1e-12:
+                continue
+            per_item = ((ma * mb).sum(axis=1) - expected) / (1.0 - expected)
+            pair_kappas.append(per_item.mean())
+            item_sums[both] += per_item
+            item_counts[both] += 1
+    import warnings
+
+    from agreement import UndefinedMeasureWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedMeasureWarning)
+        sweep = augmented_sweep(ranked, ps=[p]).iloc[0]
+    assert (np.isnan(sweep) and not pair_kappas) or sweep == pytest.approx(np.mean(pair_kappas), abs=1e-12)
+    by_item = np.where(item_counts > 0, item_sums / np.maximum(item_counts, 1), np.nan)
+    np.testing.assert_allclose(augmented_item_kappa(ranked, p=p).to_numpy(), by_item, atol=1e-12)
