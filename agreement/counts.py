@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, DTypeLike, NDArray
 
-from agreement.uniques import duplicated_rows
+from agreement.uniques import duplicated_rows, unique_counts
 
 __all__ = [
     "WIDE_CELLS",
@@ -199,7 +199,7 @@ def sparse_counts(items: ArrayLike, labels: ArrayLike, *, n_categories: int | No
     label = np.asarray(labels, dtype=np.int64).reshape(-1)
     width = int(n_categories if n_categories is not None else (label.max() + 1 if len(label) else 0))
     size = int(n_items if n_items is not None else (item.max() + 1 if len(item) else 0))
-    cells, counts = np.unique(item * max(width, 1) + label, return_counts=True)
+    cells, counts = unique_counts(item * max(width, 1) + label)  # item-major codes: runs, merged
     owner = cells // max(width, 1)
     indptr = np.zeros(size + 1, dtype=np.intp)
     np.cumsum(np.bincount(owner, minlength=size), out=indptr[1:])

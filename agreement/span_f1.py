@@ -40,7 +40,7 @@ from scipy.optimize import linear_sum_assignment
 
 from agreement.intervals import overlapping_pairs
 from agreement.undefined import warn_undefined
-from agreement.uniques import unique_inverse
+from agreement.uniques import unique_counts, unique_inverse
 from agreement.units import Units
 
 __all__ = ["SpanF1", "candidate_pairs", "span_f1", "task_f1"]
@@ -324,7 +324,7 @@ def span_f1(units: Units, *, match: Match = "exact", jaccard: float = 0.5,
 
     # spans per (continuum, annotator, label), looked up for each block's two annotators
     cell = (units.doc.astype(np.int64) * n_ann + units.annotator) * n_lab + units.label
-    cells, counts = np.unique(cell, return_counts=True)
+    cells, counts = unique_counts(cell)  # units come by continuum: runs, merged
 
     def lookup(annotator: NDArray[np.intp]) -> NDArray[np.int64]:
         want = ((block_doc.astype(np.int64) * n_ann + annotator) * n_lab)[:, None] + np.arange(n_lab)

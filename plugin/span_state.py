@@ -45,7 +45,7 @@ from agreement import UndefinedMeasureWarning
 from agreement.gamma import ExpectedDisorder, expected_disorder, observed_disorder
 from agreement.ranges import ranges
 from agreement.span_f1 import span_f1
-from agreement.uniques import unique_inverse
+from agreement.uniques import unique_counts, unique_inverse
 from agreement.units import Units
 from plugin.codes import Interned
 from plugin.labelconfig import Control
@@ -400,7 +400,7 @@ class SpanTasks:
         # per match, per continuum and annotator pair: TP and |A| + |B|, summed per task and pair
         found = [span_f1(units, match=match, jaccard=mapping.span_jaccard) for match in MATCHES]
         keys = [place[r.doc] * width + r.annotator_a * len(units.annotators) + r.annotator_b for r in found]
-        rows = np.unique(np.concatenate(keys)) if keys else np.zeros(0, dtype=np.int64)
+        rows = unique_counts(np.concatenate(keys))[0] if keys else np.zeros(0, dtype=np.int64)  # by task: runs
         sums = []
         for result, key in zip(found, keys, strict=True):
             at = np.searchsorted(rows, key)

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from agreement.uniques import duplicated_rows, row_codes, unique_inverse
+from agreement.uniques import duplicated_rows, row_codes, unique_counts, unique_inverse
 
 
 def _same_as_numpy(values):
@@ -96,3 +96,23 @@ def test_duplicated_rows_as_pandas_finds_them(rows, as_category):
         frame["item"] = frame["item"].astype("category")
     got = duplicated_rows([frame["item"], frame["value"].to_numpy(), frame["rank"]])
     assert got.tolist() == frame.duplicated().tolist()
+
+
+@given(hnp.arrays(np.int64, st.integers(0, 200), elements=st.integers(-(2**63), 2**63 - 1)) | hnp.arrays(
+    np.int64, st.integers(0, 200), elements=st.integers(0, 6)).map(np.sort))
+def test_unique_counts_as_numpy_counts_them(values):
+    distinct, counts = unique_counts(values)
+    want, want_counts = np.unique(values, return_counts=True)
+    np.testing.assert_array_equal(distinct, want)
+    np.testing.assert_array_equal(counts, want_counts)
+
+
+@given(st.lists(st.tuples(st.sampled_from([-(2**62), -1, 0, 2**40, 2**62]), st.booleans(),
+                          st.sampled_from([0, 1, 60_000])), max_size=40))
+def test_rows_of_whole_numbers_near_and_far_apart_share_a_code_exactly_when_equal(rows):
+    # columns spanning less than 2**31 are coded by their offsets, wider ones by hashing: the codes agree either way
+    columns = [np.array([row[k] for row in rows], dtype=dtype) for k, dtype in enumerate((np.int64, bool, np.uint16))]
+    first_seen = list(dict.fromkeys(rows))
+    assert row_codes(columns).tolist() == [first_seen.index(row) for row in rows]
+    if rows:
+        assert duplicated_rows(columns).tolist() == pd.DataFrame(rows).duplicated().tolist()
