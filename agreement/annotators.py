@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from numpy.typing import NDArray
 
 from agreement.pairwise import AnnotatorLabels, annotator_labels
+from agreement.uniques import unique_counts
 
 __all__ = ["MAD_SCALE", "annotator_agreement", "robust_outliers"]
 
@@ -47,6 +49,48 @@ def robust_outliers(values: pd.Series, *, k: float = 2.0) -> pd.Series:
     return (values < median - k * mad).fillna(False).astype(bool)
 
 
+def _with_majority(item: NDArray[np.intp], annotator: NDArray[np.intp], label: NDArray[np.intp], *,
+                   n_annotators: int, n_categories: int) -> tuple[NDArray[np.int64], NDArray[np.float64],
+                                                                  NDArray[np.float64]]:
+    """Per annotator, from each label given (``item``, ``annotator``, ``label`` codes, items ascending): the
+    items with at least one other annotator, and on the items with at least two others whose labels have a
+    single most frequent one, how often it is the annotator's (and on how many).
+
+    From each item's counts per label alone, in O(labels given): with ``m1`` the highest count on the item,
+    ``t1`` the labels that reach it and ``m2`` the next count below, an annotator whose label has ``own``
+    votes (theirs included) sees among the others the single label of most votes
+
+    * their own, when ``own = m1``, ``t1 = 1`` and ``m1 - 1 > m2``;
+    * another, when ``own = m1`` and ``t1 = 2`` (the other label that reaches ``m1``), or ``own < m1`` and
+      ``t1 = 1``;
+
+    and no single one otherwise (a tie).
+    """
+    raters = np.bincount(item)[item] if len(item) else np.zeros(0, dtype=np.intp)
+    compared = np.bincount(annotator[raters >= 2], minlength=n_annotators)
+    width = max(n_categories, 1)
+    cells, votes = unique_counts(item.astype(np.int64) * width + label)  # each item's counts per label
+    owner = cells // width
+    order = np.lexsort((-votes, owner))  # each item's labels, most votes first
+    ranked_owner, ranked = owner[order], votes[order]
+    head = np.flatnonzero(np.r_[True, ranked_owner[1:] != ranked_owner[:-1]])
+    n_items = int(owner.max()) + 1 if len(owner) else 0
+    top = np.zeros(n_items, dtype=np.int64)
+    top[ranked_owner[head]] = ranked[head]
+    reaching = np.bincount(ranked_owner, weights=ranked == top[ranked_owner], minlength=n_items).astype(np.int64)
+    end = np.r_[head[1:], len(ranked)]
+    after = head + reaching[ranked_owner[head]]  # the first label below the top, if the item has one
+    below = np.zeros(n_items, dtype=np.int64)
+    has = after < end
+    below[ranked_owner[head[has]]] = ranked[after[has]]
+    own = votes[np.searchsorted(cells, item.astype(np.int64) * width + label)]
+    m1, t1, m2 = top[item], reaching[item], below[item]
+    agree = (own == m1) & (t1 == 1) & (m1 - 1 > m2)
+    decided = (raters >= 3) & (agree | ((own == m1) & (t1 == 2)) | ((own < m1) & (t1 == 1)))
+    return (compared, np.bincount(annotator[decided], weights=agree[decided], minlength=n_annotators),
+            np.bincount(annotator[decided], minlength=n_annotators).astype(np.float64))
+
+
 def annotator_agreement(table: pd.DataFrame | AnnotatorLabels, *, k: float = 2.0) -> pd.DataFrame:
     """Each annotator's agreement with the others (see the module text), with the outlier flag.
 
@@ -64,44 +108,24 @@ def annotator_agreement(table: pd.DataFrame | AnnotatorLabels, *, k: float = 2.0
         Indexed by annotator: ``n_items``, ``n_compared``, ``mean_pairwise``, ``with_majority``, ``outlier``.
     """
     labels = table if isinstance(table, AnnotatorLabels) else annotator_labels(table)
-    codes = labels.codes  # items x annotators, -1 where unlabeled
-    n_annotators = codes.shape[1]
-    rated = codes >= 0
-    kappas = np.full((n_annotators, n_annotators), np.nan)
-    shared = np.zeros((n_annotators, n_annotators))
-    for a in range(n_annotators):  # each pair from its codes: no categories x categories table (free text)
-        for b in range(a + 1, n_annotators):
-            pair = labels.measures(a, b)
-            kappas[a, b] = kappas[b, a] = pair["cohen"]
-            shared[a, b] = shared[b, a] = pair["n_items"]
-    usable = np.where(np.isnan(kappas), 0.0, shared)
+    n_annotators = len(labels.annotators)
+    item, annotator, label = labels.rows
+    pairs = labels.pair_measures()  # each pair from its labels: no categories x categories table (free text)
+    first, second = pairs["first"].to_numpy(), pairs["second"].to_numpy()
+    kappa = pairs["cohen"].to_numpy()
+    usable = np.where(np.isnan(kappa), 0.0, pairs["n_items"].to_numpy(dtype=np.float64))
+    weighted = np.nan_to_num(kappa) * usable
+    totals = np.bincount(first, weights=usable, minlength=n_annotators) + np.bincount(
+        second, weights=usable, minlength=n_annotators)
+    sums = np.bincount(first, weights=weighted, minlength=n_annotators) + np.bincount(
+        second, weights=weighted, minlength=n_annotators)
     with np.errstate(divide="ignore", invalid="ignore"):
-        mean_pairwise = np.where(usable.sum(axis=1) > 0,
-                                 np.nansum(kappas * usable, axis=1) / usable.sum(axis=1), np.nan)
-    # The majority of the others, from the codes alone (items x annotators, never items x labels: free text has
-    # thousands of labels). same[i, l]: how many annotators of item i gave annotator l's label, l included.
-    same = np.zeros(codes.shape)
-    for m in range(n_annotators):
-        same += rated & rated[:, [m]] & (codes == codes[:, [m]])
-    with_majority = np.full(n_annotators, np.nan)
-    compared = np.zeros(n_annotators, dtype=int)
-    raters = rated.sum(axis=1)
-    for column in range(n_annotators):
-        mine = rated[:, column]
-        compared[column] = int((mine & (raters >= 2)).sum())
-        enough = mine & (raters >= 3)  # at least two others
-        if not enough.any():
-            continue
-        own, others_rated = codes[enough, column], rated[enough].copy()
-        others_rated[:, column] = False
-        votes = np.where(others_rated, same[enough] - (codes[enough] == own[:, None]), -1.0)
-        top = votes.max(axis=1)
-        # The label with v votes among the others is carried by exactly v of them: a tie doubles the count.
-        strict = (votes == top[:, None]).sum(axis=1) == top
-        if strict.any():
-            majority = codes[enough][np.flatnonzero(strict), votes[strict].argmax(axis=1)]
-            with_majority[column] = float((majority == own[strict]).mean())
-    out = pd.DataFrame({"n_items": rated.sum(axis=0), "n_compared": compared, "mean_pairwise": mean_pairwise,
+        mean_pairwise = np.where(totals > 0, sums / totals, np.nan)
+    compared, agrees, decided = _with_majority(item, annotator, label, n_annotators=n_annotators,
+                                               n_categories=len(labels.categories))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        with_majority = np.where(decided > 0, agrees / np.maximum(decided, 1), np.nan)
+    out = pd.DataFrame({"n_items": np.bincount(annotator, minlength=n_annotators), "n_compared": compared, "mean_pairwise": mean_pairwise,
                         "with_majority": with_majority}, index=pd.Index(labels.annotators, name="annotator"))
     out["outlier"] = robust_outliers(out["mean_pairwise"], k=k)
     return out

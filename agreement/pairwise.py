@@ -11,7 +11,7 @@ import math
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import partial
+from functools import cached_property, partial
 from itertools import combinations
 from types import MappingProxyType
 
@@ -23,7 +23,7 @@ from agreement.counts import code_labels, require_columns, shown
 from agreement.information import information_batch
 from agreement.kappa import table_measure_batch
 from agreement.undefined import UndefinedMeasureWarning
-from agreement.uniques import duplicated_rows
+from agreement.uniques import duplicated_rows, unique_counts, unique_inverse
 
 __all__ = ["TWO_RATER_MEASURES", "AnnotatorLabels", "PairwiseMatrix", "annotator_labels", "pairwise_matrix"]
 
@@ -86,6 +86,82 @@ class AnnotatorLabels:
         for name, chance in expected.items():
             out[name] = (observed - chance) / (1.0 - chance) if chance < 1.0 - 1e-12 else math.nan
         return out
+
+    @cached_property
+    def rows(self) -> tuple[NDArray[np.intp], NDArray[np.intp], NDArray[np.intp]]:
+        """Each label given as ``(item, annotator, label)`` codes, by item, then annotator."""
+        item, annotator = np.nonzero(self.codes >= 0)
+        return item, annotator, self.codes[item, annotator]
+
+    @cached_property
+    def pair_rows(self) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+        """Every two labels of one item (in :attr:`rows`, annotators ``a < b``): an item labeled ``k`` times gives
+        ``k (k - 1) / 2``; O(labels x the most annotators of an item), never O(items x annotators^2)."""
+        item = self.rows[0]
+        widest = int(np.bincount(item).max()) if len(item) else 0
+        gaps = [np.flatnonzero(item[gap:] == item[:-gap]) for gap in range(1, widest)]
+        firsts = np.concatenate([np.zeros(0, dtype=np.intp), *gaps])
+        seconds = np.concatenate([np.zeros(0, dtype=np.intp), *(at + gap for gap, at in enumerate(gaps, 1))])
+        return firsts, seconds
+
+    def pair_measures(self) -> pd.DataFrame:
+        """:meth:`measures` of every pair of annotators with an item in common, all at once.
+
+        Per pair, from its labels (:attr:`pair_rows`): the items both
+        labeled, their share of equal labels ``P(A)``, and the chance terms
+        ``sum_c p_ac p_bc`` (Cohen), ``sum_c ((p_ac + p_bc) / 2)^2`` (Scott)
+        and ``1 / C`` (PABAK) from the pair's counts per label; never a table
+        per pair, never a pass over the items per pair.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per pair, ordered as :func:`itertools.combinations` orders them: ``first`` and ``second`` (the
+            annotators' numbers), ``n_items``, ``percent``, ``cohen``, ``scott``, ``pabak`` (NaN where chance
+            agreement is 1).
+
+        Examples
+        --------
+        >>> rows = pd.DataFrame({"item": [1, 1, 2, 2, 3, 3, 3], "annotator": ["a", "b", "a", "b", "a", "b", "c"],
+        ...                      "label": ["x", "x", "y", "y", "x", "y", "y"]})
+        >>> annotator_labels(rows).pair_measures().round(4).to_dict("records")[0]
+        {'first': 0, 'second': 1, 'n_items': 3, 'percent': 0.6667, 'cohen': 0.4, 'scott': 0.3333, 'pabak': 0.3333}
+        """
+        _, annotator, label = self.rows
+        at_a, at_b = self.pair_rows
+        n_annotators, size = len(self.annotators), len(self.categories)
+        key = annotator[at_a].astype(np.int64) * n_annotators + annotator[at_b]
+        codes, pair = unique_inverse(key)
+        n = np.bincount(pair, minlength=len(codes)).astype(np.float64)
+        percent = np.bincount(pair, weights=label[at_a] == label[at_b], minlength=len(codes)) / np.maximum(n, 1)
+        width = max(size, 1)
+        cells_a, count_a = unique_counts(pair * width + label[at_a])
+        cells_b, count_b = unique_counts(pair * width + label[at_b])
+        where = np.searchsorted(cells_b, cells_a).clip(max=max(len(cells_b) - 1, 0))
+        shared = (cells_b[where] == cells_a) if len(cells_b) else np.zeros(len(cells_a), dtype=bool)
+        cross = np.bincount(cells_a[shared] // width, weights=count_a[shared] * count_b[where[shared]],
+                            minlength=len(codes))
+        squares_a = np.bincount(cells_a // width, weights=count_a.astype(np.float64) ** 2, minlength=len(codes))
+        squares_b = np.bincount(cells_b // width, weights=count_b.astype(np.float64) ** 2, minlength=len(codes))
+        chance = {"cohen": cross / n**2, "scott": (squares_a + 2.0 * cross + squares_b) / (4.0 * n**2),
+                  "pabak": np.full(len(codes), 1.0 / size if size else 1.0)}
+        out = pd.DataFrame({"first": codes // n_annotators, "second": codes % n_annotators,
+                            "n_items": n.astype(np.int64), "percent": percent})
+        with np.errstate(divide="ignore", invalid="ignore"):
+            for name, expected in chance.items():
+                out[name] = np.where(expected < 1.0 - 1e-12, (percent - expected) / (1.0 - expected), np.nan)
+        return out
+
+    def pair_tables(self) -> NDArray[np.float64]:
+        """The contingency table of every pair of :meth:`pair_measures`, in its order: shape ``(pairs, C, C)``,
+        O(labels + pairs x C^2) (for few categories; :meth:`table` gives one pair's)."""
+        _, annotator, label = self.rows
+        at_a, at_b = self.pair_rows
+        size = len(self.categories)
+        pair = unique_inverse(annotator[at_a].astype(np.int64) * len(self.annotators) + annotator[at_b])[1]
+        n_pairs = int(pair.max()) + 1 if len(pair) else 0
+        flat = np.bincount((pair * size + label[at_a]) * size + label[at_b], minlength=n_pairs * size * size)
+        return flat.reshape(n_pairs, size, size).astype(np.float64)
 
     def table(self, first: int, second: int) -> NDArray[np.float64]:
         """Contingency table of annotators number ``first`` and ``second`` over the items both labeled."""
@@ -169,12 +245,15 @@ def pairwise_matrix(labels: AnnotatorLabels, *, measure: str = "cohen", min_item
     rated = (labels.codes >= 0).astype(np.float64)
     common = rated.T @ rated
     if pairs:
+        measured = labels.pair_measures()  # the pairs with an item in common, all at once
+        shared = np.full((n_annotators, n_annotators), np.nan)
         if measure == "information":  # P_I needs each pair's table
-            scores = TWO_RATER_MEASURES[measure](np.stack([labels.table(a, b) for a, b in pairs]))
+            found = TWO_RATER_MEASURES[measure](labels.pair_tables()) if len(measured) else np.zeros(0)
         else:  # the kappa family from the codes: no categories x categories table per pair
-            scores = np.array([labels.measures(a, b)[measure] for a, b in pairs])
+            found = measured[measure].to_numpy()
+        shared[measured["first"].to_numpy(), measured["second"].to_numpy()] = found
         first, second = np.array(pairs).T
-        scores = np.where(common[first, second] >= max(min_items, 1), scores, np.nan)
+        scores = np.where(common[first, second] >= max(min_items, 1), shared[first, second], np.nan)
         values[first, second] = scores
         values[second, first] = scores
         undefined = int(np.isnan(scores).sum())

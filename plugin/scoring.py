@@ -327,18 +327,15 @@ def _pairs(labels: AnnotatorLabels, level: str) -> list[dict[str, Any]]:
         values = None if numeric.isna().any() else numeric.to_numpy(dtype=float)
     if values is not None and len(values) > MAX_WEIGHTED_CATEGORIES:
         values = None  # a weighted kappa needs the pair's table: categories x categories
+    pairs = labels.pair_measures()  # from the codes: free text's thousands of labels cost no table
+    tables = labels.pair_tables() if values is not None else None
     out = []
-    for a in range(len(labels.annotators)):
-        for b in range(a + 1, len(labels.annotators)):
-            pair = labels.measures(a, b)  # from the codes: free text's thousands of labels cost no table
-            if not pair["n_items"]:
-                continue
-            scores = {name: number(pair[name]) for name in ("cohen", "scott", "pabak")}
-            if values is not None:  # a 4 against a 5 is near-agreement (Cohen 1968)
-                scores["weighted_kappa"] = number(cohen_kappa(labels.table(a, b), weights="quadratic",
-                                                              values=values))
-            out.append({"annotators": [str(labels.annotators[a]), str(labels.annotators[b])],
-                        "n_items": int(pair["n_items"]), **scores})
+    for at, pair in enumerate(pairs.itertuples(index=False)):
+        scores = {name: number(getattr(pair, name)) for name in ("cohen", "scott", "pabak")}
+        if tables is not None:  # a 4 against a 5 is near-agreement (Cohen 1968)
+            scores["weighted_kappa"] = number(cohen_kappa(tables[at], weights="quadratic", values=values))
+        out.append({"annotators": [str(labels.annotators[pair.first]), str(labels.annotators[pair.second])],
+                    "n_items": int(pair.n_items), **scores})
     return out
 
 

@@ -61,3 +61,26 @@ def test_measures_from_codes_equal_the_measures_of_the_pair_table(rows):
                 with np.errstate(all="ignore"):
                     expected = float(table_measure_batch(table, measure=name)[0])
                 assert (np.isnan(expected) and np.isnan(found[name])) or found[name] == pytest.approx(expected)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 15), st.sampled_from(["a", "b", "c", "d"]), st.sampled_from("wxyz")),
+                min_size=1, max_size=60, unique_by=lambda r: (r[0], r[1])))
+def test_every_pair_at_once_equals_each_pair_table(rows):
+    # pair_measures and pair_tables take every pair from each item's labels at once; each pair's contingency
+    # table (Cohen 1960) and the measures of that table are the definition they must equal.
+    labels = annotator_labels(pd.DataFrame(rows, columns=["item", "annotator", "label"]))
+    measured, tables = labels.pair_measures(), labels.pair_tables()
+    expected_pairs = [(a, b) for a in range(len(labels.annotators)) for b in range(a + 1, len(labels.annotators))
+                      if labels.table(a, b).sum() > 0]
+    assert list(zip(measured["first"], measured["second"], strict=True)) == expected_pairs
+    assert len(tables) == len(expected_pairs)
+    for at, (a, b) in enumerate(expected_pairs):
+        table = labels.table(a, b)
+        np.testing.assert_array_equal(tables[at], table)
+        assert measured["n_items"].iloc[at] == table.sum()
+        for name in ("cohen", "scott", "pabak", "percent"):
+            with np.errstate(all="ignore"):
+                want = float(table_measure_batch(table[None], measure=name)[0])
+            got = measured[name].iloc[at]
+            assert (np.isnan(want) and np.isnan(got)) or got == pytest.approx(want, abs=1e-12)
