@@ -21,6 +21,7 @@ import pandas as pd
 
 from agreement.counts import SparseCounts, sparse_counts
 from agreement.ranges import ranges
+from agreement.uniques import unique_inverse
 
 __all__ = ["IdIndex", "Interned", "ItemKeys", "categorical", "item_counts", "pack_rows", "stacked_rows", "unpack_rows"]
 
@@ -66,17 +67,30 @@ class ItemKeys:
             return self.suffixes.code(key[len(task_text):])
         return -1 - self.others.code(key)
 
-    def texts(self, tasks: np.ndarray, codes: np.ndarray) -> list[str]:
-        """The keys of ``codes``, each on the task beside it, as text (an item's name in a table of rows).
+    def texts(self, tasks: np.ndarray, codes: np.ndarray) -> np.ndarray:
+        """The keys of ``codes``, each on the task beside it, as text (an item's name in a table of rows), as an
+        object array.
+
+        Each distinct task is put in words once, and its text joined to each suffix by numpy's elementwise
+        ``+`` over object arrays: no Python loop per item.
 
         >>> keys = ItemKeys()
         >>> codes = np.array([keys.code("17", "17:price"), keys.code("17", ("x", 1)), keys.code("18", "18")])
-        >>> keys.texts(np.array([17, 17, 18]), codes)
+        >>> keys.texts(np.array([17, 17, 18]), codes).tolist()
         ['17:price', "('x', 1)", '18']
         """
-        suffixes, others = self.suffixes.values, self.others.values
-        return [str(task) + suffixes[c] if c >= 0 else str(others[-1 - c])
-                for task, c in zip(tasks.tolist(), codes.tolist(), strict=True)]
+        tasks, codes = np.asarray(tasks), np.asarray(codes)
+        out = np.empty(len(codes), dtype=object)
+        suffixed = codes >= 0
+        if suffixed.any():
+            distinct, which = unique_inverse(tasks[suffixed], sort=False)
+            words = np.array([str(task) for task in distinct.tolist()], dtype=object)
+            suffixes = np.array(self.suffixes.values, dtype=object)
+            out[suffixed] = words[which] + suffixes[codes[suffixed]]
+        if not suffixed.all():
+            others = self.others.values
+            out[~suffixed] = [str(others[-1 - c]) for c in codes[~suffixed].tolist()]
+        return out
 
     def texts_distinct(self, codes: np.ndarray) -> bool:
         """Whether :meth:`texts` of distinct ``(task, code)`` pairs are distinct: every key starts with its task's

@@ -522,7 +522,7 @@ class ControlState:
         rows, n_items, n_rows, keys = stacked_rows([blobs[task] for task in tasks], len(columns) - 1)
         ids = np.array(tasks, dtype=np.int64)
         # items as a categorical over their distinct names: every later grouping by item reads integer codes
-        texts = np.array(self.keys.texts(np.repeat(ids, n_items), keys), dtype=object)
+        texts = self.keys.texts(np.repeat(ids, n_items), keys)
         if self.keys.texts_distinct(keys):  # every item its own name: its place is its code
             item, names = rows[:, 0], texts
         else:
