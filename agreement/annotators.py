@@ -70,19 +70,15 @@ def _with_majority(item: NDArray[np.intp], annotator: NDArray[np.intp], label: N
     compared = np.bincount(annotator[raters >= 2], minlength=n_annotators)
     width = max(n_categories, 1)
     cells, votes = unique_counts(item.astype(np.int64) * width + label)  # each item's counts per label
-    owner = cells // width
-    order = np.lexsort((-votes, owner))  # each item's labels, most votes first
-    ranked_owner, ranked = owner[order], votes[order]
-    head = np.flatnonzero(np.r_[True, ranked_owner[1:] != ranked_owner[:-1]])
+    owner = cells // width  # ascending: each item's labels side by side
+    head = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]]) if len(owner) else np.zeros(0, dtype=np.intp)
     n_items = int(owner.max()) + 1 if len(owner) else 0
-    top = np.zeros(n_items, dtype=np.int64)
-    top[ranked_owner[head]] = ranked[head]
-    reaching = np.bincount(ranked_owner, weights=ranked == top[ranked_owner], minlength=n_items).astype(np.int64)
-    end = np.r_[head[1:], len(ranked)]
-    after = head + reaching[ranked_owner[head]]  # the first label below the top, if the item has one
-    below = np.zeros(n_items, dtype=np.int64)
-    has = after < end
-    below[ranked_owner[head[has]]] = ranked[after[has]]
+    top, reaching, below = (np.zeros(n_items, dtype=np.int64) for _ in range(3))
+    if len(head):
+        top[owner[head]] = np.maximum.reduceat(votes, head)
+        is_top = votes == top[owner]
+        reaching[:] = np.bincount(owner, weights=is_top, minlength=n_items)
+        below[owner[head]] = np.maximum.reduceat(np.where(is_top, 0, votes), head)  # the next count, 0 if none
     own = votes[np.searchsorted(cells, item.astype(np.int64) * width + label)]
     m1, t1, m2 = top[item], reaching[item], below[item]
     agree = (own == m1) & (t1 == 1) & (m1 - 1 > m2)

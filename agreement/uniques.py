@@ -41,6 +41,14 @@ def unique_inverse(values: NDArray[np.generic], *, counts: bool = False, sort: b
     ([0.0, 1.0, 3.0], [2, 1, 2, 0, 0])
     """
     values = np.asarray(values)
+    if sort and _small_range(values):  # whole numbers close together: a table over their range, no hashing or sort
+        low = int(values.min())  # (-0.0 is 0 here, as numpy holds it equal to 0.0)
+        offset = (values.astype(np.int64) - low).astype(np.intp)
+        seen = np.bincount(offset)
+        present = seen > 0
+        distinct = (np.flatnonzero(present) + low).astype(values.dtype)
+        inverse = (np.cumsum(present) - 1)[offset]
+        return (distinct, inverse) if not counts else (distinct, inverse, seen[present])
     if values.dtype.kind == "f":
         values = values + 0.0  # -0.0 becomes 0.0, which numpy's comparisons already hold equal
     codes, distinct = pd.factorize(values, use_na_sentinel=False)
@@ -55,6 +63,19 @@ def unique_inverse(values: NDArray[np.generic], *, counts: bool = False, sort: b
     if not counts:
         return distinct[order], inverse
     return distinct[order], inverse, np.bincount(inverse, minlength=len(order))
+
+
+def _small_range(values: NDArray[np.generic]) -> bool:
+    """Whether ``values`` are whole numbers (integers of at most 32 bits or int64, or floats that are whole)
+    spanning at most about as many as there are of them: a table over their range is then no larger than the
+    values."""
+    kind, size = values.dtype.kind, values.dtype.itemsize
+    if not len(values) or not (kind in "bif" or (kind == "u" and size < 8)):
+        return False
+    low, high = values.min(), values.max()
+    if kind == "f" and not (np.isfinite(low) and np.isfinite(high) and bool((values == np.trunc(values)).all())):
+        return False  # text offsets and frames are whole; times and NaN are hashed
+    return int(high) - int(low) <= max(2 * len(values), 1 << 16)
 
 
 def unique_counts(values: NDArray[np.integer]) -> tuple[NDArray[np.integer], NDArray[np.intp]]:
@@ -72,7 +93,13 @@ def unique_counts(values: NDArray[np.integer]) -> tuple[NDArray[np.integer], NDA
     >>> distinct.tolist(), counts.tolist()
     ([10, 11, 12, 20, 30], [1, 2, 1, 1, 1])
     """
-    ordered = np.sort(np.asarray(values).reshape(-1), kind="stable")
+    values = np.asarray(values).reshape(-1)
+    if _small_range(values):  # close together: counted over their range
+        low = int(values.min())
+        seen = np.bincount((values.astype(np.int64) - low).astype(np.intp))
+        present = np.flatnonzero(seen)
+        return (present + low).astype(values.dtype), seen[present]
+    ordered = np.sort(values, kind="stable")
     if not len(ordered):
         return ordered, np.zeros(0, dtype=np.intp)
     heads = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])

@@ -116,3 +116,25 @@ def test_rows_of_whole_numbers_near_and_far_apart_share_a_code_exactly_when_equa
     assert row_codes(columns).tolist() == [first_seen.index(row) for row in rows]
     if rows:
         assert duplicated_rows(columns).tolist() == pd.DataFrame(rows).duplicated().tolist()
+
+
+@given(st.sampled_from([np.bool_, np.int8, np.uint16, np.int32, np.int64]).flatmap(
+    lambda dtype: hnp.arrays(dtype, st.integers(0, 200))))
+def test_whole_numbers_of_every_width_as_numpy_orders_and_counts_them(values):
+    # narrow ranges are tabled over their range, wide ones hashed: numpy's answer either way
+    _same_as_numpy(values)
+    distinct, counts = unique_counts(values)
+    want, want_counts = np.unique(values, return_counts=True)
+    np.testing.assert_array_equal(distinct, want)
+    assert distinct.dtype == want.dtype
+    np.testing.assert_array_equal(counts, want_counts)
+
+
+@given(hnp.arrays(np.float64, st.integers(1, 200), elements=st.sampled_from([0.0, -0.0, 3.0, 17.0, -5.0, 4096.0])))
+def test_whole_floats_close_together_as_numpy_orders_and_counts_them(values):
+    # text offsets are whole floats: tabled over their range, numpy's answer (-0.0 equal to 0.0)
+    _same_as_numpy(values)
+    distinct, counts = unique_counts(values)
+    want, want_counts = np.unique(values, return_counts=True)
+    np.testing.assert_array_equal(distinct, want)
+    np.testing.assert_array_equal(counts, want_counts)
