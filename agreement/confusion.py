@@ -22,6 +22,7 @@ import pandas as pd
 from numpy.typing import ArrayLike
 
 from agreement.counts import LabelCounts, as_count_matrix
+from agreement.uniques import unique_inverse
 
 __all__ = ["confused_pairs", "set_coincidences", "specific_agreement"]
 
@@ -48,17 +49,24 @@ def confused_pairs(counts: ArrayLike | LabelCounts, categories: Sequence[Any], *
     [('a', 'b', 4.0), ('b', 'c', 2.0)]
     """
     x, weight = _pairable(counts)
-    items, labels = np.nonzero(x)
-    cells = pd.DataFrame({"item": items, "label": labels, "value": x[items, labels] * weight[items]})
-    pairs = cells.merge(cells[["item", "label"]].assign(other=x[items, labels]), on="item", suffixes=("", "_k"))
-    pairs = pairs[pairs["label"] < pairs["label_k"]]
-    if pairs.empty:
+    items, labels = np.nonzero(x)  # by item, labels ascending within each
+    value = x[items, labels]
+    widest = int(np.bincount(items).max()) if len(items) else 0
+    gaps = [np.flatnonzero(items[gap:] == items[:-gap]) for gap in range(1, widest)]
+    first = np.concatenate([np.zeros(0, dtype=np.intp), *gaps])  # each two labels of one item, c < k
+    second = np.concatenate([np.zeros(0, dtype=np.intp), *(at + gap for gap, at in enumerate(gaps, 1))])
+    if not len(first):
         return []
     # o_ck + o_kc = 2 x_ic x_ik / (n_i - 1) for c != k
-    both = (2.0 * pairs["value"] * pairs["other"]).groupby([pairs["label"], pairs["label_k"]]).sum()
-    ranked = both.reset_index(name="value").sort_values(["value", "label", "label_k"],
-                                                        ascending=[False, True, True], kind="stable").head(top)
-    return [(categories[c], categories[k], float(v)) for c, k, v in ranked.itertuples(index=False) if v > 0]
+    width = np.int64(x.shape[1])
+    cells, cell = unique_inverse(labels[first].astype(np.int64) * width + labels[second])
+    both = np.bincount(cell, weights=2.0 * value[first] * value[second] * weight[items[first]], minlength=len(cells))
+    c, k = cells // width, cells % width
+    # the most first; ties in the labels' order (sums rounded to 9 places: a tie reached by sums in another
+    # order is still a tie)
+    ranked = np.lexsort((k, c, -np.round(both, 9)))[:top]
+    return [(categories[int(c[at])], categories[int(k[at])], float(both[at])) for at in ranked.tolist()
+            if both[at] > 0]
 
 
 def specific_agreement(counts: ArrayLike | LabelCounts) -> np.ndarray:

@@ -108,3 +108,19 @@ def test_confusions_and_specific_agreement_equal_pair_counting(rows):
         involved = sum(v for (a, b), v in pairs.items() if c in (a, b)) + pairs[c, c]
         expected = 2 * pairs[c, c] / involved if involved else np.nan
         assert (np.isnan(expected) and np.isnan(specific[c])) or specific[c] == pytest.approx(expected)
+
+
+@given(st.lists(st.lists(st.integers(0, 3), min_size=5, max_size=5), min_size=1, max_size=25), st.integers(1, 6))
+def test_confused_pairs_rank_as_exact_sums_do(rows, top):
+    # o_ck + o_kc summed as fractions: the largest first, ties (frequent: 1/(n-1) shares) in the labels' order,
+    # whatever order the floating-point sums were taken in
+    from fractions import Fraction
+
+    exact = Counter()
+    for row in rows:
+        n = sum(row)
+        for c, k in itertools.combinations(range(5), 2):
+            if n >= 2 and row[c] and row[k]:
+                exact[c, k] += Fraction(2 * row[c] * row[k], n - 1)
+    want = sorted(exact, key=lambda pair: (-exact[pair], pair))[:top]
+    assert [(c, k) for c, k, _ in confused_pairs(np.array(rows, dtype=float), list(range(5)), top=top)] == want
