@@ -37,7 +37,7 @@ import math
 import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -92,9 +92,9 @@ def _means_defined(values: np.ndarray, owner: np.ndarray, n_owners: int) -> np.n
         return np.where(counts > 0, sums / counts, np.nan)
 
 
-@dataclass(frozen=True, slots=True)
-class TaskSpans:
-    """One task's span measures for one control.
+class TaskSpans(NamedTuple):
+    """One task's span measures for one control (a named tuple: a project holds one per task, and builds a million
+    of them in under half the time a frozen dataclass takes).
 
     Attributes
     ----------
@@ -139,6 +139,15 @@ class TaskSpans:
         if self.disorder == 0:  # no disorder is perfect agreement, as agreement.gamma has it
             return 1.0
         return 1.0 - (self.disorder / self.weight) / expected if expected > 0 else math.nan
+
+
+def _gammas(disorder: np.ndarray, weight: np.ndarray, expected: float | None) -> np.ndarray:
+    """:meth:`TaskSpans.gamma` of every task at once, from their summed disorders and weights."""
+    if expected is None or not math.isfinite(expected):
+        return np.full(len(weight), np.nan)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        value = 1.0 - (disorder / weight) / expected if expected > 0 else np.full(len(weight), np.nan)
+    return np.where(weight > 0, np.where(disorder == 0, 1.0, value), np.nan)
 
 
 _NO_SUBMITTER = np.float64(0.0).tobytes()
@@ -373,10 +382,12 @@ class SpanTasks:
             self.expected = self._expected(scoring)
             self._expected_version = self.version
         expected = self.expected.value if self.expected is not None else None
-        scored = [self.scored[t] for t in wanted]
-        return wanted, {"f1": rounded([s.f1("exact") for s in scored]),
-                        "f1_overlap": rounded([s.f1("overlap") for s in scored]),
-                        "gamma": rounded([s.gamma(expected) for s in scored])}
+        held = self.scored
+        # each task's measures as columns: its fields by position (disorder, weight, f1_exact, f1_overlap)
+        columns = (np.array([held[t][2:] for t in wanted], dtype=np.float64).reshape(-1, 4)
+                   if wanted else np.zeros((0, 4)))
+        return wanted, {"f1": rounded(columns[:, 2]), "f1_overlap": rounded(columns[:, 3]),
+                        "gamma": rounded(_gammas(columns[:, 0], columns[:, 1], expected))}
 
     def _expected(self, scoring: ScoringOptions) -> ExpectedDisorder:
         units = self.units(sorted(self.tasks))
@@ -430,9 +441,10 @@ class SpanTasks:
         f1 = [_means_defined(np.where(sums[2 * m + 1] > 0, 2.0 * sums[2 * m] / np.maximum(sums[2 * m + 1], 1),
                                       np.nan), owner, len(tasks)).tolist()
               for m in range(len(MATCHES))]  # pair_f1's mean over each task's pairs
-        for i, task in enumerate(tasks):
-            self.scored[task] = TaskSpans(table[bounds[i]:bounds[i + 1]].tobytes(), self._pairs.values, totals[i],
-                                          weights[i], f1[0][i], f1[1][i])
+        flat, step, names = np.ascontiguousarray(table).tobytes(), table.shape[1] * table.itemsize, self._pairs.values
+        for i, task in enumerate(tasks):  # each task's rows of the table, as bytes sliced from the table's bytes
+            self.scored[task] = TaskSpans(flat[bounds[i] * step:bounds[i + 1] * step], names, totals[i], weights[i],
+                                          f1[0][i], f1[1][i])
 
     def observed(self) -> float:
         """The project's observed disorder from the tasks' held best alignments: their summed disorders over their

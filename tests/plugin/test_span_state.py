@@ -1,5 +1,7 @@
 """A span control's units built from the packed rows at once equal those built from the rows as tuples."""
 
+import math
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -103,3 +105,16 @@ def test_each_task_scored_together_counts_as_scored_alone(name, config):
                 checked += 1
         assert spans.sums == running
     assert checked
+
+
+@given(st.lists(st.tuples(st.sampled_from([0.0, 0.5, 2.0, 7.25]), st.sampled_from([-1.0, 0.0, 1.0, 3.0])),
+                max_size=12),
+       st.sampled_from([None, math.nan, math.inf, -0.5, 0.0, 0.3, 1.0]))
+def test_every_task_gamma_at_once_equals_each_task_gamma(tasks, expected):
+    # the columns a scoring pass reads and each task's own rule (undefined without units or a usable D_e; 1 without
+    # disorder) agree task by task, NaN for NaN
+    from plugin.span_state import TaskSpans, _gammas
+
+    one_by_one = [TaskSpans(b"", [], disorder, weight).gamma(expected) for disorder, weight in tasks]
+    at_once = _gammas(np.array([d for d, _ in tasks]), np.array([w for _, w in tasks]), expected)
+    np.testing.assert_array_equal(at_once, np.array(one_by_one, dtype=float))
