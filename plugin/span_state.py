@@ -377,9 +377,10 @@ class SpanTasks:
         (with ``resample=False`` only if it was never sampled).
         """
         wanted = [t for t in tasks if self._submitted(t)]
-        self._score([t for t in wanted if t not in self.scored], mapping, scoring)
+        built = self._score([t for t in wanted if t not in self.scored], mapping, scoring)
         if every_task and self._expected_version != self.version and (resample or self.expected is None):
-            self.expected = self._expected(scoring)
+            every = sorted(self.tasks)
+            self.expected = self._expected(scoring, built[1] if built is not None and built[0] == every else None)
             self._expected_version = self.version
         expected = self.expected.value if self.expected is not None else None
         held = self.scored
@@ -389,18 +390,21 @@ class SpanTasks:
         return wanted, {"f1": rounded(columns[:, 2]), "f1_overlap": rounded(columns[:, 3]),
                         "gamma": rounded(_gammas(columns[:, 0], columns[:, 1], expected))}
 
-    def _expected(self, scoring: ScoringOptions) -> ExpectedDisorder:
-        units = self.units(sorted(self.tasks))
+    def _expected(self, scoring: ScoringOptions, units: Units | None = None) -> ExpectedDisorder:
+        """The expected disorder sampled from every task's units (``units``, when the caller just built them)."""
+        units = self.units(sorted(self.tasks)) if units is None else units
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UndefinedMeasureWarning)
             return expected_disorder(units, n_samples=scoring.gamma_samples, seed=scoring.gamma_seed,
                                      alpha=scoring.gamma_alpha, beta=scoring.gamma_beta,
                                      delta_empty=scoring.gamma_empty)
 
-    def _score(self, tasks: list[int], mapping: MappingOptions, scoring: ScoringOptions) -> None:
-        """Score ``tasks`` (none scored since it changed) in one vectorized call per measure."""
+    def _score(self, tasks: list[int], mapping: MappingOptions, scoring: ScoringOptions
+               ) -> tuple[list[int], Units] | None:
+        """Score ``tasks`` (none scored since it changed) in one vectorized call per measure; return them sorted,
+        and their units (None for no task)."""
         if not tasks:
-            return
+            return None
         tasks = sorted(tasks)
         self.dirty.difference_update(tasks)
         units = self.units(tasks)
@@ -445,6 +449,7 @@ class SpanTasks:
         for i, task in enumerate(tasks):  # each task's rows of the table, as bytes sliced from the table's bytes
             self.scored[task] = TaskSpans(flat[bounds[i] * step:bounds[i + 1] * step], names, totals[i], weights[i],
                                           f1[0][i], f1[1][i])
+        return tasks, units
 
     def observed(self) -> float:
         """The project's observed disorder from the tasks' held best alignments: their summed disorders over their

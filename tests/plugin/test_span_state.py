@@ -118,3 +118,18 @@ def test_every_task_gamma_at_once_equals_each_task_gamma(tasks, expected):
     one_by_one = [TaskSpans(b"", [], disorder, weight).gamma(expected) for disorder, weight in tasks]
     at_once = _gammas(np.array([d for d, _ in tasks]), np.array([w for _, w in tasks]), expected)
     np.testing.assert_array_equal(at_once, np.array(one_by_one, dtype=float))
+
+
+@pytest.mark.parametrize(("name", "config"), CORPORA)
+def test_the_expected_disorder_of_a_first_scoring_is_that_of_every_task_units(name, config):
+    # a first scoring of every task samples D_e from the units it just scored with: the same sample as from the
+    # units built again from every held task
+    state = ProjectState.from_tasks(read_export(SPANS / f"{name}.json"), parse_label_config((SPANS / config).read_text()),
+                                    mapping=MappingOptions(), scoring=ScoringOptions())
+    state.task_scores()
+    for control in state.controls.values():
+        if control.spans is not None and control.spans.expected is not None:
+            again = control.spans._expected(state.scoring)
+            assert again.value == control.spans.expected.value or (
+                math.isnan(again.value) and math.isnan(control.spans.expected.value))
+            np.testing.assert_array_equal(again.samples, control.spans.expected.samples)
