@@ -2,8 +2,8 @@
 
 For each size and shape, a fresh process builds :class:`plugin.state.ProjectState` from synthetic tasks fed page by
 page (a full read: the whole project is never held at once), scores every task and the project, builds the report's
-tables, computes what a reconcile pass computes once the project is scored (every task's block, diffed with its
-meta), and reports the times and the resident memory: the peak while building and scoring, and the steady memory
+tables from those scores (a report scores once, so "report tables" is the tables alone), computes what a reconcile
+pass computes once the project is scored (every task's block, diffed with its meta), and reports the times and the resident memory: the peak while building and scoring, and the steady memory
 the state holds once the pages are gone (RSS after a garbage collection, less the process's RSS before the build),
 and what the state holds once every task is scored (its span measures too), as ``/status`` counts it
 (:func:`plugin.memory.deep_size`).
@@ -147,7 +147,8 @@ def measure_ours(shape: str, size: int) -> dict[str, float]:
     scores = snapshot.scores()
     scored = time.perf_counter() - started
     started = time.perf_counter()
-    build_report(snapshot, source="bench", generated_at="now", task_url="http://ls/projects/1/data?task={task}")
+    build_report(snapshot, source="bench", generated_at="now", task_url="http://ls/projects/1/data?task={task}",
+                 scores=scores)  # the scores just measured: a report computes them once
     tabled = time.perf_counter() - started
     started = time.perf_counter()
     stale = state.stale_tasks()  # what each reconcile pass computes: every task's block, diffed with its meta

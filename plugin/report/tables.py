@@ -451,7 +451,7 @@ def _concat(parts: list[pd.DataFrame], columns: list[str]) -> pd.DataFrame:
 
 def build_report(snapshot: ProjectSnapshot, *, source: str, generated_at: str, people: Mapping[str, str] | None = None,
                  task_url: str | None = None, options: ReportOptions | None = None,
-                 title: str | None = None) -> Report:
+                 title: str | None = None, scores: ProjectScores | None = None) -> Report:
     """The report of a project's state as it stands.
 
     Parameters
@@ -468,10 +468,12 @@ def build_report(snapshot: ProjectSnapshot, *, source: str, generated_at: str, p
         A task's page in Label Studio, with ``{task}`` for its id.
     options : ReportOptions, optional
     title : str, optional
+    scores : ProjectScores, optional
+        ``snapshot.scores()``, when the caller already computed them from this snapshot (computed here otherwise).
     """
     options = options or ReportOptions()
     people = people or {}
-    scores = snapshot.scores()
+    scores = snapshot.scores() if scores is None else scores
     times = snapshot.times
     notes: list[dict[str, str]] = []
     parts: dict[str, list[pd.DataFrame]] = {key: [] for key in

@@ -49,6 +49,18 @@ def test_headline_equals_the_project_scores(report):
     assert report.overview["flagged"] == sum(t.flagged for t in scores.tasks.values())
 
 
+def test_a_report_of_scores_already_computed_is_the_same_report(report):
+    # a caller that scored the snapshot hands its scores over; the report is the one it would compute itself
+    from plugin.report import report_json
+
+    made, state = report
+    snapshot = state.snapshot()
+    people = {str(i + 1): f"Annotator {i + 1} <a{i + 1}@example.com>" for i in range(5)}
+    given = build_report(snapshot, source="simulated", generated_at="2026-11-22 12:00 UTC", people=people,
+                         task_url=URL, scores=snapshot.scores())
+    assert json.dumps(report_json(given), sort_keys=True) == json.dumps(report_json(made), sort_keys=True)
+
+
 def test_the_timeline_ends_at_the_headline(report):
     report, _ = report
     for row in report.headline.itertuples():
