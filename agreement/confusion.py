@@ -22,7 +22,7 @@ import pandas as pd
 from numpy.typing import ArrayLike
 
 from agreement.counts import LabelCounts, as_count_matrix
-from agreement.uniques import unique_inverse
+from agreement.uniques import row_codes, unique_inverse
 
 __all__ = ["confused_pairs", "set_coincidences", "specific_agreement"]
 
@@ -127,19 +127,20 @@ def set_coincidences(chosen: pd.DataFrame, categories: Sequence[Any]) -> np.ndar
         return np.zeros((q, q))
     if not chosen["label"].isin(list(categories)).all():
         raise ValueError("A chosen label is not among the categories given.")
-    code = pd.Categorical(chosen["label"], categories=list(categories)).codes
-    sets = pd.factorize(pd.MultiIndex.from_frame(chosen[["item", "annotator"]]))[0]
+    code = pd.Categorical(chosen["label"], categories=list(categories)).codes.astype(np.int64)
+    items = unique_inverse(np.asarray(chosen["item"]), sort=False)[1]
+    sets = row_codes([items, np.asarray(chosen["annotator"])])  # each annotator's set on an item, as first seen
     size = np.bincount(sets)
     n_sets = len(size)
     # One row per annotator's set, its labels spread evenly: m_a = 1_A / |A|.
-    share = np.zeros((n_sets, q))
-    np.add.at(share, (sets, code), 1.0 / size[sets])
+    share = np.bincount(sets * q + code, weights=1.0 / size[sets], minlength=n_sets * q).reshape(n_sets, q)
     set_item = np.zeros(n_sets, dtype=np.int64)
-    items = pd.factorize(chosen["item"])[0]
     set_item[sets] = items
     raters = np.bincount(set_item)
     weight = np.divide(1.0, raters - 1.0, out=np.zeros(len(raters)), where=raters >= 2)
-    per_item = np.zeros((len(raters), q))
-    np.add.at(per_item, set_item, share)
+    # each item's sum of its sets' rows, added in the order of the sets (every item has one)
+    order = np.argsort(set_item, kind="stable")
+    heads = np.flatnonzero(np.r_[True, set_item[order][1:] != set_item[order][:-1]])
+    per_item = np.add.reduceat(share[order], heads, axis=0)
     # sum_{a != b} m_a m_b^T = S S^T - sum_a m_a m_a^T, with S the item's sum of m_a.
     return (per_item.T * weight) @ per_item - (share.T * weight[set_item]) @ share

@@ -68,8 +68,10 @@ def agreement_over_time(rows: pd.DataFrame, *, time: str = "time", points: int =
     present = rows[rows["label"].notna()].sort_values(time, kind="stable")
     if len(present) == 0:
         return pd.DataFrame(columns=list(TIMELINE_COLUMNS))
-    # Code items and labels once; each moment's count matrix is then one bincount over a prefix of the rows.
+    # Code items and labels once; each moment's count matrix is then one bincount over a prefix of the rows. Items
+    # are numbered as they first come, so a moment's items are the first ``seen`` codes, each with a label.
     item_codes, items = pd.factorize(present["item"], sort=False)
+    seen_by = np.maximum.accumulate(item_codes) + 1
     label_codes, labels = code_labels(present["label"], categories)
     width = len(labels)
     flat = item_codes * width + label_codes
@@ -80,16 +82,15 @@ def agreement_over_time(rows: pd.DataFrame, *, time: str = "time", points: int =
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UndefinedMeasureWarning)
         for end, moment in zip(ends.tolist(), times, strict=True):
+            seen = int(seen_by[end - 1])
             if wide:  # each item's counts packed (all SPA reads), alpha from the sums of the sparse counts
-                counts = sparse_counts(item_codes[:end], label_codes[:end], n_categories=width, n_items=len(items))
+                counts = sparse_counts(item_codes[:end], label_codes[:end], n_categories=width, n_items=seen)
                 x = counts.packed()
                 alpha = RunningAgreement.of_counts(counts).alpha()
             else:
-                x = np.bincount(flat[:end], minlength=len(items) * width).reshape(len(items), width).astype(float)
+                x = np.bincount(flat[:end], minlength=seen * width).reshape(seen, width).astype(float)
                 alpha = krippendorff_alpha(x, level=level, values=values)
-            n = x.sum(axis=1)
-            x, n = x[n > 0], n[n > 0]
-            pairable = n >= 2
+            pairable = np.bincount(item_codes[:end], minlength=seen) >= 2  # every item seen has a label
             low = high = math.nan
             if pairable.any():
                 ci = bootstrap_ci(canonical_rows(x[pairable]), "spa", n_resamples=n_resamples, confidence=confidence,
