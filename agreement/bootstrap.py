@@ -12,6 +12,7 @@ reports bootstrap standard errors for kappa and P_I this way.
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -29,7 +30,7 @@ from agreement.pairwise import TWO_RATER_MEASURES
 from agreement.spa import WeighingScheme, spa_batch
 from agreement.undefined import UndefinedMeasureWarning
 
-__all__ = ["ITEM_MEASURES", "ConfidenceInterval", "bootstrap_ci", "bootstrap_items", "bootstrap_table",
+__all__ = ["ITEM_MEASURES", "ConfidenceInterval", "bootstrap_ci", "bootstrap_distinct", "bootstrap_items", "bootstrap_table",
            "canonical_rows"]
 
 ITEM_MEASURES = ("spa", "alpha", "fleiss", "augmented")
@@ -134,6 +135,41 @@ def bootstrap_items(
     _check(n_resamples, confidence)
     estimate = float(batch(x, unit_weights(x.shape[0]))[0])
     rows, multiplicity = compress_rows(x)
+    return bootstrap_distinct(rows, multiplicity, batch, n_resamples=n_resamples, confidence=confidence, seed=seed,
+                              estimate=estimate)
+
+
+def bootstrap_distinct(
+    rows: NDArray[np.float64],
+    multiplicity: NDArray[np.int64],
+    batch: BatchOverItems,
+    *,
+    n_resamples: int = 1000,
+    confidence: float = 0.95,
+    seed: int | None = None,
+    estimate: float | None = None,
+) -> ConfidenceInterval:
+    """:func:`bootstrap_items` of the items whose distinct rows are ``rows``, each held by ``multiplicity`` items.
+
+    Resampling ``n`` items with replacement draws each distinct row a
+    multinomial number of times (probabilities ``multiplicity / n``); given
+    the rows in the order :func:`agreement.itemsums.compress_rows` gives
+    them, the draws are those :func:`bootstrap_items` makes from the items
+    themselves with the same seed. A caller that keeps the distinct rows as
+    items change (the timeline) resamples without the items.
+
+    Parameters
+    ----------
+    rows : ndarray, with shape (U, width)
+    multiplicity : ndarray of int, with shape (U,)
+    batch, n_resamples, confidence, seed
+        As in :func:`bootstrap_items`.
+    estimate : float, optional
+        The measure on the items (by default ``batch`` weighted by the multiplicities).
+    """
+    _check(n_resamples, confidence)
+    if estimate is None:
+        estimate = float(batch(rows, multiplicity[None, :].astype(np.float64))[0]) if len(rows) else math.nan
     n_items = int(multiplicity.sum())
     if n_items == 0:
         return _summarize(estimate, np.full(n_resamples, np.nan), confidence)

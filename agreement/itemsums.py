@@ -25,6 +25,7 @@ from agreement.uniques import row_codes
 __all__ = [
     "BLOCK_ROWS",
     "RowBlock",
+    "bytes_order",
     "compress_rows",
     "item_agreement_terms",
     "n_batches",
@@ -167,7 +168,6 @@ def compress_rows(x: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[
     contiguous = np.ascontiguousarray(x) + 0.0  # + 0.0 turns -0.0 into 0.0, so equal rows have equal bytes
     if contiguous.shape[1] == 0:
         return contiguous[:1], np.array([contiguous.shape[0]], dtype=np.int64)
-    row_bytes = np.dtype((np.void, contiguous.dtype.itemsize * contiguous.shape[1]))
     # The distinct rows found by hashing their columns (agreement.uniques.row_codes), O(items); only they are
     # sorted by their bytes, the order np.unique on every row's bytes (a sort of every row) gives them.
     code = row_codes(list(contiguous.T))
@@ -175,5 +175,14 @@ def compress_rows(x: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[
     some = np.empty(len(multiplicity), dtype=np.intp)
     some[code] = np.arange(len(code))  # a row of each code (they are equal)
     rows = contiguous[some]
-    order = np.unique(rows.view(row_bytes).ravel(), return_index=True)[1]
+    order = bytes_order(rows)
     return rows[order], multiplicity[order].astype(np.int64)
+
+
+def bytes_order(rows: NDArray[np.float64]) -> NDArray[np.intp]:
+    """The order :func:`compress_rows` gives distinct rows: by their bytes (as :func:`numpy.unique` sorts them)."""
+    contiguous = np.ascontiguousarray(rows)
+    if contiguous.shape[0] == 0 or contiguous.shape[1] == 0:
+        return np.arange(contiguous.shape[0])
+    row_bytes = np.dtype((np.void, contiguous.dtype.itemsize * contiguous.shape[1]))
+    return np.unique(contiguous.view(row_bytes).ravel(), return_index=True)[1]

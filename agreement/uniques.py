@@ -17,6 +17,9 @@ from numpy.typing import NDArray
 
 __all__ = ["duplicated_rows", "row_codes", "unique_counts", "unique_inverse"]
 
+_WHOLE_FLOATS = 2.0**53
+"""Floats below this in size are whole numbers exactly when they equal their truncation, and fit an int64."""
+
 _DIRECT_RANGE = 2**31
 """Integer columns whose values span less than this are coded by their offset from the smallest, without hashing."""
 
@@ -73,8 +76,9 @@ def _small_range(values: NDArray[np.generic]) -> bool:
     if not len(values) or not (kind in "bif" or (kind == "u" and size < 8)):
         return False
     low, high = values.min(), values.max()
-    if kind == "f" and not (np.isfinite(low) and np.isfinite(high) and bool((values == np.trunc(values)).all())):
-        return False  # text offsets and frames are whole; times and NaN are hashed
+    if kind == "f" and not (-_WHOLE_FLOATS < low and high < _WHOLE_FLOATS
+                            and bool((values == np.trunc(values)).all())):
+        return False  # text offsets and frames are whole; times, NaN and huge values are hashed
     return int(high) - int(low) <= max(2 * len(values), 1 << 16)
 
 
