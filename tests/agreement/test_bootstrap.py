@@ -1,11 +1,15 @@
 """Bootstrap intervals: resampling distinct rows or table cells is item resampling."""
 
+import math
+import warnings
+
 import numpy as np
 import pytest
 from hypothesis import given
+from hypothesis import strategies as st
 
-from agreement import bootstrap_ci, fleiss_kappa, spa
-from agreement.bootstrap import bootstrap_items
+from agreement import UndefinedMeasureWarning, bootstrap_ci, fleiss_kappa, spa
+from agreement.bootstrap import bootstrap_distinct, bootstrap_items
 from agreement.itemsums import compress_rows
 from agreement.kappa import fleiss_batch
 from agreement.spa import WEIGHING_SCHEMES, spa_batch
@@ -120,3 +124,16 @@ def test_bad_arguments_are_clear_errors():
         bootstrap_ci([[1, 1]], "spa", confidence=95)
     with pytest.raises(ValueError, match="whole counts"):
         bootstrap_ci([[0.5, 0], [0, 1]], "cohen")
+
+
+@given(st.lists(st.lists(st.integers(0, 3), min_size=3, max_size=3), min_size=1, max_size=40), st.integers(0, 5))
+def test_resampling_the_distinct_rows_draws_what_resampling_the_items_draws(rows, seed):
+    # a caller that keeps only the distinct rows and their multiplicities gets the items' interval, draw for draw
+    x = np.array(rows, dtype=np.float64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedMeasureWarning)
+        items = bootstrap_items(x, spa_batch, n_resamples=60, seed=seed)
+        distinct = bootstrap_distinct(*compress_rows(x), spa_batch, n_resamples=60, seed=seed)
+    assert (items.low, items.high, items.n_undefined) == (distinct.low, distinct.high, distinct.n_undefined) or (
+        math.isnan(items.low) and math.isnan(distinct.low))
+    assert distinct.estimate == pytest.approx(items.estimate, nan_ok=True)
