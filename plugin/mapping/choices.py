@@ -83,10 +83,12 @@ def split_item_names(names: Sequence[str], labels: Sequence[str] | None) -> tupl
     return base.to_numpy(dtype=object), found.to_numpy(dtype=object)
 
 
-def chosen_sets(rows: pd.DataFrame, labels: Sequence[str] | None) -> pd.DataFrame:
+def chosen_sets(rows: pd.DataFrame, labels: Sequence[str] | None, *,
+                split: tuple[pd.Series, pd.Series] | None = None) -> pd.DataFrame:
     """Each annotator's set per item, from the yes/no rows of a label-set control: columns ``item``,
-    ``annotator``, ``label``, one row per label chosen, and :data:`NONE` for an annotator who chose nothing."""
-    base, label = split_label_items(rows["item"], labels)
+    ``annotator``, ``label``, one row per label chosen, and :data:`NONE` for an annotator who chose nothing
+    (``split``: :func:`split_label_items` of the rows' items, when the caller has it)."""
+    base, label = split_label_items(rows["item"], labels) if split is None else split
     table = pd.DataFrame({"item": base, "annotator": rows["annotator"].to_numpy(), "label": label,
                           "yes": rows["label"].to_numpy() == YES})
     chose = table.groupby(["item", "annotator"], sort=False)["yes"].transform("any")

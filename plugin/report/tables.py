@@ -168,8 +168,10 @@ def _family_from_pairs(score: ControlScore) -> pd.DataFrame:
     return pd.DataFrame([row], columns=list(FAMILY_COLUMNS))
 
 
-def _multiple_choice_family(labels: tuple[str, ...] | None, rows: pd.DataFrame, counts: LabelCounts) -> pd.DataFrame:
-    """Multiple choices: the control's row over every yes/no item, then one row per choice over its own items.
+def _multiple_choice_family(labels: tuple[str, ...] | None, rows: pd.DataFrame, counts: LabelCounts,
+                            choice: pd.Series) -> pd.DataFrame:
+    """Multiple choices: the control's row over every yes/no item, then one row per choice over its own items
+    (``choice``: each row's choice, :func:`plugin.mapping.choices.split_label_items`).
 
     A choice's R_i and specific agreement are those of "yes" on its items
     (how much more often than chance two annotators both ticked it).
@@ -177,11 +179,12 @@ def _multiple_choice_family(labels: tuple[str, ...] | None, rows: pd.DataFrame, 
     categories = counts.categories
     whole = agreement_family(annotator_labels(rows, categories=categories), counts, per_label=False)
     whole["specific_agreement"] = math.nan
-    choice = split_label_items(rows["item"], labels)[1]
     parts = [whole]
     yes = list(categories).index("yes") if "yes" in list(categories) else None
+    codes, choices = pd.factorize(choice)  # each row's choice as a code: a comparison of integers per choice
     for label in labels or sorted(choice.dropna().unique()):
-        subset = rows[choice == label]
+        found = np.flatnonzero(choices == label)
+        subset = rows[codes == (found[0] if len(found) else -2)]
         if subset.empty:
             continue
         sub_counts = label_counts(subset, categories=categories)
@@ -206,7 +209,8 @@ def _control_tables(name: str, snapshot: ProjectSnapshot, score: ControlScore, t
         counts = None if wide else label_counts(rows, categories=mapped.categories)
         values = None if counts is None or mapped.level == "nominal" else counts.numeric_values()
         label_set = is_label_set(mapped)
-        chosen = chosen_sets(rows, mapped.control.labels or None) if label_set else None
+        split = split_label_items(rows["item"], mapped.control.labels or None) if label_set else None
+        chosen = chosen_sets(rows, mapped.control.labels or None, split=split) if split is not None else None
         labels = ([*(mapped.control.labels or sorted(set(chosen["label"]) - {NONE})),
                    *([NONE] if (chosen["label"] == NONE).any() else [])] if chosen is not None
                   else [str(c) for c in counts.categories] if counts is not None else [])
@@ -218,7 +222,8 @@ def _control_tables(name: str, snapshot: ProjectSnapshot, score: ControlScore, t
         elif len(rows) and n_labels <= options.max_categories:
             assert counts is not None  # not wide
             if label_set:
-                family = _multiple_choice_family(mapped.control.labels, rows, counts)
+                assert split is not None  # a label set
+                family = _multiple_choice_family(mapped.control.labels, rows, counts, split[1])
             else:
                 family = agreement_family(annotator_labels(rows, categories=counts.categories), counts,
                                           level=mapped.level, values=values)  # type: ignore[arg-type]
