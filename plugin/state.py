@@ -46,6 +46,7 @@ from agreement.gamma import ExpectedDisorder
 from agreement.gwet import LEVEL_WEIGHTS
 from agreement.ranges import ranges
 from agreement.running_augmented import RunningAugmented
+from agreement.uniques import unique_inverse
 from plugin import __version__
 from plugin.annotations import Skips, Submission, collect_submissions, task_id
 from plugin.clock import now_iso
@@ -187,6 +188,15 @@ class TaskEntry:
         read (only ever compared with, never written back: a write merges into a fresh read of the task)."""
         meta = json.loads(self.meta) if isinstance(self.meta, bytes) else self.meta
         return TaskAsRead(meta, self.data_score, self.overlap)
+
+
+def _label_column(values: Sequence[Any], codes: np.ndarray) -> Any:
+    """The labels of ``codes``, of the type pandas infers for a list of them (ratings: int64; text: pandas' string
+    type where it infers one): inferred from the distinct labels used, then taken for every row."""
+    if not len(codes):
+        return []  # what pandas makes of no rows, as before
+    used, place = unique_inverse(codes)
+    return pd.Series([values[code] for code in used.tolist()]).array.take(place)
 
 
 @dataclass
@@ -530,8 +540,7 @@ class ControlState:
             item = codes[rows[:, 0]]
         out = {"task": np.repeat(ids, n_rows), "item": categorical(item, names),
                "annotator": self._annotator_column(rows[:, 1]),
-               # a list, so that pandas infers the labels' type as it does for tuples (ratings: int64)
-               "label": np.array(labels.values, dtype=object)[rows[:, 2]].tolist()}
+               "label": _label_column(labels.values, rows[:, 2])}
         if len(columns) > 4:
             out[columns[4]] = rows[:, 3].astype(np.int64)
         return pd.DataFrame(out, columns=list(columns))

@@ -3,6 +3,7 @@
 import copy
 import warnings
 
+import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import given, settings
@@ -237,3 +238,18 @@ def test_a_pass_finds_the_tasks_a_full_diff_of_each_finds(rnd, mirror, escalate)
         expected = sorted(task["id"] for task in tasks
                           if needed_write(TaskAsRead.of(task), should[task["id"]], review=review) is not None)
         assert state.stale_tasks(review=review) == expected
+
+
+@given(st.sampled_from([["a", "b", "c"], [1, 2, 3, 4, 5], [1.5, 2, 3], [True, False], ["x", 1], [("a", "b"), ("c",)],
+                        [1, 2.5], [None, "a"], [1, None]]),
+       st.lists(st.integers(0, 4), max_size=12))
+def test_a_label_column_has_the_type_pandas_infers_for_the_labels_as_a_list(values, picks):
+    # the snapshot's label column is taken from the distinct labels used, typed as pandas types a list of every
+    # row's label (ratings int64, text pandas' string type where it infers one, mixed labels objects)
+    from plugin.state import _label_column
+
+    codes = np.array([pick % len(values) for pick in picks], dtype=np.intp)
+    held = np.empty(len(values), dtype=object)
+    held[:] = values
+    pd.testing.assert_frame_equal(pd.DataFrame({"label": _label_column(values, codes)}),
+                                  pd.DataFrame({"label": held[codes].tolist()}))
