@@ -121,7 +121,8 @@ def annotator_agreement(table: pd.DataFrame | AnnotatorLabels, *, k: float = 2.0
                                                n_categories=len(labels.categories))
     with np.errstate(divide="ignore", invalid="ignore"):
         with_majority = np.where(decided > 0, agrees / np.maximum(decided, 1), np.nan)
-    out = pd.DataFrame({"n_items": np.bincount(annotator, minlength=n_annotators), "n_compared": compared, "mean_pairwise": mean_pairwise,
-                        "with_majority": with_majority}, index=pd.Index(labels.annotators, name="annotator"))
+    out = pd.DataFrame({"n_items": np.bincount(annotator, minlength=n_annotators), "n_compared": compared,
+                        "mean_pairwise": mean_pairwise, "with_majority": with_majority},
+                       index=pd.Index(labels.annotators, name="annotator"))
     out["outlier"] = robust_outliers(out["mean_pairwise"], k=k)
     return out

@@ -90,7 +90,8 @@ class RankedLabels:
 
     @property
     def single(self) -> NDArray[np.bool_]:
-        """Dense indicator, shape (n_annotators, n_items, n_labels): annotator ``a`` gave item ``x`` only label ``y``."""
+        """Dense indicator, shape (n_annotators, n_items, n_labels): annotator ``a`` gave item ``x`` only label
+        ``y``."""
         return self._indicator(self.row_second < 0, self.row_first)
 
     @property

@@ -30,8 +30,8 @@ from agreement.pairwise import TWO_RATER_MEASURES
 from agreement.spa import WeighingScheme, spa_batch
 from agreement.undefined import UndefinedMeasureWarning
 
-__all__ = ["ITEM_MEASURES", "ConfidenceInterval", "bootstrap_ci", "bootstrap_distinct", "bootstrap_items", "bootstrap_table",
-           "canonical_rows"]
+__all__ = ["ITEM_MEASURES", "ConfidenceInterval", "bootstrap_ci", "bootstrap_distinct", "bootstrap_items",
+           "bootstrap_table", "canonical_rows"]
 
 ITEM_MEASURES = ("spa", "alpha", "fleiss", "augmented")
 BatchOverItems = Callable[[NDArray[np.float64], NDArray[np.float64]], NDArray[np.float64]]

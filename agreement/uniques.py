@@ -112,7 +112,8 @@ def unique_counts(values: NDArray[np.integer]) -> tuple[NDArray[np.integer], NDA
 
 def _coded(column: pd.Series | NDArray[np.generic]) -> tuple[NDArray[np.int64], int]:
     """A column's values as codes ``0 .. size - 1`` (equal values, equal codes) and ``size``: a categorical's own
-    codes (no value read), any other column's distinct values found by hashing."""
+    codes (no value read), whole numbers their offsets from the smallest, any other column's distinct values found
+    by hashing."""
     if isinstance(column, pd.Series) and isinstance(column.dtype, pd.CategoricalDtype):
         return column.cat.codes.to_numpy().astype(np.int64) + 1, len(column.cat.categories) + 1  # NaN: -1 + 1
     values = np.asarray(column)

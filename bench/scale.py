@@ -3,10 +3,10 @@
 For each size and shape, a fresh process builds :class:`plugin.state.ProjectState` from synthetic tasks fed page by
 page (a full read: the whole project is never held at once), scores every task and the project, builds the report's
 tables from those scores (a report scores once, so "report tables" is the tables alone), computes what a reconcile
-pass computes once the project is scored (every task's block, diffed with its meta), and reports the times and the resident memory: the peak while building and scoring, and the steady memory
-the state holds once the pages are gone (RSS after a garbage collection, less the process's RSS before the build),
-and what the state holds once every task is scored (its span measures too), as ``/status`` counts it
-(:func:`plugin.memory.deep_size`).
+pass computes once the project is scored (every task's block, diffed with its meta), and reports the times and the
+resident memory: the peak while building and scoring, and the steady memory the state holds once the pages are gone
+(RSS after a garbage collection, less the process's RSS before the build), and what the state holds once every task
+is scored (its span measures too), as ``/status`` counts it (:func:`plugin.memory.deep_size`).
 
 The peer, in a process of its own, is what a user would write without this project: the same tasks as one export
 JSON read with ``json.loads``, flattened with ``pd.json_normalize`` (annotations, then their results), pivoted into
