@@ -31,6 +31,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from agreement.counts import code_labels, require_columns, shown
 from agreement.itemsums import unit_weights
+from agreement.ranges import run_pairs
 from agreement.undefined import warn_undefined
 from agreement.uniques import duplicated_rows, unique_inverse
 
@@ -198,14 +199,8 @@ def _pair_rows(ranked: RankedLabels) -> _PairRows:
     """The annotator pairs of every item, O(rows x the most annotators of an item) (pairs that share no item are
     never formed)."""
     order = np.lexsort((ranked.row_annotator, ranked.row_item))
-    item = ranked.row_item[order]
-    widest = int(np.bincount(item).max()) if len(item) else 0
-    firsts, seconds = [np.zeros(0, dtype=np.intp)], [np.zeros(0, dtype=np.intp)]
-    for gap in range(1, widest):  # rows ``gap`` apart on one item: every pair of its annotators, once
-        same = np.flatnonzero(item[gap:] == item[:-gap])
-        firsts.append(order[same])
-        seconds.append(order[same + gap])
-    a, b = np.concatenate(firsts), np.concatenate(seconds)
+    first, second = run_pairs(ranked.row_item[order])  # every pair of an item's annotators, once
+    a, b = order[first], order[second]
     code = ranked.row_annotator[a].astype(np.int64) * len(ranked.annotators) + ranked.row_annotator[b]
     by_item = np.lexsort((code, ranked.row_item[a]))
     distinct, pair = unique_inverse(code[by_item])

@@ -22,6 +22,7 @@ import pandas as pd
 from numpy.typing import ArrayLike
 
 from agreement.counts import LabelCounts, as_count_matrix
+from agreement.ranges import run_pairs
 from agreement.uniques import row_codes, unique_inverse
 
 __all__ = ["confused_pairs", "set_coincidences", "specific_agreement"]
@@ -51,10 +52,7 @@ def confused_pairs(counts: ArrayLike | LabelCounts, categories: Sequence[Any], *
     x, weight = _pairable(counts)
     items, labels = np.nonzero(x)  # by item, labels ascending within each
     value = x[items, labels]
-    widest = int(np.bincount(items).max()) if len(items) else 0
-    gaps = [np.flatnonzero(items[gap:] == items[:-gap]) for gap in range(1, widest)]
-    first = np.concatenate([np.zeros(0, dtype=np.intp), *gaps])  # each two labels of one item, c < k
-    second = np.concatenate([np.zeros(0, dtype=np.intp), *(at + gap for gap, at in enumerate(gaps, 1))])
+    first, second = run_pairs(items)  # each two labels of one item, c < k
     if not len(first):
         return []
     # o_ck + o_kc = 2 x_ic x_ik / (n_i - 1) for c != k

@@ -22,6 +22,7 @@ from numpy.typing import ArrayLike, NDArray
 from agreement.counts import code_labels, require_columns, shown
 from agreement.information import information_batch
 from agreement.kappa import table_measure_batch
+from agreement.ranges import run_pairs
 from agreement.undefined import UndefinedMeasureWarning
 from agreement.uniques import duplicated_rows, unique_counts, unique_inverse
 
@@ -56,10 +57,11 @@ class AnnotatorLabels:
     def measures(self, first: int, second: int) -> dict[str, float]:
         """Cohen's kappa, Scott's pi, PABAK and P(A) of two annotators on the items both labeled, with ``n_items``.
 
-        From the two columns of codes in O(items + categories), never a
-        categories x categories table: free text has thousands of labels.
-        Equal to :func:`agreement.kappa.table_measure_batch` on :meth:`table`;
-        NaN where a measure is undefined (no shared item, or chance agreement 1).
+        Their row of :meth:`pair_measures` (every pair from the labels at
+        once, never a categories x categories table: free text has thousands
+        of labels). Equal to :func:`agreement.kappa.table_measure_batch` on
+        :meth:`table`; NaN where a measure is undefined (no shared item, or
+        chance agreement 1).
 
         Examples
         --------
@@ -68,24 +70,14 @@ class AnnotatorLabels:
         >>> {k: round(v, 4) for k, v in annotator_labels(rows).measures(0, 1).items()}
         {'n_items': 3, 'percent': 0.6667, 'cohen': 0.4, 'scott': 0.3333, 'pabak': 0.3333}
         """
-        a, b = self.codes[:, first], self.codes[:, second]
-        both = (a >= 0) & (b >= 0)
-        n = int(both.sum())
-        size = len(self.categories)
-        out: dict[str, float] = {"n_items": n, "percent": math.nan, "cohen": math.nan, "scott": math.nan,
-                                 "pabak": math.nan}
-        if n == 0:
-            return out
-        a, b = a[both], b[both]
-        observed = float((a == b).mean())
-        share_a = np.bincount(a, minlength=size) / n
-        share_b = np.bincount(b, minlength=size) / n
-        expected = {"cohen": float(share_a @ share_b), "scott": float((((share_a + share_b) / 2.0) ** 2).sum()),
-                    "pabak": 1.0 / size if size else 1.0}
-        out["percent"] = observed
-        for name, chance in expected.items():
-            out[name] = (observed - chance) / (1.0 - chance) if chance < 1.0 - 1e-12 else math.nan
-        return out
+        low, high = min(first, second), max(first, second)
+        pairs = self.pair_measures()
+        found = pairs[(pairs["first"] == low) & (pairs["second"] == high)]
+        if found.empty:
+            return {"n_items": 0, "percent": math.nan, "cohen": math.nan, "scott": math.nan, "pabak": math.nan}
+        row = found.iloc[0]
+        return {"n_items": int(row["n_items"]), **{name: float(row[name]) for name in ("percent", "cohen", "scott",
+                                                                                      "pabak")}}
 
     @cached_property
     def rows(self) -> tuple[NDArray[np.intp], NDArray[np.intp], NDArray[np.intp]]:
@@ -97,12 +89,7 @@ class AnnotatorLabels:
     def pair_rows(self) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
         """Every two labels of one item (in :attr:`rows`, annotators ``a < b``): an item labeled ``k`` times gives
         ``k (k - 1) / 2``; O(labels x the most annotators of an item), never O(items x annotators^2)."""
-        item = self.rows[0]
-        widest = int(np.bincount(item).max()) if len(item) else 0
-        gaps = [np.flatnonzero(item[gap:] == item[:-gap]) for gap in range(1, widest)]
-        firsts = np.concatenate([np.zeros(0, dtype=np.intp), *gaps])
-        seconds = np.concatenate([np.zeros(0, dtype=np.intp), *(at + gap for gap, at in enumerate(gaps, 1))])
-        return firsts, seconds
+        return run_pairs(self.rows[0])
 
     def pair_measures(self) -> pd.DataFrame:
         """:meth:`measures` of every pair of annotators with an item in common, all at once.

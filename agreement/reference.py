@@ -253,33 +253,25 @@ def pairwise_kappa_mean(labels: pd.DataFrame, *, level: str = "nominal", values:
     if present.empty:
         return math.nan, pd.DataFrame(columns=["annotator", "with_others", "n_pairs"])
     arranged = annotator_labels(present, categories=categories)
-    codes = arranged.codes
-    ordered = level != "nominal"
-    weights = None
-    if ordered:
+    if level != "nominal":  # every pair with a shared item, at once (tables for the weights, else from the codes)
         numbers = (np.asarray(values, dtype=np.float64) if values is not None
                    else pd.to_numeric(pd.Series(arranged.categories), errors="raise").to_numpy(dtype=np.float64))
         weights = agreement_weights(len(arranged.categories), kind="quadratic", values=numbers)
-    kappas = []
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UndefinedMeasureWarning)
-        for a in range(codes.shape[1]):
-            for b in range(a + 1, codes.shape[1]):
-                measures = arranged.measures(a, b)
-                if not measures["n_items"]:
-                    continue
-                kappas.append(cohen_kappa(arranged.table(a, b), weights=weights) if ordered else measures["cohen"])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UndefinedMeasureWarning)
+            kappas = [cohen_kappa(table, weights=weights) for table in arranged.pair_tables()]
+    else:
+        kappas = arranged.pair_measures()["cohen"].tolist()
     defined = [k for k in kappas if not math.isnan(k)]
-    rated = codes >= 0
-    same = np.zeros(codes.shape[1])
-    pairs = np.zeros(codes.shape[1])
-    for a in range(codes.shape[1]):
-        mine = rated[:, a]
-        others = codes[mine]
-        other_rated = rated[mine].copy()
-        other_rated[:, a] = False
-        same[a] = float(((others == codes[mine, a][:, None]) & other_rated).sum())
-        pairs[a] = float(other_rated.sum())
+    # each other annotator on an annotator's items, and whether they gave the same label: the item's pairs
+    _, annotator, label = arranged.rows
+    first, second = arranged.pair_rows
+    equal = (label[first] == label[second]).astype(np.float64)
+    size = len(arranged.annotators)
+    same = (np.bincount(annotator[first], weights=equal, minlength=size)
+            + np.bincount(annotator[second], weights=equal, minlength=size))
+    pairs = (np.bincount(annotator[first], minlength=size) + np.bincount(annotator[second], minlength=size)
+             ).astype(np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
         share = np.where(pairs > 0, same / pairs, np.nan)
     table = pd.DataFrame({"annotator": list(arranged.annotators), "with_others": share, "n_pairs": pairs.astype(int)})

@@ -45,11 +45,8 @@ def unique_inverse(values: NDArray[np.generic], *, counts: bool = False, sort: b
     """
     values = np.asarray(values)
     if sort and _small_range(values):  # whole numbers close together: a table over their range, no hashing or sort
-        low = int(values.min())  # (-0.0 is 0 here, as numpy holds it equal to 0.0)
-        offset = (values.astype(np.int64) - low).astype(np.intp)
-        seen = np.bincount(offset)
+        distinct, seen, offset = _tabled(values)
         present = seen > 0
-        distinct = (np.flatnonzero(present) + low).astype(values.dtype)
         inverse = (np.cumsum(present) - 1)[offset]
         return (distinct, inverse) if not counts else (distinct, inverse, seen[present])
     if values.dtype.kind == "f":
@@ -82,6 +79,15 @@ def _small_range(values: NDArray[np.generic]) -> bool:
     return int(high) - int(low) <= max(2 * len(values), 1 << 16)
 
 
+def _tabled(values: NDArray[np.generic]) -> tuple[NDArray[np.generic], NDArray[np.intp], NDArray[np.intp]]:
+    """Whole numbers close together (:func:`_small_range`) tabled over their range: the distinct values in order,
+    how often each value of the range occurs, and each value's place in the range."""
+    low = int(values.min())  # (-0.0 is 0 here, as numpy holds it equal to 0.0)
+    offset = (values.astype(np.int64) - low).astype(np.intp)
+    seen = np.bincount(offset)
+    return (np.flatnonzero(seen) + low).astype(values.dtype), seen, offset
+
+
 def unique_counts(values: NDArray[np.integer]) -> tuple[NDArray[np.integer], NDArray[np.intp]]:
     """The sorted distinct values of a 1-d array of integer codes and how often each occurs: ``np.unique(values,
     return_counts=True)``, by a stable sort.
@@ -99,10 +105,8 @@ def unique_counts(values: NDArray[np.integer]) -> tuple[NDArray[np.integer], NDA
     """
     values = np.asarray(values).reshape(-1)
     if _small_range(values):  # close together: counted over their range
-        low = int(values.min())
-        seen = np.bincount((values.astype(np.int64) - low).astype(np.intp))
-        present = np.flatnonzero(seen)
-        return (present + low).astype(values.dtype), seen[present]
+        distinct, seen, _ = _tabled(values)
+        return distinct, seen[seen > 0]
     ordered = np.sort(values, kind="stable")
     if not len(ordered):
         return ordered, np.zeros(0, dtype=np.intp)

@@ -4,7 +4,7 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agreement.ranges import ranges
+from agreement.ranges import ranges, run_pairs
 
 
 @given(st.lists(st.tuples(st.integers(-50, 10**12), st.integers(0, 6)), max_size=30))
@@ -14,3 +14,11 @@ def test_ranges_equal_each_run_built_alone(runs):
     expected = [position for start, length in runs for position in range(start, start + length)]
     got = ranges(starts, lengths)
     assert got.tolist() == expected and got.dtype == np.intp
+
+
+@given(st.lists(st.integers(0, 4), max_size=40).map(sorted))
+def test_run_pairs_are_every_two_places_of_a_run_by_distance_then_place(keys):
+    first, second = run_pairs(np.array(keys, dtype=np.int64))
+    want = sorted(((i, j) for i in range(len(keys)) for j in range(i + 1, len(keys)) if keys[i] == keys[j]),
+                  key=lambda pair: (pair[1] - pair[0], pair[0]))
+    assert list(zip(first.tolist(), second.tolist(), strict=True)) == want
