@@ -28,6 +28,7 @@ CONFIG = """<View><Text name="text" value="$text"/>
 <Choices name="sentiment" toName="text"><Choice value="pos"/><Choice value="neg"/><Choice value="neu"/></Choices>
 <Rating name="quality" toName="text" maxRating="5"/></View>"""
 INTERVAL = 3  # seconds between the service's passes
+FAULTS_WAIT = 20 * INTERVAL  # seconds more of passes under the faults, at most, until every kind has struck
 CONVERGE = 45  # seconds allowed for convergence after the faults end: the interval, a pass, retries in flight
 TASK = r"/api/tasks/\d+/?"
 LIST = r"/api/tasks/?"
@@ -122,8 +123,15 @@ def test_proxy_faults_during_traffic(world):
     proxy.delay_request(4, method="PATCH", path=TASK, probability=0.15)  # lands after a newer write
     annotate(world, 40, seed=1)
     time.sleep(2 * INTERVAL)  # passes run under the faults too
-    injected = {fault: proxy.injected(fault) for fault in ("status", "portal", "drop_after", "drop_before",
-                                                            "delay_response", "delay_request")}
+    # Each kind of fault has to have struck. The draws are seeded, but how many requests reach a rule depends on
+    # timing (a pass's task list is read a few times a run), so passes go on under the faults until every kind
+    # has struck once, for at most FAULTS_WAIT seconds more.
+    deadline = time.monotonic() + FAULTS_WAIT
+    kinds = ("status", "portal", "drop_after", "drop_before", "delay_response", "delay_request")
+    injected = {fault: proxy.injected(fault) for fault in kinds}
+    while not all(injected.values()) and time.monotonic() < deadline:
+        time.sleep(0.5)
+        injected = {fault: proxy.injected(fault) for fault in kinds}
     proxy.clear()
     assert all(injected.values()), injected
     assert_converges(world)
