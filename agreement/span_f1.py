@@ -39,6 +39,7 @@ from numpy.typing import NDArray
 from scipy.optimize import linear_sum_assignment
 
 from agreement.intervals import overlapping_pairs
+from agreement.ranges import run_pairs
 from agreement.undefined import warn_undefined
 from agreement.uniques import unique_counts, unique_inverse
 from agreement.units import Units
@@ -313,14 +314,13 @@ def span_f1(units: Units, *, match: Match = "exact", jaccard: float = 0.5,
     n_ann, n_lab = len(units.annotators), len(units.labels)
     matches = _matches(units, jaccard=1.0 if match == "exact" else jaccard)
 
-    # blocks: (continuum, a < b) where both annotated
+    # blocks: (continuum, a < b) where both annotated, in that order (nonzero gives each continuum's annotators
+    # side by side, in ascending order)
     d, a = np.nonzero(present)
-    frame = pd.DataFrame({"doc": d, "ann": a})
-    pairs = frame.merge(frame, on="doc")
-    pairs = pairs[pairs["ann_x"] < pairs["ann_y"]].sort_values(["doc", "ann_x", "ann_y"])
-    block_doc = pairs["doc"].to_numpy(np.intp)
-    block_a, block_b = pairs["ann_x"].to_numpy(np.intp), pairs["ann_y"].to_numpy(np.intp)
-    block_key = (block_doc.astype(np.int64) * n_ann + block_a) * n_ann + block_b
+    first, second = run_pairs(d)
+    block_key = np.sort((d[first].astype(np.int64) * n_ann + a[first]) * n_ann + a[second])
+    block_doc = (block_key // (n_ann * n_ann)).astype(np.intp)
+    block_a, block_b = (block_key // n_ann % n_ann).astype(np.intp), (block_key % n_ann).astype(np.intp)
 
     # spans per (continuum, annotator, label), looked up for each block's two annotators
     cell = (units.doc.astype(np.int64) * n_ann + units.annotator) * n_lab + units.label

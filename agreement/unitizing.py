@@ -323,24 +323,31 @@ def u_alpha(units: Units) -> UAlpha:
     weight = np.where(n_present > 1, 1.0 / np.maximum(n_present - 1, 1), 0.0)
     lengths = units.lengths
 
+    # Overlapping intervals of two coders, found once among the units and the unions together: the pairs of two
+    # units, of a unit and a union, and of two unions are each what a search among those alone would give, in
+    # the same order (one stable sort of all of them keeps each part's order).
+    n_units = len(start)
+    f2, s2, inter2 = overlapping_pairs(np.r_[doc, udoc].astype(np.int64), np.r_[ann, uann],
+                                       np.r_[start, ustart], np.r_[end, uend])
+    unit_first, unit_second = f2 < n_units, s2 < n_units
     # labels against labels: overlapping units of two coders, both orders
-    first, second, inter = overlapping_pairs(doc.astype(np.int64), ann, start, end)
+    units_only = unit_first & unit_second
+    first, second, inter = f2[units_only], s2[units_only], inter2[units_only]
     w = weight[doc[first]] * inter
     coincidences = np.zeros((n_lab + 1, n_lab + 1))
     np.add.at(coincidences, (lab[first], lab[second]), w)
     np.add.at(coincidences, (lab[second], lab[first]), w)
     # a unit against another coder's blank: its length less its overlap with that coder's units (their union)
-    both = np.r_[np.zeros(len(start), np.int8), np.ones(len(ustart), np.int8)]
-    f2, s2, inter2 = overlapping_pairs(np.r_[doc, udoc].astype(np.int64), np.r_[ann, uann],
-                                       np.r_[start, ustart], np.r_[end, uend])
-    mixed = both[f2] != both[s2]
-    unit = np.where(both[f2] == 0, f2, s2)[mixed]
-    covered = np.bincount(unit, weights=inter2[mixed], minlength=len(start))
+    mixed = unit_first != unit_second
+    unit = np.where(unit_first, f2, s2)[mixed]
+    covered = np.bincount(unit, weights=inter2[mixed], minlength=n_units)
     unit_blank = weight[doc] * ((n_present[doc] - 1) * (end - start) - covered)
     coincidences[:n_lab, n_lab] = np.bincount(lab, weights=unit_blank, minlength=n_lab)
     coincidences[n_lab, :n_lab] = coincidences[:n_lab, n_lab]
     # blank against blank, from the coders' unions: |B_i ∩ B_j| = L - |U_i| - |U_j| + |U_i ∩ U_j|
-    binary = _binary_coincidences(udoc, uann, ustart, uend, units.present, weight, lengths)
+    unions_only = ~(unit_first | unit_second)
+    binary = _binary_coincidences(udoc, ustart, uend, units.present, weight, lengths, f2[unions_only] - n_units,
+                                  inter2[unions_only])
     coincidences[n_lab, n_lab] = binary[1, 1]
 
     pairable = weight[doc] > 0
@@ -361,9 +368,9 @@ ROUNDING = 1e-12
 binary coincidences are differences of sums over the continua, where a 0 can come out as a few 1e-16."""
 
 
-def _binary_coincidences(doc, ann, start, end, present, weight, lengths) -> NDArray[np.float64]:
-    """Coincidences of "in a unit" (0) and blank (1) from each coder's union of units on each task."""
-    first, _, inter = overlapping_pairs(doc.astype(np.int64), ann, start, end)
+def _binary_coincidences(doc, start, end, present, weight, lengths, first, inter) -> NDArray[np.float64]:
+    """Coincidences of "in a unit" (0) and blank (1) from each coder's union of units on each task; ``first`` is
+    the first union of each pair of two coders' overlapping unions, ``inter`` their intersection."""
     unit_unit = 2.0 * np.sum(weight[doc[first]] * inter)
     n_present = present.sum(axis=1)
     covered = np.bincount(doc, weights=(end - start) * weight[doc], minlength=len(lengths))  # Σ_i |U_i| w_d

@@ -416,7 +416,8 @@ def _lengths_source(mapped: MappedControl, units: Units) -> str:
 
 
 def span_scores(mapped: MappedControl, options: ScoringOptions, *, span_jaccard: float = 0.5,
-                expected: ExpectedDisorder | None = None, observed: float | None = None) -> dict[str, Any] | None:
+                expected: ExpectedDisorder | None = None, observed: float | None = None,
+                f1_counts: Mapping[str, SpanF1] | None = None) -> dict[str, Any] | None:
     """The span measures of a span-like control over the project, or None for another control.
 
     The continua are :func:`plugin.mapping.span_units.span_units`'s, one per
@@ -426,7 +427,8 @@ def span_scores(mapped: MappedControl, options: ScoringOptions, *, span_jaccard:
       per annotator pair with counts summed over tasks and labels, its mean
       and population SD over pairs, per label and the pair table; ``exact``
       (same start, end and label) and ``overlap`` (same label, Jaccard at least
-      ``span_jaccard``, an optimal one-to-one matching);
+      ``span_jaccard``, an optimal one-to-one matching; ``f1_counts`` per
+      match, when the caller holds them for these units and ``span_jaccard``);
     - ``unitizing_alpha``: Krippendorff's 1995/2004 unitizing alpha, overall
       and per label, with its observed and expected disagreement;
     - ``u_alpha``: the 2016 uα, |uα (``binary``) and cuα (``coding``)
@@ -443,8 +445,9 @@ def span_scores(mapped: MappedControl, options: ScoringOptions, *, span_jaccard:
     if mapped.spans is None:
         return None
     units = span_units(mapped, lengths=mapped.lengths)
-    f1 = {"exact": _f1_summary(span_f1(units, match="exact")),
-          "overlap": {**_f1_summary(span_f1(units, match="overlap", jaccard=span_jaccard)), "jaccard": span_jaccard}}
+    counts = dict(f1_counts) if f1_counts is not None else {
+        "exact": span_f1(units, match="exact"), "overlap": span_f1(units, match="overlap", jaccard=span_jaccard)}
+    f1 = {"exact": _f1_summary(counts["exact"]), "overlap": {**_f1_summary(counts["overlap"]), "jaccard": span_jaccard}}
     unitizing = unitizing_alpha(units)
     family = u_alpha(units)
     dissimilarity = {"alpha": options.gamma_alpha, "beta": options.gamma_beta, "delta_empty": options.gamma_empty}
@@ -470,13 +473,14 @@ def span_scores(mapped: MappedControl, options: ScoringOptions, *, span_jaccard:
 
 
 def score_control(mapped: MappedControl, options: ScoringOptions, *, span_jaccard: float = 0.5,
-                  expected: ExpectedDisorder | None = None, observed: float | None = None) -> ControlScore:
+                  expected: ExpectedDisorder | None = None, observed: float | None = None,
+                  f1_counts: Mapping[str, SpanF1] | None = None) -> ControlScore:
     """Score one mapped control for the project (the tasks are scored by :mod:`plugin.state`).
 
     Undefined measures become None; their warnings are expected while few
     annotations exist and are not re-emitted. A span-like control also gets
     :func:`span_scores` (``span_jaccard`` for overlap F1, ``expected`` and
-    ``observed`` gamma's disorders when the caller holds them).
+    ``observed`` gamma's disorders and ``f1_counts`` the F1 counts when the caller holds them).
     """
     rows = mapped.rows
     control = mapped.control
@@ -509,7 +513,8 @@ def score_control(mapped: MappedControl, options: ScoringOptions, *, span_jaccar
             confusions=confusions, label_agreement=label_agreement,
             augmented=_augmented(mapped.ranked) if mapped.ranked is not None and len(mapped.ranked) else None,
             labels=_per_label(mapped, counts) if is_label_set(mapped) else None,
-            spans=span_scores(mapped, options, span_jaccard=span_jaccard, expected=expected, observed=observed),
+            spans=span_scores(mapped, options, span_jaccard=span_jaccard, expected=expected, observed=observed,
+                              f1_counts=f1_counts),
         )
 
 

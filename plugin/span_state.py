@@ -44,7 +44,7 @@ import numpy as np
 from agreement import UndefinedMeasureWarning
 from agreement.gamma import ExpectedDisorder, expected_disorder, observed_disorder
 from agreement.ranges import ranges
-from agreement.span_f1 import span_f1
+from agreement.span_f1 import SpanF1, span_f1
 from agreement.uniques import unique_counts, unique_inverse
 from agreement.units import Units
 from plugin.codes import Interned
@@ -54,7 +54,7 @@ from plugin.mapping.span_units import continuum_extents, span_units
 from plugin.scoring import number, rounded
 from plugin.settings import MappingOptions, ScoringOptions
 
-__all__ = ["MATCHES", "SpanTasks", "TaskSpans", "pair_f1"]
+__all__ = ["MATCHES", "ScoredSpans", "SpanTasks", "TaskSpans", "pair_f1"]
 
 MATCHES = ("exact", "overlap")
 Pair = tuple[str, str]
@@ -151,6 +151,31 @@ def _gammas(disorder: np.ndarray, weight: np.ndarray, expected: float | None) ->
 
 
 _NO_SUBMITTER = np.float64(0.0).tobytes()
+
+
+class ScoredSpans(NamedTuple):
+    """What scoring a batch of tasks built (:meth:`SpanTasks.task_scores`): the project's scores reuse it when the
+    batch was every task, rather than build the units and match the spans again.
+
+    Attributes
+    ----------
+    tasks : list of int
+        The tasks scored, sorted.
+    units : Units
+        Their units (:meth:`SpanTasks.units`).
+    lengths : ndarray of float
+        Each continuum's length as the tasks give it (NaN where they do not).
+    f1 : dict of str to SpanF1
+        Per match (:data:`MATCHES`), the pairwise F1 counts of every continuum.
+    version : int
+        :attr:`SpanTasks.version` when they were built.
+    """
+
+    tasks: list[int]
+    units: Units
+    lengths: np.ndarray
+    f1: dict[str, SpanF1]
+    version: int
 
 
 @dataclass
@@ -264,17 +289,21 @@ class SpanTasks:
                     running[0] -= tp
                     running[1] -= total
 
-    def mapped(self, level: str, *, rows: bool = True) -> MappedControl:
+    def mapped(self, level: str, *, rows: bool = True, built: ScoredSpans | None = None) -> MappedControl:
         """Every task's span rows, submitters and lengths (in task order) as one mapped control, without items.
 
         Without ``rows``: its :attr:`~plugin.mapping.base.MappedControl.units`
-        built from the packed rows (:meth:`units`) and the continua's lengths,
-        and its span rows and submitters left empty (a project's snapshot:
-        no Python object per span).
+        built from the packed rows (:meth:`units`; ``built``'s, when it holds
+        every task's as they are now) and the continua's lengths, and its span
+        rows and submitters left empty (a project's snapshot: no Python object
+        per span).
         """
         if rows:
             return self._mapped(sorted(self.tasks), level)
-        units, given = self._units(sorted(self.tasks))
+        if built is not None and built.version == self.version and built.tasks == sorted(self.tasks):
+            units, given = built.units, built.lengths
+        else:
+            units, given = self._units(sorted(self.tasks))
         lengths: dict[Continuum, float | None] = {
             doc: (None if math.isnan(length) else length)  # type: ignore[misc]  # Units.docs are objects
             for doc, length in zip(units.docs, given.tolist(), strict=True)}
@@ -367,20 +396,24 @@ class SpanTasks:
                      annotators, labels, present, extent), length
 
     def task_scores(self, tasks: Iterable[int], mapping: MappingOptions, scoring: ScoringOptions, *,
-                    every_task: bool = False, resample: bool = True) -> tuple[list[int], dict[str, np.ndarray]]:
+                    every_task: bool = False, resample: bool = True,
+                    keep: bool = False) -> tuple[list[int], dict[str, np.ndarray], ScoredSpans | None]:
         """The tasks of ``tasks`` that annotators submitted, and their ``f1``, ``f1_overlap`` and ``gamma`` as
         columns aligned on them (rounded as :func:`plugin.scoring.number`, NaN where undefined).
 
         Tasks not scored since they changed are scored together, from their own
         units; with ``every_task`` (``tasks`` is every task) the project's
         expected disorder is sampled first, if any task changed since it last was
-        (with ``resample=False`` only if it was never sampled).
+        (with ``resample=False`` only if it was never sampled). With ``keep``,
+        what the scoring built is returned too when it scored every task at
+        once (a first full scoring; :meth:`mapped` and the project's span
+        measures then reuse it), else None.
         """
         wanted = [t for t in tasks if self._submitted(t)]
         built = self._score([t for t in wanted if t not in self.scored], mapping, scoring)
+        whole = built if every_task and built is not None and built.tasks == sorted(self.tasks) else None
         if every_task and self._expected_version != self.version and (resample or self.expected is None):
-            every = sorted(self.tasks)
-            self.expected = self._expected(scoring, built[1] if built is not None and built[0] == every else None)
+            self.expected = self._expected(scoring, whole.units if whole is not None else None)
             self._expected_version = self.version
         expected = self.expected.value if self.expected is not None else None
         held = self.scored
@@ -388,7 +421,7 @@ class SpanTasks:
         columns = (np.array([held[t][2:] for t in wanted], dtype=np.float64).reshape(-1, 4)
                    if wanted else np.zeros((0, 4)))
         return wanted, {"f1": rounded(columns[:, 2]), "f1_overlap": rounded(columns[:, 3]),
-                        "gamma": rounded(_gammas(columns[:, 0], columns[:, 1], expected))}
+                        "gamma": rounded(_gammas(columns[:, 0], columns[:, 1], expected))}, whole if keep else None
 
     def _expected(self, scoring: ScoringOptions, units: Units | None = None) -> ExpectedDisorder:
         """The expected disorder sampled from every task's units (``units``, when the caller just built them)."""
@@ -399,15 +432,14 @@ class SpanTasks:
                                      alpha=scoring.gamma_alpha, beta=scoring.gamma_beta,
                                      delta_empty=scoring.gamma_empty)
 
-    def _score(self, tasks: list[int], mapping: MappingOptions, scoring: ScoringOptions
-               ) -> tuple[list[int], Units] | None:
+    def _score(self, tasks: list[int], mapping: MappingOptions, scoring: ScoringOptions) -> ScoredSpans | None:
         """Score ``tasks`` (none scored since it changed) in one vectorized call per measure; return them sorted,
-        and their units (None for no task)."""
+        with what was built to score them (None for no task)."""
         if not tasks:
             return None
         tasks = sorted(tasks)
         self.dirty.difference_update(tasks)
-        units = self.units(tasks)
+        units, given = self._units(tasks)
         task_of = np.array([task for task, _ in units.docs], dtype=np.int64)
         ids = np.array(tasks, dtype=np.int64)
         place = np.searchsorted(ids, task_of)  # each continuum's task, by its place in ``tasks``
@@ -449,7 +481,7 @@ class SpanTasks:
         for i, task in enumerate(tasks):  # each task's rows of the table, as bytes sliced from the table's bytes
             self.scored[task] = TaskSpans(flat[bounds[i] * step:bounds[i + 1] * step], names, totals[i], weights[i],
                                           f1[0][i], f1[1][i])
-        return tasks, units
+        return ScoredSpans(tasks, units, given, dict(zip(MATCHES, found, strict=True)), self.version)
 
     def observed(self) -> float:
         """The project's observed disorder from the tasks' held best alignments: their summed disorders over their

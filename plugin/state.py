@@ -46,6 +46,7 @@ from agreement.gamma import ExpectedDisorder
 from agreement.gwet import LEVEL_WEIGHTS
 from agreement.ranges import ranges
 from agreement.running_augmented import RunningAugmented
+from agreement.span_f1 import SpanF1
 from agreement.uniques import unique_inverse
 from plugin import __version__
 from plugin.annotations import Skips, Submission, collect_submissions, task_id
@@ -67,7 +68,7 @@ from plugin.scoring import (
     task_terms,
 )
 from plugin.settings import MappingOptions, ReviewOptions, ScoringOptions
-from plugin.span_state import SpanTasks
+from plugin.span_state import ScoredSpans, SpanTasks
 from plugin.task_scores import ControlColumns, TaskScores, lowest_decile
 from plugin.writeback import META_KEY, TaskAsRead, agreement_block, diff_key, needed_write
 
@@ -426,12 +427,15 @@ class ControlState:
             return self.sums.expected_disagreement(level=self.level, values=self.values())  # type: ignore[arg-type]
 
     def task_scores(self, tasks: Sequence[int], *, every_task: bool = False, mapping: MappingOptions | None = None,
-                    scoring: ScoringOptions | None = None, resample: bool = True) -> ControlColumns:
+                    scoring: ScoringOptions | None = None, resample: bool = True,
+                    built: dict[str, ScoredSpans] | None = None) -> ControlColumns:
         """``spa``, ``alpha`` and ``n_items`` of this control for each of ``tasks``, as columns aligned on them.
 
         A span-like control adds ``f1``, ``f1_overlap`` and ``gamma``
         (:meth:`plugin.span_state.SpanTasks.task_scores`, with ``mapping``,
-        ``scoring`` and ``resample``; the defaults without).
+        ``scoring`` and ``resample``; the defaults without). When it scored
+        every task at once, what that built is put in ``built`` under the
+        control's name, for the project's scores to reuse.
 
         One vectorized :func:`plugin.scoring.task_terms` over all their items.
         Multiple choices add each task's ``item_class``: from the running sums
@@ -474,8 +478,11 @@ class ControlState:
         spans = flag_on = None
         if self.spans is not None:
             scoring = scoring or ScoringOptions()
-            scored, values = self.spans.task_scores(tasks, mapping or MappingOptions(), scoring,
-                                                    every_task=every_task, resample=resample)
+            scored, values, whole = self.spans.task_scores(tasks, mapping or MappingOptions(), scoring,
+                                                           every_task=every_task, resample=resample,
+                                                           keep=built is not None)
+            if whole is not None and built is not None:
+                built[self.control.name] = whole
             at = order[np.searchsorted(wanted, np.asarray(scored, dtype=np.int64), sorter=order)]
             has_spans[at] = True
             spans = {key: np.full(size, np.nan) for key in values}
@@ -554,14 +561,16 @@ class ControlState:
         place[order] = np.arange(len(order))
         return categorical(place[codes], names[order])
 
-    def mapped(self, *, span_rows: bool = True) -> MappedControl:
+    def mapped(self, *, span_rows: bool = True, built: ScoredSpans | None = None) -> MappedControl:
         """Every task's rows as one mapped control, for the project's full scores, decoded as tables
         (:meth:`table`; no tuple per row).
 
         A span-like control's span rows and submitters too; without
-        ``span_rows``, its units instead (:meth:`plugin.span_state.SpanTasks.mapped`).
+        ``span_rows``, its units instead (:meth:`plugin.span_state.SpanTasks.mapped`, ``built``'s when they are
+        current).
         """
-        spans = self.spans.mapped(self.level, rows=span_rows) if self.spans is not None else None
+        spans = (self.spans.mapped(self.level, rows=span_rows, built=built) if self.spans is not None
+                 else None)
         return MappedControl(self.control, self.level, (),  # type: ignore[arg-type]
                              categories=self.categories, ranked_records=() if self.ranked else None,
                              spans=spans.spans if spans is not None else None,
@@ -673,6 +682,10 @@ class ProjectSnapshot:
     observed : dict of str to float
         Per span-like control, gamma's observed disorder from every task's
         held best alignment (so that no task is aligned twice).
+    span_f1 : dict of str to dict
+        Per span-like control whose tasks were all scored at once when the
+        snapshot was taken: per match, the pairwise F1 counts of every
+        continuum (so that no span is matched twice).
     references : dict of str to tuple
         Per control with references, the rows mapped with them (see
         :attr:`ControlState.references`).
@@ -691,6 +704,7 @@ class ProjectSnapshot:
     mapping: MappingOptions = field(default_factory=MappingOptions)
     expected: dict[str, ExpectedDisorder] = field(default_factory=dict)
     observed: dict[str, float] = field(default_factory=dict)
+    span_f1: dict[str, dict[str, SpanF1]] = field(default_factory=dict, compare=False)
     references: dict[str, tuple[tuple[Any, ...], ...]] = field(default_factory=dict)
     reference_authors: dict[int, str] = field(default_factory=dict)
 
@@ -706,7 +720,8 @@ class ProjectSnapshot:
         return ProjectScores(
             controls={name: replace(score_control(mapped, self.scoring, span_jaccard=self.mapping.span_jaccard,
                                                   expected=self.expected.get(name),
-                                                  observed=self.observed.get(name)),
+                                                  observed=self.observed.get(name),
+                                                  f1_counts=self.span_f1.get(name)),
                                     references=self.reference_scores(name))
                       for name, mapped in self.mapped.items()},
             tasks=self.tasks, skips=self.skips, n_annotations=self.n_annotations, annotators=self.annotators,
@@ -933,19 +948,22 @@ class ProjectState:
         total.reasons.update(self.refused)
         return total
 
-    def task_scores(self, tasks: Iterable[int] | None = None, *, resample: bool = True) -> TaskScores:
+    def task_scores(self, tasks: Iterable[int] | None = None, *, resample: bool = True,
+                    built: dict[str, ScoredSpans] | None = None) -> TaskScores:
         """The scores of ``tasks`` (default: every known task), one vectorized pass per control, held as columns
         (:class:`plugin.task_scores.TaskScores`: a task's score is built when it is read).
 
         Scoring every task samples each span control's expected disorder again
         if a task changed; with ``resample=False`` the disorder held from the
-        last time is kept (sampled only if there is none yet).
+        last time is kept (sampled only if there is none yet). ``built``
+        receives, per span-like control that scored every task at once, what
+        that built (:meth:`ControlState.task_scores`).
         """
         wanted = list(dict.fromkeys(t for t in (self.tasks if tasks is None else tasks) if t in self.tasks))
         columns: dict[str, ControlColumns] = {}
         for name, control in self.controls.items():
             columns[name] = scores = control.task_scores(wanted, every_task=tasks is None, mapping=self.mapping,
-                                                         scoring=self.scoring, resample=resample)
+                                                         scoring=self.scoring, resample=resample, built=built)
             if control.references:
                 rows = reference_frame(row for task in wanted for row in control.references.get(task, ()))
                 shares = task_reference_shares(rows, self.reference_authors, self.latest_models)
@@ -1008,10 +1026,14 @@ class ProjectState:
         return {name: {"problems": list(c.problems), "notes": list(c.notes)}
                 for name, c in self.control_specs.items() if c.problems or c.notes}
 
-    def mapped(self, *, span_rows: bool = True) -> dict[str, MappedControl]:
+    def mapped(self, *, span_rows: bool = True, built: Mapping[str, ScoredSpans] | None = None
+               ) -> dict[str, MappedControl]:
         """Every control's rows over all tasks (immutable: safe to score after the lock is released); without
-        ``span_rows``, span-like controls' units instead of their span rows (:meth:`ControlState.mapped`)."""
-        return {name: control.mapped(span_rows=span_rows) for name, control in self.controls.items()}
+        ``span_rows``, span-like controls' units instead of their span rows (:meth:`ControlState.mapped`; those
+        ``built`` holds for the control, when current)."""
+        built = built or {}
+        return {name: control.mapped(span_rows=span_rows, built=built.get(name))
+                for name, control in self.controls.items()}
 
     def reference_inputs(self) -> tuple[dict[str, tuple[tuple[Any, ...], str, tuple[Any, ...] | None]],
                                         dict[int, str]]:
@@ -1064,18 +1086,20 @@ class ProjectState:
         """What the full scores are computed from, without computing them (see :class:`ProjectSnapshot`)."""
         # Taken under the service's lock: a span control's expected disorder (seconds of sampling) is the one held
         # from the last pass, and sampled here only when there is none yet (an offline report).
-        tasks = self.task_scores(resample=False)
+        built: dict[str, ScoredSpans] = {}  # a first full scoring's units and matches, reused below
+        tasks = self.task_scores(resample=False, built=built)
         expected = {name: control.spans.expected for name, control in self.controls.items()
                     if control.spans is not None and control.spans.expected is not None}
         observed = {name: control.spans.observed() for name, control in self.controls.items()
                     if control.spans is not None}  # every task was scored just above
         inputs, authors = self.reference_inputs()
         times = self.annotation_times()  # every counted annotation: their number and annotators are read from it
-        return ProjectSnapshot(mapped=self.mapped(span_rows=False),
+        return ProjectSnapshot(mapped=self.mapped(span_rows=False, built=built),
                                tasks=tasks, skips=self.skips(), n_annotations=len(times),
                                annotators=tuple(sorted(times["annotator"].unique().tolist())),
                                config=self.config_remarks(), times=times,
                                scoring=self.scoring, mapping=self.mapping, expected=expected, observed=observed,
+                               span_f1={name: spans.f1 for name, spans in built.items()},
                                references={name: rows for name, (rows, _, _) in inputs.items()},
                                reference_authors=authors)
 

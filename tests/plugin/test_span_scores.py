@@ -251,3 +251,25 @@ def test_the_project_observed_disorder_sums_the_tasks_held_alignments(bratiaa):
     again = observed_disorder(span_units(mapped, lengths=mapped.lengths)).value
     assert snapshot.observed["label"] == pytest.approx(again, rel=1e-12)
     assert snapshot.scores().controls["label"].spans["gamma"]["observed"] == round(again, 6)
+
+
+def test_a_first_full_scoring_hands_its_units_and_matches_to_the_project_scores(bratiaa):
+    """A cold snapshot scores every task at once, then reuses those units and span matches for the project's
+    measures: the same scores as a snapshot of tasks already scored, which builds them again."""
+    tasks, controls, _, _, _ = bratiaa
+    cold = ProjectState.from_tasks(tasks, controls, mapping=MappingOptions(), scoring=ScoringOptions())
+    handed = cold.snapshot()
+    assert set(handed.span_f1["label"]) == {"exact", "overlap"}
+    warm = ProjectState.from_tasks(tasks, controls, mapping=MappingOptions(), scoring=ScoringOptions())
+    warm.task_scores()  # a pass: the snapshot after it has every task scored, and nothing to hand over
+    again = warm.snapshot()
+    assert again.span_f1 == {}
+    assert handed.mapped["label"].units.n_units == again.mapped["label"].units.n_units > 0
+    assert handed.scores().controls["label"].spans == again.scores().controls["label"].spans
+    # a task changed after the scoring that built them: the units are built again, as the tasks are now
+    built = {}
+    fresh = ProjectState.from_tasks(tasks, controls, mapping=MappingOptions(), scoring=ScoringOptions())
+    fresh.task_scores(built=built)
+    assert built["label"].tasks == sorted(fresh.controls["label"].spans.tasks)
+    fresh.remove_task(tasks[0]["id"])
+    assert fresh.mapped(span_rows=False, built=built)["label"].units.n_units < built["label"].units.n_units
