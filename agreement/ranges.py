@@ -1,13 +1,13 @@
 """Runs of consecutive positions, concatenated: how ragged groups (a continuum's units, a task's rows) are indexed
-end to end without a Python loop over the groups; and the pairs within each run of equal keys (an item's
-annotators, two by two)."""
+end to end without a Python loop over the groups; the pairs within each run of equal keys (an item's
+annotators, two by two); and groups cut into blocks of bounded size (a large project scored a block at a time)."""
 
 from __future__ import annotations
 
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["ranges", "run_pairs"]
+__all__ = ["block_edges", "ranges", "run_pairs"]
 
 
 def ranges(starts: NDArray[np.integer], lengths: NDArray[np.integer]) -> NDArray[np.intp]:
@@ -56,3 +56,24 @@ def run_pairs(keys: NDArray[np.generic]) -> tuple[NDArray[np.intp], NDArray[np.i
     first = np.concatenate([np.zeros(0, dtype=np.intp), *gaps]).astype(np.intp)
     second = np.concatenate([np.zeros(0, dtype=np.intp), *(at + gap for gap, at in enumerate(gaps, 1))]).astype(np.intp)
     return first, second
+
+
+def block_edges(sizes: NDArray[np.integer], *, at_most: int) -> list[int]:
+    """Where to cut consecutive groups of ``sizes`` into blocks of at most ``at_most`` in all: the edges ``0 = e_0 <
+    e_1 < ... = len(sizes)``, block ``k`` the groups ``e_k .. e_(k+1) - 1``. A group larger than ``at_most`` is a
+    block of its own; no group is cut, and no block is empty.
+
+    Examples
+    --------
+    >>> block_edges(np.array([3, 3, 3, 9, 1]), at_most=6)
+    [0, 2, 3, 4, 5]
+    >>> block_edges(np.array([3, 3]), at_most=6), block_edges(np.array([], dtype=int), at_most=6)
+    ([0, 2], [0])
+    """
+    sizes = np.asarray(sizes, dtype=np.int64)
+    edges, n = [0], len(sizes)
+    through = np.cumsum(sizes)
+    while edges[-1] < n:  # one step a block: a project's few blocks, each found by a binary search
+        done = int(through[edges[-1] - 1]) if edges[-1] else 0
+        edges.append(max(int(np.searchsorted(through, done + at_most, side="right")), edges[-1] + 1))
+    return edges

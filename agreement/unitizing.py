@@ -39,6 +39,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from agreement.intervals import merge_overlaps, overlapping_pairs
+from agreement.ranges import block_edges
 from agreement.undefined import warn_undefined
 from agreement.units import Units
 
@@ -323,6 +324,53 @@ def u_alpha(units: Units) -> UAlpha:
     weight = np.where(n_present > 1, 1.0 / np.maximum(n_present - 1, 1), 0.0)
     lengths = units.lengths
 
+    # The coincidences are sums over the continua: found a block of continua at a time (both kinds of merged
+    # units come sorted by continuum), so that the pairs of overlapping units are never held for all at once.
+    coincidences = np.zeros((n_lab + 1, n_lab + 1))
+    unit_unit = covered = 0.0
+    per_continuum = np.bincount(doc, minlength=len(lengths)) + np.bincount(udoc, minlength=len(lengths))
+    edges = block_edges(per_continuum, at_most=UNITS_AT_ONCE)
+    at, uat = np.searchsorted(doc, edges).tolist(), np.searchsorted(udoc, edges).tolist()
+    for lo, hi, ulo, uhi in zip(at[:-1], at[1:], uat[:-1], uat[1:], strict=True):
+        part, both, cover = _coincidences(doc[lo:hi], ann[lo:hi], lab[lo:hi], start[lo:hi], end[lo:hi],
+                                          udoc[ulo:uhi], uann[ulo:uhi], ustart[ulo:uhi], uend[ulo:uhi],
+                                          n_present=n_present, weight=weight, n_lab=n_lab)
+        coincidences += part
+        unit_unit += both
+        covered += cover
+    # blank against blank, from the coders' unions: |B_i ∩ B_j| = L - |U_i| - |U_j| + |U_i ∩ U_j|
+    unit_blank = covered - unit_unit
+    blank_blank = np.sum(weight * n_present * (n_present - 1) * lengths) - 2.0 * covered + unit_unit
+    binary = np.array([[unit_unit, unit_blank], [unit_blank, blank_blank]])
+    coincidences[n_lab, n_lab] = binary[1, 1]
+
+    pairable = weight[doc] > 0
+    unit_weights = np.bincount(lab[pairable], weights=(end - start)[pairable] ** 2, minlength=n_lab)
+    blank = np.sum(weight * n_present * (n_present - 1) * lengths) - binary[0].sum()  # blank positions counted
+    value, d_o, d_e = _u_alpha_from(coincidences, np.r_[unit_weights, blank], "Krippendorff's uα")
+    upairable = weight[udoc] > 0
+    binary_weights = np.r_[np.sum((uend - ustart)[upairable] ** 2), blank]
+    binary_value, _, _ = _u_alpha_from(binary, binary_weights, "Krippendorff's |uα")
+    coding = _coding_alpha(coincidences[:n_lab, :n_lab])
+    table = pd.DataFrame(coincidences, index=pd.Index([*units.labels, "∅"], dtype=object),
+                         columns=pd.Index([*units.labels, "∅"], dtype=object))
+    return UAlpha(value, binary_value, coding, d_o, d_e, table)
+
+
+ROUNDING = 1e-12
+"""An expected disagreement (a share of pairable positions) at most this is 0 up to floating-point rounding: the
+binary coincidences are differences of sums over the continua, where a 0 can come out as a few 1e-16."""
+
+
+UNITS_AT_ONCE = 1_000_000
+"""Merged units whose overlapping pairs are found at once at most (a project's continua are taken in blocks)."""
+
+
+def _coincidences(doc, ann, lab, start, end, udoc, uann, ustart, uend, *, n_present, weight,
+                  n_lab) -> tuple[NDArray[np.float64], float, float]:
+    r"""One block of continua's share of uα's coincidences: labels against labels and units against blanks (the
+    blank-blank cell left 0), the units-in-units coincidences of |uα, and :math:`\sum_d (m_d - 1) w_d \sum_i |U_i|`
+    (its unions' covered lengths), from which the caller finds |uα's other cells."""
     # Overlapping intervals of two coders, found once among the units and the unions together: the pairs of two
     # units, of a unit and a union, and of two unions are each what a search among those alone would give, in
     # the same order (one stable sort of all of them keeps each part's order).
@@ -344,40 +392,12 @@ def u_alpha(units: Units) -> UAlpha:
     unit_blank = weight[doc] * ((n_present[doc] - 1) * (end - start) - covered)
     coincidences[:n_lab, n_lab] = np.bincount(lab, weights=unit_blank, minlength=n_lab)
     coincidences[n_lab, :n_lab] = coincidences[:n_lab, n_lab]
-    # blank against blank, from the coders' unions: |B_i ∩ B_j| = L - |U_i| - |U_j| + |U_i ∩ U_j|
+    # in a unit against in a unit, for |uα: the coders' unions that overlap
     unions_only = ~(unit_first | unit_second)
-    binary = _binary_coincidences(udoc, ustart, uend, units.present, weight, lengths, f2[unions_only] - n_units,
-                                  inter2[unions_only])
-    coincidences[n_lab, n_lab] = binary[1, 1]
-
-    pairable = weight[doc] > 0
-    unit_weights = np.bincount(lab[pairable], weights=(end - start)[pairable] ** 2, minlength=n_lab)
-    blank = np.sum(weight * n_present * (n_present - 1) * lengths) - binary[0].sum()  # blank positions counted
-    value, d_o, d_e = _u_alpha_from(coincidences, np.r_[unit_weights, blank], "Krippendorff's uα")
-    upairable = weight[udoc] > 0
-    binary_weights = np.r_[np.sum((uend - ustart)[upairable] ** 2), blank]
-    binary_value, _, _ = _u_alpha_from(binary, binary_weights, "Krippendorff's |uα")
-    coding = _coding_alpha(coincidences[:n_lab, :n_lab])
-    table = pd.DataFrame(coincidences, index=pd.Index([*units.labels, "∅"], dtype=object),
-                         columns=pd.Index([*units.labels, "∅"], dtype=object))
-    return UAlpha(value, binary_value, coding, d_o, d_e, table)
-
-
-ROUNDING = 1e-12
-"""An expected disagreement (a share of pairable positions) at most this is 0 up to floating-point rounding: the
-binary coincidences are differences of sums over the continua, where a 0 can come out as a few 1e-16."""
-
-
-def _binary_coincidences(doc, start, end, present, weight, lengths, first, inter) -> NDArray[np.float64]:
-    """Coincidences of "in a unit" (0) and blank (1) from each coder's union of units on each task; ``first`` is
-    the first union of each pair of two coders' overlapping unions, ``inter`` their intersection."""
-    unit_unit = 2.0 * np.sum(weight[doc[first]] * inter)
-    n_present = present.sum(axis=1)
-    covered = np.bincount(doc, weights=(end - start) * weight[doc], minlength=len(lengths))  # Σ_i |U_i| w_d
-    unit_blank = np.sum((n_present - 1) * covered) - unit_unit
-    blank_blank = (np.sum(weight * n_present * (n_present - 1) * lengths)
-                   - 2.0 * np.sum((n_present - 1) * covered) + unit_unit)
-    return np.array([[unit_unit, unit_blank], [unit_blank, blank_blank]])
+    unions = (f2[unions_only] - n_units).astype(np.intp)
+    unit_unit = 2.0 * np.sum(weight[udoc[unions]] * inter2[unions_only])
+    covers = float(np.sum((n_present[udoc] - 1) * (uend - ustart) * weight[udoc]))
+    return coincidences, float(unit_unit), covers
 
 
 def _u_alpha_from(coincidences: NDArray[np.float64], weights: NDArray[np.float64],

@@ -24,7 +24,8 @@ submitted it and the length of each of its continua (from the task's data,
 
 A task's values are computed when it is first scored after it changed, from
 its own units alone (O(its spans)), and kept until it changes again; tasks
-scored together are computed in one vectorized call. Each task's per-pair
+scored together are computed in one vectorized call (a block of at most
+:data:`SPANS_AT_ONCE` spans at a time). Each task's per-pair
 counts are kept too, and the project's running per-pair sums of TP and
 ``|A| + |B|`` (exact and overlap) are updated as tasks change: the live
 summary's F1 is the mean over pairs of those sums' F1, which equals the batch
@@ -37,13 +38,14 @@ import math
 import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from itertools import pairwise
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from agreement import UndefinedMeasureWarning
 from agreement.gamma import ExpectedDisorder, expected_disorder, observed_disorder
-from agreement.ranges import ranges
+from agreement.ranges import block_edges, ranges
 from agreement.span_f1 import SpanF1, span_f1
 from agreement.uniques import unique_counts, unique_inverse
 from agreement.units import Units
@@ -151,6 +153,11 @@ def _gammas(disorder: np.ndarray, weight: np.ndarray, expected: float | None) ->
 
 
 _NO_SUBMITTER = np.float64(0.0).tobytes()
+_SPAN_BYTES = 5 * 8
+"""The bytes of one span row in a task's packed spans (:attr:`SpanTasks.tasks`)."""
+SPANS_AT_ONCE = 8_000_000
+"""Spans scored in one call at most, about 2 GiB while their tasks are scored (:meth:`SpanTasks.task_scores`);
+a first full scoring of fewer hands its units and matches to the project's measures."""
 
 
 class ScoredSpans(NamedTuple):
@@ -402,16 +409,19 @@ class SpanTasks:
         columns aligned on them (rounded as :func:`plugin.scoring.number`, NaN where undefined).
 
         Tasks not scored since they changed are scored together, from their own
-        units; with ``every_task`` (``tasks`` is every task) the project's
-        expected disorder is sampled first, if any task changed since it last was
-        (with ``resample=False`` only if it was never sampled). With ``keep``,
-        what the scoring built is returned too when it scored every task at
-        once (a first full scoring; :meth:`mapped` and the project's span
+        units, in blocks of at most :data:`SPANS_AT_ONCE` spans; with
+        ``every_task`` (``tasks`` is every task) the project's expected
+        disorder is sampled first, if any task changed since it last was (with
+        ``resample=False`` only if it was never sampled). With ``keep``, what
+        the scoring built is returned too when it scored every task in one
+        block (a first full scoring; :meth:`mapped` and the project's span
         measures then reuse it), else None.
         """
         wanted = [t for t in tasks if self._submitted(t)]
-        built = self._score([t for t in wanted if t not in self.scored], mapping, scoring)
-        whole = built if every_task and built is not None and built.tasks == sorted(self.tasks) else None
+        blocks = self._blocks(sorted(t for t in wanted if t not in self.scored))
+        built = [self._score(block, mapping, scoring) for block in blocks]
+        whole = (built[0] if every_task and len(built) == 1 and built[0] is not None
+                 and built[0].tasks == sorted(self.tasks) else None)
         if every_task and self._expected_version != self.version and (resample or self.expected is None):
             self.expected = self._expected(scoring, whole.units if whole is not None else None)
             self._expected_version = self.version
@@ -422,6 +432,13 @@ class SpanTasks:
                    if wanted else np.zeros((0, 4)))
         return wanted, {"f1": rounded(columns[:, 2]), "f1_overlap": rounded(columns[:, 3]),
                         "gamma": rounded(_gammas(columns[:, 0], columns[:, 1], expected))}, whole if keep else None
+
+    def _blocks(self, tasks: list[int]) -> list[list[int]]:
+        """``tasks`` (sorted) cut into runs of at most about :data:`SPANS_AT_ONCE` spans, each scored in one call:
+        what a call builds (units, pairs of spans, alignments) is never held for a whole large project at once."""
+        sizes = np.fromiter((len(self.tasks.get(task, b"")) for task in tasks), dtype=np.int64, count=len(tasks))
+        edges = block_edges(sizes // _SPAN_BYTES, at_most=SPANS_AT_ONCE)
+        return [tasks[lo:hi] for lo, hi in pairwise(edges)]
 
     def _expected(self, scoring: ScoringOptions, units: Units | None = None) -> ExpectedDisorder:
         """The expected disorder sampled from every task's units (``units``, when the caller just built them)."""

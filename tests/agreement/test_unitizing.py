@@ -216,6 +216,26 @@ def test_u_alpha_equals_counting_position_by_position(project):
     assert (result.value, result.binary, result.coding) == pytest.approx(expected, nan_ok=True, rel=1e-9)
 
 
+@settings(max_examples=60, deadline=None)
+@given(span_projects(), st.integers(1, 12))
+def test_u_alpha_over_blocks_of_continua_equals_u_alpha_at_once(project, at_once):
+    """A large project's uα is summed a block of continua at a time (agreement.unitizing.UNITS_AT_ONCE merged
+    units): blocks as small as one continuum give what all at once gives."""
+    from agreement import unitizing
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedMeasureWarning)
+        whole = u_alpha(project.units)
+        held, unitizing.UNITS_AT_ONCE = unitizing.UNITS_AT_ONCE, at_once
+        try:
+            blocks = u_alpha(project.units)
+        finally:
+            unitizing.UNITS_AT_ONCE = held
+    assert (blocks.value, blocks.binary, blocks.coding) == pytest.approx(
+        (whole.value, whole.binary, whole.coding), nan_ok=True, rel=1e-12, abs=1e-12)
+    assert blocks.coincidences.to_numpy() == pytest.approx(whole.coincidences.to_numpy(), rel=1e-12, abs=1e-9)
+
+
 def test_undefined_is_nan_with_a_reason():
     # both coders mark the whole continuum of one position: no gap, units of length 1, D_e = 0 (DKPro returns 0)
     whole = units_from_frame(pd.DataFrame({"doc": 0, "annotator": ["a", "b"], "label": "X", "start": 0, "end": 1}),

@@ -273,3 +273,22 @@ def test_a_first_full_scoring_hands_its_units_and_matches_to_the_project_scores(
     assert built["label"].tasks == sorted(fresh.controls["label"].spans.tasks)
     fresh.remove_task(tasks[0]["id"])
     assert fresh.mapped(span_rows=False, built=built)["label"].units.n_units < built["label"].units.n_units
+
+
+def test_tasks_scored_in_blocks_of_spans_score_as_all_at_once(bratiaa, monkeypatch):
+    """A large project's tasks are scored a block of at most SPANS_AT_ONCE spans at a time: each task's measures,
+    the running per-pair sums and the project's scores are those of scoring every task at once."""
+    from plugin import span_state
+
+    tasks, controls, _, _, _ = bratiaa
+    at_once = ProjectState.from_tasks(tasks, controls, mapping=MappingOptions(), scoring=ScoringOptions())
+    whole = at_once.snapshot()
+    monkeypatch.setattr(span_state, "SPANS_AT_ONCE", 7)
+    blocks = ProjectState.from_tasks(tasks, controls, mapping=MappingOptions(), scoring=ScoringOptions())
+    spans = blocks.controls["label"].spans
+    assert len(spans._blocks(sorted(spans.tasks))) > 2
+    parts = blocks.snapshot()
+    assert parts.span_f1 == {}  # no one call built every task's units: the project's measures build them
+    assert spans.scored == at_once.controls["label"].spans.scored and spans.sums == at_once.controls["label"].spans.sums
+    assert parts.tasks == whole.tasks
+    assert parts.scores().controls["label"].spans == whole.scores().controls["label"].spans
