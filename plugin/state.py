@@ -434,7 +434,7 @@ class ControlState:
         A span-like control adds ``f1``, ``f1_overlap`` and ``gamma``
         (:meth:`plugin.span_state.SpanTasks.task_scores`, with ``mapping``,
         ``scoring`` and ``resample``; the defaults without). When it scored
-        every task at once, what that built is put in ``built`` under the
+        every task in one block, what that built is put in ``built`` under the
         control's name, for the project's scores to reuse.
 
         One vectorized :func:`plugin.scoring.task_terms` over all their items.
@@ -683,8 +683,8 @@ class ProjectSnapshot:
         Per span-like control, gamma's observed disorder from every task's
         held best alignment (so that no task is aligned twice).
     span_f1 : dict of str to dict
-        Per span-like control whose tasks were all scored at once when the
-        snapshot was taken: per match, the pairwise F1 counts of every
+        Per span-like control whose tasks were all scored in one block when
+        the snapshot was taken: per match, the pairwise F1 counts of every
         continuum (so that no span is matched twice).
     references : dict of str to tuple
         Per control with references, the rows mapped with them (see
@@ -956,8 +956,8 @@ class ProjectState:
         Scoring every task samples each span control's expected disorder again
         if a task changed; with ``resample=False`` the disorder held from the
         last time is kept (sampled only if there is none yet). ``built``
-        receives, per span-like control that scored every task at once, what
-        that built (:meth:`ControlState.task_scores`).
+        receives, per span-like control that scored every task in one block,
+        what that built (:meth:`ControlState.task_scores`).
         """
         wanted = list(dict.fromkeys(t for t in (self.tasks if tasks is None else tasks) if t in self.tasks))
         columns: dict[str, ControlColumns] = {}
