@@ -22,7 +22,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from agreement.pairwise import AnnotatorLabels, annotator_labels
-from agreement.uniques import unique_counts
+from agreement.uniques import unique_inverse
 
 __all__ = ["MAD_SCALE", "annotator_agreement", "robust_outliers"]
 
@@ -69,7 +69,7 @@ def _with_majority(item: NDArray[np.intp], annotator: NDArray[np.intp], label: N
     raters = np.bincount(item)[item] if len(item) else np.zeros(0, dtype=np.intp)
     compared = np.bincount(annotator[raters >= 2], minlength=n_annotators)
     width = max(n_categories, 1)
-    cells, votes = unique_counts(item.astype(np.int64) * width + label)  # each item's counts per label
+    cells, cell, votes = unique_inverse(item.astype(np.int64) * width + label, counts=True)  # per item and label
     owner = cells // width  # ascending: each item's labels side by side
     head = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]]) if len(owner) else np.zeros(0, dtype=np.intp)
     n_items = int(owner.max()) + 1 if len(owner) else 0
@@ -79,7 +79,7 @@ def _with_majority(item: NDArray[np.intp], annotator: NDArray[np.intp], label: N
         is_top = votes == top[owner]
         reaching[:] = np.bincount(owner, weights=is_top, minlength=n_items)
         below[owner[head]] = np.maximum.reduceat(np.where(is_top, 0, votes), head)  # the next count, 0 if none
-    own = votes[np.searchsorted(cells, item.astype(np.int64) * width + label)]
+    own = votes[cell]
     m1, t1, m2 = top[item], reaching[item], below[item]
     agree = (own == m1) & (t1 == 1) & (m1 - 1 > m2)
     decided = (raters >= 3) & (agree | ((own == m1) & (t1 == 2)) | ((own < m1) & (t1 == 1)))

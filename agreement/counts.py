@@ -257,17 +257,17 @@ def label_counts(
     require_columns(table, [item, annotator, label])
     if table[item].isna().any() or table[annotator].isna().any():
         raise ValueError("Every annotation needs an item and an annotator; some rows have neither.")
-    present = table[table[label].notna()]
-    pairs = present[[item, annotator]]
+    labelled = table[label].notna().to_numpy()
+    present = table if labelled.all() else table[labelled]  # a copy only when some label is missing
     duplicated = duplicated_rows([present[item], present[annotator]])
     if duplicated.any():
-        first = pairs[duplicated].iloc[0]
+        first = present[[item, annotator]][duplicated].iloc[0]
         raise ValueError(
             f"Annotator {shown(first[annotator])} labeled item {shown(first[item])} more than once "
             f"({int(duplicated.sum())} repeated pairs); a count table takes one label per annotator and item."
         )
     item_codes, items = pd.factorize(table[item], sort=False)
-    present_items = item_codes[table[label].notna().to_numpy()]
+    present_items = item_codes[labelled]
     cat_codes, cats = code_labels(present[label], categories)
     counts = _bincount_matrix(present_items.astype(np.intp), cat_codes, (len(items), len(cats)))
     return LabelCounts(counts=counts, items=pd.Index(items), categories=cats)

@@ -175,7 +175,8 @@ def annotator_labels(
         If a column is missing or an annotator labeled an item twice.
     """
     require_columns(table, [item, annotator, label])
-    present = table[table[label].notna()]
+    labelled = table[label].notna().to_numpy()
+    present = table if labelled.all() else table[labelled]  # a copy only when some label is missing
     duplicated = duplicated_rows([present[item], present[annotator]])
     if duplicated.any():
         row = present[duplicated].iloc[0]

@@ -154,9 +154,12 @@ def stacked_rows(blobs: Sequence[bytes], width: int) -> tuple[np.ndarray, np.nda
     lengths = np.fromiter(map(len, blobs), dtype=np.intp, count=len(blobs)) // 4
     starts = np.cumsum(lengths) - lengths
     n_items = flat[starts].astype(np.intp)
-    n_codes = lengths - 1 - n_items
-    rows = flat[ranges(starts + 1 + n_items, n_codes)].reshape(-1, width).astype(np.intp)
-    n_rows = n_codes // width
+    # the rows are every code but each blob's head (its count of items and their keys): masked out, so that only
+    # the heads are indexed one by one, not the rows' many codes
+    body = np.ones(len(flat), dtype=bool)
+    body[ranges(starts, 1 + n_items)] = False
+    rows = flat[body].reshape(-1, width).astype(np.intp)
+    n_rows = (lengths - 1 - n_items) // width
     rows[:, 0] += np.repeat(np.cumsum(n_items) - n_items, n_rows)
     return rows, n_items, n_rows, flat[ranges(starts + 1, n_items)].astype(np.intp)
 

@@ -360,15 +360,20 @@ class ControlState:
         """Replace the task's ranked rows (multiple choices), and each item's share of the augmented sums."""
         if self.augmented is None:
             return
-        for labels in self._ranked_items(task).values():
-            self.augmented.add_labels(labels, sign=-1.0)
         blob = self._pack(task, ((item, self.annotators.code(annotator), self._ranked_labels.code(label), int(rank))
                                  for _, item, annotator, label, rank in rows))
+        if blob == self.ranked.get(task):  # read again as it was (every pass): the sums stay as they are
+            return
+        for labels in self._ranked_items(task).values():
+            self.augmented.add_labels(labels, sign=-1.0)
         if blob is not None:
             self.ranked[task] = blob
         else:
             self.ranked.pop(task, None)
-        for labels in self._ranked_items(task).values():
+        items: dict[Any, list[tuple[str, Any, int]]] = {}  # what _ranked_items decodes of the blob just packed
+        for _, item, annotator, label, rank in rows:
+            items.setdefault(item, []).append((annotator, label, int(rank)))
+        for labels in items.values():
             self.augmented.add_labels(labels)
 
     def _ranked_items(self, task: int) -> dict[Any, list[tuple[str, Any, int]]]:

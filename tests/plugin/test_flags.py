@@ -144,3 +144,32 @@ def test_item_classes_of_a_full_scoring_equal_those_of_tasks_scored_one_by_one()
     some = list(every)[:3]
     twice = state.task_scores([some[0], *some, some[1], 10**9])
     assert list(twice) == some and twice == {t: every[t] for t in some}
+
+
+def test_the_augmented_sums_follow_tasks_changed_and_stay_as_they_are_for_tasks_read_again():
+    # Every pass reads every task again: one read as it was leaves the running pair sums exactly as they were; one
+    # changed moves them to what a fresh read of the project gives (the classes of tasks scored one by one).
+    import copy
+
+    from plugin.demo import CONFIG as DEMO
+    from plugin.demo import simulated_export
+
+    tasks = simulated_export(60, seed=5)
+    state = ProjectState(None, parse_label_config(DEMO), mapping=MappingOptions(), scoring=ScoringOptions())
+    state.load(tasks)
+    held = copy.deepcopy(state.controls["topics"].augmented)
+    for task in tasks:
+        state.set_task(task)
+    assert state.controls["topics"].augmented.__dict__ == held.__dict__
+    changed = copy.deepcopy(tasks)
+    for task in changed[::3]:
+        for annotation in task["annotations"][:1]:
+            annotation["result"] = [r for r in annotation["result"] if r["from_name"] != "topics"]
+    for task in changed:
+        state.set_task(task)
+    fresh = ProjectState(None, parse_label_config(DEMO), mapping=MappingOptions(), scoring=ScoringOptions())
+    fresh.load(changed)
+    one_by_one = {t: state.task_scores([t])[t].controls.get("topics", {}).get("item_class") for t in state.tasks}
+    assert one_by_one == {t: fresh.task_scores([t])[t].controls.get("topics", {}).get("item_class")
+                          for t in fresh.tasks}
+    assert sum(c is not None for c in one_by_one.values()) > 20
