@@ -512,8 +512,9 @@ class SpanTasks:
 
         Tasks changed since they were last scored are scored first (O(their spans)).
         """
-        pending = [t for t in self.dirty if self._submitted(t)]  # O(tasks changed), not O(project)
+        pending = sorted(t for t in self.dirty if self._submitted(t))  # O(tasks changed), not O(project)
         self.dirty.clear()
-        self._score(pending, mapping, scoring)
+        for block in self._blocks(pending):  # every task, after a first read: a block of spans at a time
+            self._score(block, mapping, scoring)
         return {match: number(pair_f1({pair: (tp, total) for pair, (tp, total) in self.sums[match].items()}))
                 for match in MATCHES}

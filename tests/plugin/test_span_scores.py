@@ -292,3 +292,8 @@ def test_tasks_scored_in_blocks_of_spans_score_as_all_at_once(bratiaa, monkeypat
     assert spans.scored == at_once.controls["label"].spans.scored and spans.sums == at_once.controls["label"].spans.sums
     assert parts.tasks == whole.tasks
     assert parts.scores().controls["label"].spans == whole.scores().controls["label"].spans
+    # the live summary of a project just read scores its tasks a block at a time too
+    live = ProjectState.from_tasks(tasks, controls, mapping=MappingOptions(), scoring=ScoringOptions())
+    assert live.controls["label"].spans.live_f1(MappingOptions(), ScoringOptions()) == (
+        at_once.controls["label"].spans.live_f1(MappingOptions(), ScoringOptions()))
+    assert live.controls["label"].spans.sums == at_once.controls["label"].spans.sums
