@@ -419,9 +419,12 @@ class SpanTasks:
         """
         wanted = [t for t in tasks if self._submitted(t)]
         blocks = self._blocks(sorted(t for t in wanted if t not in self.scored))
-        built = [self._score(block, mapping, scoring) for block in blocks]
-        whole = (built[0] if every_task and len(built) == 1 and built[0] is not None
-                 and built[0].tasks == sorted(self.tasks) else None)
+        whole = None
+        for block in blocks:
+            whole = None  # what the block before built is let go before the next is built
+            whole = self._score(block, mapping, scoring)
+        if not (every_task and len(blocks) == 1 and whole is not None and whole.tasks == sorted(self.tasks)):
+            whole = None
         if every_task and self._expected_version != self.version and (resample or self.expected is None):
             self.expected = self._expected(scoring, whole.units if whole is not None else None)
             self._expected_version = self.version
