@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Any, NamedTuple
@@ -49,14 +49,14 @@ from agreement.ranges import block_edges, ranges
 from agreement.span_f1 import SpanF1, span_f1
 from agreement.uniques import unique_counts, unique_inverse
 from agreement.units import Units
-from plugin.codes import Interned
+from plugin.codes import NARROW, Interned, pack_numbers, stack_numbers, unpack_numbers
 from plugin.labelconfig import Control
 from plugin.mapping import MappedControl
 from plugin.mapping.span_units import continuum_extents, span_units
 from plugin.scoring import number, rounded
 from plugin.settings import MappingOptions, ScoringOptions
 
-__all__ = ["MATCHES", "ScoredSpans", "SpanTasks", "TaskSpans", "pair_f1"]
+__all__ = ["MATCHES", "ScoredSpans", "ScoredTasks", "SpanTasks", "TaskSpans", "pair_f1"]
 
 MATCHES = ("exact", "overlap")
 Pair = tuple[str, str]
@@ -95,13 +95,12 @@ def _means_defined(values: np.ndarray, owner: np.ndarray, n_owners: int) -> np.n
 
 
 class TaskSpans(NamedTuple):
-    """One task's span measures for one control (a named tuple: a project holds one per task, and builds a million
-    of them in under half the time a frozen dataclass takes).
+    """One task's span measures for one control, as :class:`ScoredTasks` decodes them from its bytes.
 
     Attributes
     ----------
     counts : bytes
-        int64 rows, one per annotator pair ``(a, b)``, ``a < b``: the pair's
+        int32 rows, one per annotator pair ``(a, b)``, ``a < b``: the pair's
         code in ``pair_names``, then per match (:data:`MATCHES`) the task's
         ``TP`` and ``|A| + |B|`` over its continua and labels.
     pair_names : list of tuple
@@ -121,7 +120,7 @@ class TaskSpans(NamedTuple):
     f1_overlap: float = math.nan
 
     def _table(self) -> np.ndarray:
-        return np.frombuffer(self.counts, dtype=np.int64).reshape(-1, 1 + 2 * len(MATCHES))
+        return np.frombuffer(self.counts, dtype=np.int32).reshape(-1, 1 + 2 * len(MATCHES))
 
     @property
     def pairs(self) -> dict[str, dict[Pair, tuple[int, int]]]:
@@ -143,6 +142,73 @@ class TaskSpans(NamedTuple):
         return 1.0 - (self.disorder / self.weight) / expected if expected > 0 else math.nan
 
 
+_HEAD = 4 * 8
+"""The bytes before a scored task's pairs (:class:`ScoredTasks`): disorder, weight, f1 exact, f1 overlap."""
+
+
+class ScoredTasks(Mapping[int, TaskSpans]):
+    """The span measures of the tasks scored since they last changed, one ``bytes`` a task.
+
+    A task's bytes are four float64 (:class:`TaskSpans`'s ``disorder``,
+    ``weight``, ``f1_exact``, ``f1_overlap``), then its pairs' int32 rows (its
+    ``counts``; a task's counts are at most twice its spans). A project holds
+    one a task: about 130 bytes with three annotators, where a named tuple of
+    its six fields took 370. Reading a task decodes it as a :class:`TaskSpans`.
+    """
+
+    def __init__(self, pair_names: list[Pair]) -> None:
+        self.held: dict[int, bytes] = {}
+        self.pair_names = pair_names
+
+    def __getitem__(self, task: int) -> TaskSpans:
+        blob = self.held[task]
+        disorder, weight, f1_exact, f1_overlap = np.frombuffer(blob, dtype=np.float64, count=4).tolist()
+        return TaskSpans(blob[_HEAD:], self.pair_names, disorder, weight, f1_exact, f1_overlap)
+
+    def __contains__(self, task: object) -> bool:
+        return task in self.held
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self.held)
+
+    def __len__(self) -> int:
+        return len(self.held)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, ScoredTasks):
+            return self.held == other.held and self.pair_names == other.pair_names
+        return super().__eq__(other)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as a dict
+
+    def pop(self, task: int) -> TaskSpans | None:
+        """Forget ``task``'s measures and return them (None if it had none)."""
+        found = self[task] if task in self.held else None
+        self.held.pop(task, None)
+        return found
+
+    def store(self, tasks: list[int], heads: np.ndarray, rows: np.ndarray, bounds: np.ndarray) -> None:
+        """Hold each task's ``heads`` row (four float64) and its rows ``rows[bounds[i]:bounds[i + 1]]`` (int32), all
+        as one buffer cut a task at a time."""
+        row_bytes = rows.shape[1] * 4
+        sizes = _HEAD + np.diff(bounds) * row_bytes
+        at = np.cumsum(sizes) - sizes
+        buffer = np.empty(int(sizes.sum()), dtype=np.uint8)
+        buffer[ranges(at, np.full(len(tasks), _HEAD))] = np.ascontiguousarray(heads, dtype=np.float64).view(np.uint8).reshape(-1)
+        buffer[ranges(at + _HEAD, sizes - _HEAD)] = np.ascontiguousarray(rows, dtype=np.int32).view(np.uint8).reshape(-1)
+        flat, ends = buffer.tobytes(), (at + sizes).tolist()
+        self.held.update(zip(tasks, [flat[lo:hi] for lo, hi in zip(at.tolist(), ends, strict=True)], strict=True))
+
+    def heads(self, tasks: list[int]) -> np.ndarray:
+        """The four float64 of each of ``tasks`` (each held) as rows: disorder, weight, f1 exact, f1 overlap."""
+        if not tasks:
+            return np.zeros((0, 4))
+        blobs = [self.held[task] for task in tasks]
+        sizes = np.fromiter(map(len, blobs), dtype=np.intp, count=len(blobs))
+        flat = np.frombuffer(b"".join(blobs), dtype=np.uint8)
+        return flat[ranges(np.cumsum(sizes) - sizes, np.full(len(blobs), _HEAD))].view(np.float64).reshape(-1, 4)
+
+
 def _gammas(disorder: np.ndarray, weight: np.ndarray, expected: float | None) -> np.ndarray:
     """:meth:`TaskSpans.gamma` of every task at once, from their summed disorders and weights."""
     if expected is None or not math.isfinite(expected):
@@ -152,12 +218,14 @@ def _gammas(disorder: np.ndarray, weight: np.ndarray, expected: float | None) ->
     return np.where(weight > 0, np.where(disorder == 0, 1.0, value), np.nan)
 
 
-_NO_SUBMITTER = np.float64(0.0).tobytes()
-_SPAN_BYTES = 5 * 8
-"""The bytes of one span row in a task's packed spans (:attr:`SpanTasks.tasks`)."""
 SPANS_AT_ONCE = 8_000_000
 """Spans scored in one call at most, about 2 GiB while their tasks are scored (:meth:`SpanTasks.task_scores`);
 a first full scoring of fewer hands its units and matches to the project's measures."""
+
+
+def _n_spans(blob: bytes) -> int:
+    """About how many span rows a task's packed numbers hold (its size over a row's), without decoding them."""
+    return len(blob) // (20 if blob and blob[0] == NARROW else 40)
 
 
 class ScoredSpans(NamedTuple):
@@ -193,17 +261,20 @@ class SpanTasks:
     ----------
     control : Control
     tasks : dict of int to bytes
-        Per task, one float64 array (:meth:`task_spans` decodes it): the
+        Per task, one array of numbers (:meth:`task_spans` decodes it): the
         numbers of span rows, submitters and continua, then its span rows
         ``(task, scope, annotator, label, start, end)`` as quintuples of the
         codes of scope, annotator and label (:attr:`objects`), start and end;
         the code of each annotator who submitted it; and each continuum's
         scope code and length (NaN where the task's data does not give it).
-        A project holds millions of spans: 40 bytes each, where a tuple of
-        six took 150.
+        The numbers are float32 when each of them is one exactly (codes and
+        offsets below 2**24: every text's, and times in whole or binary
+        fractions of a second), else float64; a head of one slot names the
+        layout. A project holds millions of spans: 20 bytes each (40 in
+        float64), where a tuple of six took 150.
     objects : Interned
         The scopes, annotators and labels of the rows, by code.
-    scored : dict of int to TaskSpans
+    scored : ScoredTasks
         The measures of the tasks scored since they last changed.
     sums : dict
         Per match, per annotator pair, ``[TP, |A| + |B|]`` summed over :attr:`scored`.
@@ -219,12 +290,15 @@ class SpanTasks:
     tasks: dict[int, bytes] = field(default_factory=dict)
     objects: Interned = field(default_factory=Interned)
     _pairs: Interned = field(default_factory=Interned)
-    scored: dict[int, TaskSpans] = field(default_factory=dict)
+    scored: ScoredTasks = field(init=False)
     sums: dict[str, dict[Pair, list[int]]] = field(default_factory=lambda: {m: {} for m in MATCHES})
     expected: ExpectedDisorder | None = None
     version: int = 0
     dirty: set[int] = field(default_factory=set)
     _expected_version: int = -1
+
+    def __post_init__(self) -> None:
+        self.scored = ScoredTasks(self._pairs.values)
 
     def set_task(self, task: int, mapped: MappedControl, lengths: Mapping[Continuum, float | None]) -> None:
         """Replace ``task``'s spans with those of ``mapped`` (the task's mapping alone) and its continua's lengths.
@@ -243,8 +317,8 @@ class SpanTasks:
 
     def _pack(self, rows: list[tuple[Any, ...]], submitters: list[str],
               lengths: Mapping[Continuum, float | None]) -> bytes:
-        """A task's span rows, submitters and continua's lengths as one float64 array (see :attr:`tasks`); empty
-        bytes for none."""
+        """A task's span rows, submitters and continua's lengths as one array behind its layout's head (float32
+        where that holds every number exactly, else float64; see :attr:`tasks`); empty bytes for none."""
         if not (rows or submitters or lengths):
             return b""
         code = self.objects.code
@@ -254,7 +328,7 @@ class SpanTasks:
         values += [code(annotator) for annotator in submitters]
         for (_, scope), length in lengths.items():
             values += (code(scope), math.nan if length is None else length)
-        return np.array(values, dtype=np.float64).tobytes()
+        return pack_numbers(values, narrow=np.float32, wide=np.float64)
 
     def task_spans(self, task: int) -> tuple[tuple[tuple[Any, ...], ...], tuple[tuple[int, str], ...],
                                              dict[Continuum, float | None]]:
@@ -263,7 +337,7 @@ class SpanTasks:
         blob = self.tasks.get(task)
         if not blob:
             return (), (), {}
-        values = np.frombuffer(blob, dtype=np.float64)
+        values = unpack_numbers(blob, narrow=np.float32, wide=np.float64)
         n_rows, n_submitters, n_lengths = (int(v) for v in values[:3])
         objects, at = self.objects.values, 3 + 5 * n_rows
         rows = tuple((task, objects[int(scope)], objects[int(annotator)], objects[int(label)], start, end)
@@ -275,10 +349,13 @@ class SpanTasks:
         return rows, submitted, lengths
 
     def _submitted(self, task: int) -> bool:
-        """Whether anyone submitted ``task``: its number of submitters (the blob's second float64, a whole number
-        at least 0) is not 0.0, whose bytes are all zero (read without an array a task)."""
+        """Whether anyone submitted ``task``: its number of submitters (the blob's second number after the head, a
+        whole number at least 0) is not 0.0, whose bytes are all zero (read without an array a task)."""
         blob = self.tasks.get(task)
-        return blob is not None and blob[8:16] != _NO_SUBMITTER
+        if blob is None:
+            return False
+        width = 4 if blob[0] == NARROW else 8
+        return blob[2 * width:3 * width] != bytes(width)
 
     def remove_task(self, task: int) -> None:
         """Forget ``task``."""
@@ -288,7 +365,7 @@ class SpanTasks:
     def _forget(self, task: int) -> None:
         self.version += 1
         self.dirty.add(task)
-        old = self.scored.pop(task, None)
+        old = self.scored.pop(task)
         if old is not None:
             for match, counts in old.pairs.items():
                 for pair, (tp, total) in counts.items():
@@ -341,10 +418,7 @@ class SpanTasks:
         if not known:
             mapped = self._mapped([])
             return span_units(mapped, lengths=mapped.lengths), np.zeros(0)
-        blobs = [self.tasks[task] for task in known]
-        flat = np.frombuffer(b"".join(blobs), dtype=np.float64)
-        sizes = np.fromiter(map(len, blobs), dtype=np.intp, count=len(blobs)) // 8
-        at = np.cumsum(sizes) - sizes
+        flat, at, _ = stack_numbers([self.tasks[task] for task in known], narrow=np.float32, wide=np.float64)
         n_rows, n_sub, n_len = (flat[at + k].astype(np.intp) for k in range(3))
         rows = flat[ranges(at + 3, 5 * n_rows)].reshape(-1, 5)
         submitters = flat[ranges(at + 3 + 5 * n_rows, n_sub)].astype(np.intp)
@@ -429,18 +503,15 @@ class SpanTasks:
             self.expected = self._expected(scoring, whole.units if whole is not None else None)
             self._expected_version = self.version
         expected = self.expected.value if self.expected is not None else None
-        held = self.scored
-        # each task's measures as columns: its fields by position (disorder, weight, f1_exact, f1_overlap)
-        columns = (np.array([held[t][2:] for t in wanted], dtype=np.float64).reshape(-1, 4)
-                   if wanted else np.zeros((0, 4)))
+        columns = self.scored.heads(wanted)  # disorder, weight, f1_exact, f1_overlap
         return wanted, {"f1": rounded(columns[:, 2]), "f1_overlap": rounded(columns[:, 3]),
                         "gamma": rounded(_gammas(columns[:, 0], columns[:, 1], expected))}, whole if keep else None
 
     def _blocks(self, tasks: list[int]) -> list[list[int]]:
         """``tasks`` (sorted) cut into runs of at most about :data:`SPANS_AT_ONCE` spans, each scored in one call:
         what a call builds (units, pairs of spans, alignments) is never held for a whole large project at once."""
-        sizes = np.fromiter((len(self.tasks.get(task, b"")) for task in tasks), dtype=np.int64, count=len(tasks))
-        edges = block_edges(sizes // _SPAN_BYTES, at_most=SPANS_AT_ONCE)
+        sizes = np.fromiter((_n_spans(self.tasks.get(task, b"")) for task in tasks), dtype=np.int64, count=len(tasks))
+        edges = block_edges(sizes, at_most=SPANS_AT_ONCE)
         return [tasks[lo:hi] for lo, hi in pairwise(edges)]
 
     def _expected(self, scoring: ScoringOptions, units: Units | None = None) -> ExpectedDisorder:
@@ -478,7 +549,7 @@ class SpanTasks:
         names = [(units.annotators[p // len(units.annotators)], units.annotators[p % len(units.annotators)])
                  for p in distinct.tolist()]
         codes = np.array([self._pairs.code(name) for name in names], dtype=np.int64)
-        table = np.column_stack([codes[pair_at], *sums]).astype(np.int64)
+        table = np.column_stack([codes[pair_at], *sums])
         for m, match in enumerate(MATCHES):  # the running per-pair sums, per pair over every task at once
             tp = np.bincount(pair_at, weights=sums[2 * m], minlength=len(names)).astype(np.int64).tolist()
             size = np.bincount(pair_at, weights=sums[2 * m + 1], minlength=len(names)).astype(np.int64).tolist()
@@ -491,24 +562,22 @@ class SpanTasks:
             disorder = observed_disorder(units, alpha=scoring.gamma_alpha, beta=scoring.gamma_beta,
                                          delta_empty=scoring.gamma_empty)
         defined = disorder.units_per_annotator > 0
-        totals = np.bincount(place, weights=np.where(defined, disorder.total, 0.0), minlength=len(tasks)).tolist()
-        weights = np.bincount(place, weights=disorder.units_per_annotator, minlength=len(tasks)).tolist()
-        bounds = np.searchsorted(owner, np.arange(len(tasks) + 1)).tolist()
+        totals = np.bincount(place, weights=np.where(defined, disorder.total, 0.0), minlength=len(tasks))
+        weights = np.bincount(place, weights=disorder.units_per_annotator, minlength=len(tasks))
         f1 = [_means_defined(np.where(sums[2 * m + 1] > 0, 2.0 * sums[2 * m] / np.maximum(sums[2 * m + 1], 1),
-                                      np.nan), owner, len(tasks)).tolist()
+                                      np.nan), owner, len(tasks))
               for m in range(len(MATCHES))]  # pair_f1's mean over each task's pairs
-        flat, step, names = np.ascontiguousarray(table).tobytes(), table.shape[1] * table.itemsize, self._pairs.values
-        for i, task in enumerate(tasks):  # each task's rows of the table, as bytes sliced from the table's bytes
-            self.scored[task] = TaskSpans(flat[bounds[i] * step:bounds[i + 1] * step], names, totals[i], weights[i],
-                                          f1[0][i], f1[1][i])
+        self.scored.store(tasks, np.column_stack([totals, weights, *f1]), table,
+                          np.searchsorted(owner, np.arange(len(tasks) + 1)))
         return ScoredSpans(tasks, units, given, dict(zip(MATCHES, found, strict=True)), self.version)
 
     def observed(self) -> float:
         """The project's observed disorder from the tasks' held best alignments: their summed disorders over their
         summed units per annotator (:attr:`agreement.gamma.ObservedDisorder.value`'s sums); NaN if none is
         defined. Every task must be scored (:meth:`task_scores` over every task)."""
-        weight = sum(scored.weight for scored in self.scored.values())
-        return sum(scored.disorder for scored in self.scored.values()) / weight if weight > 0 else math.nan
+        heads = self.scored.heads(list(self.scored))
+        weight = sum(heads[:, 1].tolist())
+        return sum(heads[:, 0].tolist()) / weight if weight > 0 else math.nan
 
     def live_f1(self, mapping: MappingOptions, scoring: ScoringOptions) -> dict[str, float | None]:
         """The project's pairwise F1, exact and overlap: the mean over pairs of the running sums' F1.

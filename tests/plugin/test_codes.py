@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from plugin.annotations import Submission
-from plugin.codes import IdIndex, Interned, ItemKeys, item_counts, pack_rows, unpack_rows
+from plugin.codes import IdIndex, Interned, ItemKeys, item_counts, pack_rows, stacked_rows, unpack_rows
 from plugin.state import TaskEntry
 
 keys = st.one_of(st.text(max_size=6), st.integers(-5, 5), st.tuples(st.text(max_size=3), st.integers(0, 3)))
@@ -25,18 +25,23 @@ def test_item_keys_decode_to_what_was_coded(task, raw):
     assert all((c >= 0) == (isinstance(i, str) and i.startswith(str(task))) for c, i in zip(codes, items, strict=True))
 
 
-@given(st.lists(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 4), st.integers(0, 6)), max_size=12),
+@given(st.lists(st.tuples(st.lists(st.tuples(st.integers(0, 3), st.sampled_from([0, 4, 40_000, 2**31 - 1]),
+                                               st.integers(0, 6)), max_size=12), st.sampled_from([100, -70_000])),
                 min_size=1, max_size=6))
 def test_item_counts_equal_a_count_of_the_rows(tasks):
-    """Every blob's items' counts (CSR) are the rows counted per item and label, whatever the order of the rows."""
+    """Every blob's items' counts (CSR) are the rows counted per item and label, whatever the order of the rows;
+    blobs of int16 and of int32 codes (an annotator's or a key's code beyond int16) mixed."""
     blobs, expected = [], []
-    for rows in tasks:
+    for rows, first_key in tasks:
         places = sorted({place for place, _, _ in rows})
         renumber = {place: i for i, place in enumerate(places)}
         flat = [v for place, who, column in rows for v in (renumber[place], who, column)]
-        blob = pack_rows(list(range(100, 100 + len(places))), flat)
+        keys = list(range(first_key, first_key + len(places)))
+        blob = pack_rows(keys, flat)
+        narrow = all(-2**15 <= v < 2**15 for v in [*keys, *flat])
+        assert len(blob) == (2 if narrow else 4) * (2 + len(keys) + len(flat))
         codes, decoded = unpack_rows(blob, 3)
-        assert codes.tolist() == list(range(100, 100 + len(places))) and decoded.ravel().tolist() == flat
+        assert codes.tolist() == keys and decoded.ravel().tolist() == flat
         blobs.append(blob)
         for i in range(len(places)):
             counted = Counter(column for place, _, column in rows if renumber[place] == i)
@@ -46,7 +51,13 @@ def test_item_counts_equal_a_count_of_the_rows(tasks):
     got = [list(zip(columns[a:b].tolist(), counts[a:b].astype(int).tolist(), strict=True))
            for a, b in pairwise(indptr.tolist())]
     assert got == expected
-    assert per_blob.tolist() == [len({p for p, _, _ in rows}) for rows in tasks]
+    assert per_blob.tolist() == [len({p for p, _, _ in rows}) for rows, _ in tasks]
+    rows, _, n_rows, key_codes = stacked_rows(blobs, 3)
+    assert n_rows.tolist() == [len(task_rows) for task_rows, _ in tasks]
+    assert rows[:, 1:].ravel().tolist() == [v for task_rows, _ in tasks for _, who, column in task_rows
+                                            for v in (who, column)]
+    assert key_codes.tolist() == [k for task_rows, first in tasks for k in range(first, first +
+                                                                               len({p for p, _, _ in task_rows}))]
 
 
 @given(st.lists(st.tuples(st.integers(1, 6), st.lists(st.integers(0, 40), max_size=5)), max_size=300))

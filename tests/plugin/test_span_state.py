@@ -46,7 +46,8 @@ def test_units_of_every_corpus_equal_those_of_its_rows(name, config):
 
 
 spans_of_a_task = st.lists(st.tuples(st.integers(1, 4), st.sampled_from(["PER", "ORG", "MISC"]),
-                                     st.integers(0, 30), st.integers(1, 8)), max_size=5)
+                                     st.integers(0, 30), st.integers(1, 8), st.sampled_from([0, 0, 0.5, 0.1])),
+                           max_size=5)
 
 
 @settings(max_examples=40, deadline=None)
@@ -54,18 +55,40 @@ spans_of_a_task = st.lists(st.tuples(st.integers(1, 4), st.sampled_from(["PER", 
                 min_size=1, max_size=6))
 def test_units_equal_those_of_the_rows_for_any_tasks(tasks):
     """Tasks with or without text (a known or unknown length), annotators who mark nothing, labels outside the
-    config: the same units either way."""
+    config, offsets that float32 holds exactly or not (each task packed in its own layout): the same units
+    either way."""
     state = ProjectState(None, NER, mapping=MappingOptions(), scoring=ScoringOptions())
     for number, (has_text, annotations) in enumerate(tasks, start=1):
         results = {who: [{"from_name": "ner", "to_name": "text", "type": "labels", "id": f"r{k}",
-                          "value": {"start": start, "end": start + size, "labels": [label]}}
-                         for k, (_, label, start, size) in enumerate(spans)] for who, spans in annotations}
+                          "value": {"start": start + shift, "end": start + size, "labels": [label]}}
+                         for k, (_, label, start, size, shift) in enumerate(spans)] for who, spans in annotations}
         state.set_task({"id": number, "data": {"text": "x" * 40} if has_text else {"other": 1}, "annotations": [
             {"id": 10 * number + who, "completed_by": who, "result": result} for who, result in results.items()]})
     spans = state.controls["ner"].spans
     assert_same_units(spans, list(spans.tasks))
     assert_same_units(spans, list(spans.tasks)[1::2])
     assert_same_units(spans, [])
+
+
+def test_each_task_is_packed_in_float32_only_where_that_holds_its_numbers_exactly():
+    """Offsets in characters take 20 bytes a span; a time float32 cannot hold takes 40, and reads back as it was."""
+    from plugin.span_state import SpanTasks
+
+    state = ProjectState(None, NER, mapping=MappingOptions(), scoring=ScoringOptions())
+    for task, (start, end) in enumerate([(3, 9), (0.1, 2.75), (1.5, 4.25)], start=1):
+        state.set_task({"id": task, "data": {"text": "x" * 40}, "annotations": [
+            {"id": 10 * task + who, "completed_by": who, "result": [
+                {"from_name": "ner", "to_name": "text", "type": "labels",
+                 "value": {"start": start, "end": end + who, "labels": ["PER"]}}]} for who in (1, 2)]})
+    spans: SpanTasks = state.controls["ner"].spans
+    sizes = {task: len(blob) for task, blob in spans.tasks.items()}
+    # a head, 3 counts, 2 rows of 5, 2 submitters, 1 continuum's scope and length: 17 numbers
+    assert sizes == {1: 4 + 17 * 4, 2: 8 + 17 * 8, 3: 4 + 17 * 4}
+    assert [row[4:] for row in spans.task_spans(2)[0]] == [(0.1, 3.75), (0.1, 4.75)]
+    assert [row[4:] for row in spans.task_spans(3)[0]] == [(1.5, 5.25), (1.5, 6.25)]
+    assert all(spans._submitted(task) for task in (1, 2, 3))
+    assert_same_units(spans, [1, 2, 3])
+    assert_same_units(spans, [2])
 
 
 @pytest.mark.parametrize(("name", "config"), CORPORA)
@@ -133,3 +156,20 @@ def test_the_expected_disorder_of_a_first_scoring_is_that_of_every_task_units(na
             assert again.value == control.spans.expected.value or (
                 math.isnan(again.value) and math.isnan(control.spans.expected.value))
             np.testing.assert_array_equal(again.samples, control.spans.expected.samples)
+
+
+def test_scored_tasks_read_back_what_was_stored_a_task_at_a_time():
+    """Three tasks stored at once, the middle one without a pair: each reads back its own four numbers and rows."""
+    from plugin.span_state import ScoredTasks
+
+    scored = ScoredTasks([("a", "b"), ("a", "c"), ("b", "c")])
+    heads = np.array([[0.5, 2.0, 1.0, 0.75], [0.0, 0.0, math.nan, math.nan], [3.0, 6.0, 0.0, 0.25]])
+    rows = np.array([[0, 1, 2, 1, 2], [2, 0, 4, 1, 4], [1, 3, 6, 3, 6]], dtype=np.int64)
+    scored.store([7, 8, 9], heads, rows, np.array([0, 2, 2, 3]))
+    assert sorted(scored) == [7, 8, 9] and len(scored) == 3 and 8 in scored
+    assert np.array_equal(scored.heads([9, 7]), heads[[2, 0]])
+    assert scored[7].pairs == {"exact": {("a", "b"): (1, 2), ("b", "c"): (0, 4)},
+                               "overlap": {("a", "b"): (1, 2), ("b", "c"): (1, 4)}}
+    assert scored[8].pairs == {"exact": {}, "overlap": {}} and math.isnan(scored[8].f1("exact"))
+    assert scored[9].f1("overlap") == 0.25 and scored[9].gamma(1.0) == 0.5  # 1 - (3 / 6) / 1
+    assert scored.pop(7).disorder == 0.5 and scored.pop(7) is None and sorted(scored) == [8, 9]
