@@ -223,6 +223,10 @@ SPANS_AT_ONCE = 8_000_000
 a first full scoring of fewer hands its units and matches to the project's measures."""
 
 
+_RESCAN_FROM = 1024
+"""Changed tasks that :attr:`SpanTasks.dirty` holds at least before a scan of every task replaces it."""
+
+
 def _n_spans(blob: bytes) -> int:
     """About how many span rows a task's packed numbers hold (its size over a row's), without decoding them."""
     return len(blob) // (20 if blob and blob[0] == NARROW else 40)
@@ -283,7 +287,12 @@ class SpanTasks:
     version : int
         Counts changes, so that :attr:`expected` is sampled again only when a task changed.
     dirty : set of int
-        Tasks changed since they were last scored, so that :meth:`live_f1` finds them without a scan.
+        Tasks changed since they were last scored, so that :meth:`live_f1`
+        finds them without a scan; once they are more than half the tasks (a
+        full read) the set is dropped and ``rescan`` set instead, as scoring
+        them costs a scan's order anyway.
+    rescan : bool
+        Whether the tasks to score are found by a scan of every task rather than from :attr:`dirty`.
     """
 
     control: Control
@@ -295,6 +304,7 @@ class SpanTasks:
     expected: ExpectedDisorder | None = None
     version: int = 0
     dirty: set[int] = field(default_factory=set)
+    rescan: bool = False
     _expected_version: int = -1
 
     def __post_init__(self) -> None:
@@ -364,7 +374,11 @@ class SpanTasks:
 
     def _forget(self, task: int) -> None:
         self.version += 1
-        self.dirty.add(task)
+        if not self.rescan:
+            self.dirty.add(task)
+            if len(self.dirty) > max(_RESCAN_FROM, len(self.tasks) // 2):
+                self.rescan = True
+                self.dirty.clear()
         old = self.scored.pop(task)
         if old is not None:
             for match, counts in old.pairs.items():
@@ -497,6 +511,9 @@ class SpanTasks:
         for block in blocks:
             whole = None  # what the block before built is let go before the next is built
             whole = self._score(block, mapping, scoring)
+        if every_task:  # every submitted task is scored now: none is left to find
+            self.dirty.clear()
+            self.rescan = False
         if not (every_task and len(blocks) == 1 and whole is not None and whole.tasks == sorted(self.tasks)):
             whole = None
         if every_task and self._expected_version != self.version and (resample or self.expected is None):
@@ -584,8 +601,10 @@ class SpanTasks:
 
         Tasks changed since they were last scored are scored first (O(their spans)).
         """
-        pending = sorted(t for t in self.dirty if self._submitted(t))  # O(tasks changed), not O(project)
+        changed = (t for t in self.tasks if t not in self.scored) if self.rescan else self.dirty
+        pending = sorted(t for t in changed if self._submitted(t))  # O(tasks changed) when they are few
         self.dirty.clear()
+        self.rescan = False
         for block in self._blocks(pending):  # every task, after a first read: a block of spans at a time
             self._score(block, mapping, scoring)
         return {match: number(pair_f1({pair: (tp, total) for pair, (tp, total) in self.sums[match].items()}))

@@ -149,6 +149,8 @@ class TaskEntry:
             meta: object = diff_key(read.meta)
         except (TypeError, ValueError):
             meta = read.meta
+        if meta in (b"{}", b"null"):  # no meta yet (most tasks, until a first write): one object shared by all
+            meta = b"{}" if meta == b"{}" else b"null"
         codes = np.array([len(counted), *(people.code(s.annotator) for s in counted), *instants, *ids],
                          dtype=np.int64).tobytes()
         return cls(codes, people.values, meta, read.data_score, read.overlap, skips,

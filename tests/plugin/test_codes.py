@@ -101,6 +101,10 @@ def test_a_task_entry_gives_back_what_it_was_read_with():
     assert other.created == ("yesterday",) and other.annotators == ("ann",) and other.read.meta == "not a dict"
     assert people.values == ["ann", "bob"] and other.skips == {"x": 1}
     assert np.frombuffer(entry.codes, dtype=np.int64)[0] == 2
+    bare = [TaskEntry.of({"id": 7 + k, **({"meta": {}} if k % 2 else {})}, odd, (), people=people, skips=None)
+            for k in range(4)]
+    assert bare[0].meta is bare[2].meta and bare[1].meta is bare[3].meta  # one key of each, shared
+    assert [entry.read.meta for entry in bare] == [None, {}, None, {}]
 
 
 def test_a_categorical_over_distinct_names_is_the_same_with_or_without_pandas_fast_path(monkeypatch):

@@ -210,6 +210,32 @@ def test_tasks_removed_leave_the_live_f1_as_a_batch_of_the_rest():
     assert batch.live_summary()["label"]["f1"] == {"exact": spans["exact"]["mean"], "overlap": spans["overlap"]["mean"]}
 
 
+def test_changed_tasks_past_half_the_project_are_found_by_a_scan_with_the_same_live_f1(monkeypatch):
+    """Past half the tasks changed, the set of changed tasks gives way to a scan of every task: the live F1 is the
+    batch's all the same, before and after the scan, and the set starts again empty."""
+    monkeypatch.setattr("plugin.span_state._RESCAN_FROM", 2)
+    tasks = read_export(SPANS / "leoka_team_2.json")[:20]
+    controls = parse_label_config((SPANS / "leoka_config.xml").read_text())
+    live = ProjectState.from_tasks(tasks, controls, mapping=MappingOptions(), scoring=ScoringOptions())
+    spans = live.controls["label"].spans
+    assert spans.rescan and not spans.dirty  # a full read: every task changed
+    live.live_summary()
+    assert not spans.rescan and not spans.dirty
+    live.set_task({**tasks[0], "annotations": tasks[0]["annotations"][:-1]})
+    assert spans.dirty == {tasks[0]["id"]} and not spans.rescan
+    changed = [{**task, "annotations": task["annotations"][:-1]} for task in tasks[:12]]
+    for task in changed:
+        live.set_task(task)
+    assert spans.rescan and not spans.dirty
+    batch = ProjectState.from_tasks([*changed, *tasks[12:]], controls, mapping=MappingOptions(),
+                                    scoring=ScoringOptions())
+    assert live.live_summary()["label"]["f1"] == batch.live_summary()["label"]["f1"]
+    spans_f1 = batch.scores().controls["label"].spans["f1"]
+    assert live.live_summary()["label"]["f1"] == {"exact": spans_f1["exact"]["mean"],
+                                                  "overlap": spans_f1["overlap"]["mean"]}
+    assert not spans.rescan and not spans.dirty
+
+
 def test_a_task_read_again_unchanged_keeps_its_scores_and_the_expected_disorder():
     tasks = [_task(1, {1: [(0, 12, "PER")], 2: [(0, 10, "PER")]}), _task(2, {1: [(21, 26, "LOC")], 2: []})]
     state = _state(tasks)
