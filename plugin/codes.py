@@ -4,7 +4,7 @@ A project holds up to millions of tasks; a row kept as a Python tuple of
 strings costs hundreds of bytes, the same row as three int32 codes twelve.
 Each task's rows are one ``bytes`` object (:func:`pack_rows`): the codes of its
 items' keys, then its rows as fixed-width groups of codes, int16 where every
-code of the task fits, else int32 (:func:`pack_numbers`). Values that
+code of the task fits, else int32 (:func:`pack_codes`). Values that
 repeat across tasks (labels, annotators, the part of an item's key after the
 task's id) are interned once per control (:class:`Interned`, :class:`ItemKeys`).
 The counts of many tasks' items are derived from their rows at once, with
@@ -24,40 +24,50 @@ from agreement.counts import SparseCounts, sparse_counts
 from agreement.ranges import ranges
 from agreement.uniques import unique_inverse
 
-__all__ = ["NARROW", "WIDE", "IdIndex", "Interned", "ItemKeys", "categorical", "item_counts", "pack_numbers",
-           "pack_rows", "stack_numbers", "stacked_rows", "unpack_numbers", "unpack_rows"]
+__all__ = ["NARROW", "WIDE", "IdIndex", "Interned", "ItemKeys", "categorical", "item_counts", "pack_codes",
+           "pack_floats", "pack_rows", "stack_numbers", "stacked_rows", "unpack_numbers", "unpack_rows"]
 
 NARROW, WIDE = 1, 2
-"""The first byte of a packed array's head (:func:`pack_numbers`): its values in the narrow type, or in the wide."""
+"""The first byte of a packed array's head (:func:`pack_codes`, :func:`pack_floats`): its values in the narrow
+type, or in the wide."""
 
 
-def pack_numbers(values: Sequence[float] | np.ndarray, *, narrow: type[np.generic], wide: type[np.generic]) -> bytes:
-    """``values`` as bytes in ``narrow`` where that holds every one of them exactly, else in ``wide``, behind a
-    head of one slot of that type whose first byte names the layout (:data:`NARROW`, :data:`WIDE`).
+def pack_codes(values: Sequence[int]) -> bytes:
+    """Whole numbers as bytes in int16 where that holds every one of them, else in int32, behind a head of one
+    slot of that type whose first byte names the layout (:data:`NARROW`, :data:`WIDE`; :func:`unpack_numbers`
+    with ``narrow=np.int16, wide=np.int32`` reads them back).
 
-    A project holds millions of tasks' codes and offsets, and most fit a
-    type of half the width (codes below 32,768, offsets in characters below
-    2**24); the head keeps the values after it aligned.
+    A project holds millions of tasks' codes, and most are below 32,768; the
+    head keeps the values after it aligned. The range is checked on the
+    Python values (a task holds tens of them: numpy's calls would cost more).
 
-    Examples
-    --------
-    >>> len(pack_numbers([1, 2, 300], narrow=np.int16, wide=np.int32)), len(pack_numbers([1, 2, 40_000],
-    ...                                                                              narrow=np.int16, wide=np.int32))
+    >>> len(pack_codes([1, 2, 300])), len(pack_codes([1, 2, 40_000]))
     (8, 16)
-    >>> unpack_numbers(pack_numbers([0.5, 0.1], narrow=np.float32, wide=np.float64),
-    ...                narrow=np.float32, wide=np.float64).tolist()
-    [0.5, 0.1]
     """
-    full = np.asarray(values, dtype=wide)
-    with np.errstate(over="ignore", invalid="ignore"):  # out of the narrow type's range: not equal, kept wide
-        small = full.astype(narrow)
-    if np.array_equal(small, full, equal_nan=full.dtype.kind == "f"):  # compared in the wide type: exactly
-        return bytes([NARROW]) + bytes(small.itemsize - 1) + small.tobytes()
-    return bytes([WIDE]) + bytes(full.itemsize - 1) + full.tobytes()
+    if not values or (-32768 <= min(values) and max(values) <= 32767):
+        return b"\x01\x00" + np.array(values, dtype=np.int16).tobytes()
+    return b"\x02\x00\x00\x00" + np.array(values, dtype=np.int32).tobytes()
+
+
+def pack_floats(values: Sequence[float]) -> bytes:
+    """Numbers as bytes in float32 where that holds every one of them exactly (NaN included), else in float64,
+    behind a head of one slot of that type whose first byte names the layout (:func:`pack_codes`; read back with
+    ``narrow=np.float32, wide=np.float64``).
+
+    >>> unpack_numbers(pack_floats([0.5, 0.1]), narrow=np.float32, wide=np.float64).tolist(), len(pack_floats([0.5]))
+    ([0.5, 0.1], 8)
+    """
+    wide = np.array(values, dtype=np.float64)
+    with np.errstate(over="ignore"):  # beyond float32's range: inf, not equal, so kept wide
+        narrow = wide.astype(np.float32)
+    if narrow.astype(np.float64).tobytes() == wide.tobytes():  # the same bits back: exact (and NaN stays NaN)
+        return b"\x01\x00\x00\x00" + narrow.tobytes()
+    return b"\x02\x00\x00\x00\x00\x00\x00\x00" + wide.tobytes()
 
 
 def unpack_numbers(blob: bytes, *, narrow: type[np.generic], wide: type[np.generic]) -> np.ndarray:
-    """The values of :func:`pack_numbers`, in ``wide``."""
+    """The values of :func:`pack_codes` or :func:`pack_floats` (``narrow`` and ``wide`` their two types), in
+    ``wide``."""
     dtype = np.dtype(narrow if blob[0] == NARROW else wide)
     values = np.frombuffer(blob, dtype=dtype, offset=dtype.itemsize)
     return values if dtype == np.dtype(wide) else values.astype(wide)
@@ -65,15 +75,14 @@ def unpack_numbers(blob: bytes, *, narrow: type[np.generic], wide: type[np.gener
 
 def stack_numbers(blobs: Sequence[bytes], *, narrow: type[np.generic],
                   wide: type[np.generic]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The values of many :func:`pack_numbers` blobs as one array in ``wide``, each blob's after the one before
+    """The values of many blobs of :func:`pack_codes` or :func:`pack_floats` as one array in ``wide``, each blob's after the one before
     with a slot for its head left before them; where each blob's values start, and how many it holds.
 
     Every blob's layout is read from the joined bytes, and the blobs of each
     layout are decoded at once, then placed: no Python work per blob or value.
 
-    >>> flat, starts, sizes = stack_numbers([pack_numbers([7, 40_000], narrow=np.int16, wide=np.int32),
-    ...                                      pack_numbers([5], narrow=np.int16, wide=np.int32)],
-    ...                                     narrow=np.int16, wide=np.int32)
+    >>> flat, starts, sizes = stack_numbers([pack_codes([7, 40_000]), pack_codes([5])], narrow=np.int16,
+    ...                                     wide=np.int32)
     >>> flat[starts[1]:starts[1] + sizes[1]].tolist(), flat[starts[0]:starts[0] + sizes[0]].tolist()
     ([5], [7, 40000])
     """
@@ -195,8 +204,8 @@ def categorical(codes: np.ndarray, names: np.ndarray) -> pd.Categorical:
 
 def pack_rows(keys: Sequence[int], codes: Sequence[int]) -> bytes:
     """A task's item key codes and its rows' codes (flattened, a fixed number per row) as one object: int16 where
-    every code fits, else int32 (:func:`pack_numbers`)."""
-    return pack_numbers([len(keys), *keys, *codes], narrow=np.int16, wide=np.int32)
+    every code fits, else int32 (:func:`pack_codes`)."""
+    return pack_codes([len(keys), *keys, *codes])
 
 
 def unpack_rows(blob: bytes, width: int) -> tuple[np.ndarray, np.ndarray]:

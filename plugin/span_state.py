@@ -49,7 +49,7 @@ from agreement.ranges import block_edges, ranges
 from agreement.span_f1 import SpanF1, span_f1
 from agreement.uniques import unique_counts, unique_inverse
 from agreement.units import Units
-from plugin.codes import NARROW, Interned, pack_numbers, stack_numbers, unpack_numbers
+from plugin.codes import NARROW, Interned, pack_floats, stack_numbers, unpack_numbers
 from plugin.labelconfig import Control
 from plugin.mapping import MappedControl
 from plugin.mapping.span_units import continuum_extents, span_units
@@ -338,7 +338,7 @@ class SpanTasks:
         values += [code(annotator) for annotator in submitters]
         for (_, scope), length in lengths.items():
             values += (code(scope), math.nan if length is None else length)
-        return pack_numbers(values, narrow=np.float32, wide=np.float64)
+        return pack_floats(values)
 
     def task_spans(self, task: int) -> tuple[tuple[tuple[Any, ...], ...], tuple[tuple[int, str], ...],
                                              dict[Continuum, float | None]]:
