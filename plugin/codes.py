@@ -1,7 +1,7 @@
 """A task's rows as codes: what a project's state keeps of each task, compactly.
 
 A project holds up to millions of tasks; a row kept as a Python tuple of
-strings costs hundreds of bytes, the same row as three int32 codes twelve.
+strings costs hundreds of bytes, the same row as three int16 codes six.
 Each task's rows are one ``bytes`` object (:func:`pack_rows`): the codes of its
 items' keys, then its rows as fixed-width groups of codes, int16 where every
 code of the task fits, else int32 (:func:`pack_codes`). Values that
@@ -75,8 +75,9 @@ def unpack_numbers(blob: bytes, *, narrow: type[np.generic], wide: type[np.gener
 
 def stack_numbers(blobs: Sequence[bytes], *, narrow: type[np.generic],
                   wide: type[np.generic]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The values of many blobs of :func:`pack_codes` or :func:`pack_floats` as one array in ``wide``, each blob's after the one before
-    with a slot for its head left before them; where each blob's values start, and how many it holds.
+    """The values of many blobs of :func:`pack_codes` or :func:`pack_floats` as one array in ``wide``, each blob's
+    after the one before with a slot for its head left before them; where each blob's values start, and how many it
+    holds.
 
     Every blob's layout is read from the joined bytes, and the blobs of each
     layout are decoded at once, then placed: no Python work per blob or value.

@@ -152,8 +152,10 @@ class ScoredTasks(Mapping[int, TaskSpans]):
     A task's bytes are four float64 (:class:`TaskSpans`'s ``disorder``,
     ``weight``, ``f1_exact``, ``f1_overlap``), then its pairs' int32 rows (its
     ``counts``; a task's counts are at most twice its spans). A project holds
-    one a task: about 130 bytes with three annotators, where a named tuple of
-    its six fields took 370. Reading a task decodes it as a :class:`TaskSpans`.
+    one a task: with three annotators about 200 bytes, its dict entry
+    included, where a named tuple of its six fields took about 420
+    (:func:`plugin.memory.deep_size` of 100,000 tasks of ``bench/scale.py``'s
+    span shape). Reading a task decodes it as a :class:`TaskSpans`.
     """
 
     def __init__(self, pair_names: list[Pair]) -> None:
@@ -194,8 +196,9 @@ class ScoredTasks(Mapping[int, TaskSpans]):
         sizes = _HEAD + np.diff(bounds) * row_bytes
         at = np.cumsum(sizes) - sizes
         buffer = np.empty(int(sizes.sum()), dtype=np.uint8)
-        buffer[ranges(at, np.full(len(tasks), _HEAD))] = np.ascontiguousarray(heads, dtype=np.float64).view(np.uint8).reshape(-1)
-        buffer[ranges(at + _HEAD, sizes - _HEAD)] = np.ascontiguousarray(rows, dtype=np.int32).view(np.uint8).reshape(-1)
+        head_bytes = np.ascontiguousarray(heads, dtype=np.float64).view(np.uint8).ravel()
+        buffer[ranges(at, np.full(len(tasks), _HEAD))] = head_bytes
+        buffer[ranges(at + _HEAD, sizes - _HEAD)] = np.ascontiguousarray(rows, dtype=np.int32).view(np.uint8).ravel()
         flat, ends = buffer.tobytes(), (at + sizes).tolist()
         self.held.update(zip(tasks, [flat[lo:hi] for lo, hi in zip(at.tolist(), ends, strict=True)], strict=True))
 
