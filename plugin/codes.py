@@ -79,8 +79,10 @@ def stack_numbers(blobs: Sequence[bytes], *, narrow: type[np.generic],
     after the one before with a slot for its head left before them; where each blob's values start, and how many it
     holds.
 
-    Every blob's layout is read from the joined bytes, and the blobs of each
-    layout are decoded at once, then placed: no Python work per blob or value.
+    Every blob's layout is read from the joined bytes; when they are all of
+    one layout (the usual case) the joined bytes are read as its type, else
+    the blobs of each layout are joined apart, read, and placed. No Python
+    work a value.
 
     >>> flat, starts, sizes = stack_numbers([pack_codes([7, 40_000]), pack_codes([5])], narrow=np.int16,
     ...                                     wide=np.int32)
@@ -95,11 +97,12 @@ def stack_numbers(blobs: Sequence[bytes], *, narrow: type[np.generic],
     heads = np.cumsum(slots) - slots
     if is_narrow.all() or not is_narrow.any():  # one layout (the usual case): the blobs as they stand
         flat = joined.view(narrow if is_narrow.all() and len(blobs) else wide).astype(wide, copy=False)
-    else:  # each layout's bytes gathered, read as its type, and placed
+    else:  # each layout's blobs joined apart (no index a byte), read as its type, and placed
         flat = np.empty(int(slots.sum()), dtype=wide)
         for layout, dtype in ((is_narrow, narrow), (~is_narrow, wide)):
             picked = np.flatnonzero(layout)
-            flat[ranges(heads[picked], slots[picked])] = joined[ranges(at[picked], n_bytes[picked])].view(dtype)
+            flat[ranges(heads[picked], slots[picked])] = np.frombuffer(
+                b"".join([blobs[i] for i in picked.tolist()]), dtype=dtype)
     return flat, heads + 1, slots - 1
 
 

@@ -184,32 +184,35 @@ class ScoredTasks(Mapping[int, TaskSpans]):
     __hash__ = None  # type: ignore[assignment]  # mutable, as a dict
 
     def pop(self, task: int) -> TaskSpans | None:
-        """Forget ``task``'s measures and return them (None if it had none)."""
+        """Forget ``task``'s measures and return them (None if it had none, where ``dict.pop`` would raise)."""
         found = self[task] if task in self.held else None
         self.held.pop(task, None)
         return found
 
     def store(self, tasks: list[int], heads: np.ndarray, rows: np.ndarray, bounds: np.ndarray) -> None:
         """Hold each task's ``heads`` row (four float64) and its rows ``rows[bounds[i]:bounds[i + 1]]`` (int32), all
-        as one buffer cut a task at a time."""
-        row_bytes = rows.shape[1] * 4
-        sizes = _HEAD + np.diff(bounds) * row_bytes
+        as one buffer of 4-byte words (every task's bytes are a whole number of them) cut a task at a time."""
+        sizes = _HEAD // 4 + np.diff(bounds) * rows.shape[1]  # in words
         at = np.cumsum(sizes) - sizes
-        buffer = np.empty(int(sizes.sum()), dtype=np.uint8)
-        head_bytes = np.ascontiguousarray(heads, dtype=np.float64).view(np.uint8).ravel()
-        buffer[ranges(at, np.full(len(tasks), _HEAD))] = head_bytes
-        buffer[ranges(at + _HEAD, sizes - _HEAD)] = np.ascontiguousarray(rows, dtype=np.int32).view(np.uint8).ravel()
-        flat, ends = buffer.tobytes(), (at + sizes).tolist()
-        self.held.update(zip(tasks, [flat[lo:hi] for lo, hi in zip(at.tolist(), ends, strict=True)], strict=True))
+        words = np.empty(int(sizes.sum()), dtype=np.uint32)
+        words[ranges(at, np.full(len(tasks), _HEAD // 4))] = np.ascontiguousarray(heads, dtype=np.float64).view(
+            np.uint32).ravel()
+        words[ranges(at + _HEAD // 4, sizes - _HEAD // 4)] = np.ascontiguousarray(rows, dtype=np.int32).view(
+            np.uint32).ravel()
+        flat, starts, ends = words.tobytes(), (4 * at).tolist(), (4 * (at + sizes)).tolist()
+        self.held.update(zip(tasks, [flat[lo:hi] for lo, hi in zip(starts, ends, strict=True)], strict=True))
 
     def heads(self, tasks: list[int]) -> np.ndarray:
         """The four float64 of each of ``tasks`` (each held) as rows: disorder, weight, f1 exact, f1 overlap."""
         if not tasks:
             return np.zeros((0, 4))
         blobs = [self.held[task] for task in tasks]
-        sizes = np.fromiter(map(len, blobs), dtype=np.intp, count=len(blobs))
-        flat = np.frombuffer(b"".join(blobs), dtype=np.uint8)
-        return flat[ranges(np.cumsum(sizes) - sizes, np.full(len(blobs), _HEAD))].view(np.float64).reshape(-1, 4)
+        sizes = np.fromiter(map(len, blobs), dtype=np.intp, count=len(blobs)) // 4
+        words = np.frombuffer(b"".join(blobs), dtype=np.uint32)
+        return words[(np.cumsum(sizes) - sizes)[:, None] + np.arange(_HEAD // 4)].view(np.float64)
+
+    def __repr__(self) -> str:
+        return f"ScoredTasks({len(self.held)} tasks)"
 
 
 def _gammas(disorder: np.ndarray, weight: np.ndarray, expected: float | None) -> np.ndarray:
@@ -509,7 +512,8 @@ class SpanTasks:
         measures then reuse it), else None.
         """
         wanted = [t for t in tasks if self._submitted(t)]
-        blocks = self._blocks(sorted(t for t in wanted if t not in self.scored))
+        held = self.scored.held
+        blocks = self._blocks(sorted(t for t in wanted if t not in held))
         whole = None
         for block in blocks:
             whole = None  # what the block before built is let go before the next is built
@@ -604,11 +608,11 @@ class SpanTasks:
 
         Tasks changed since they were last scored are scored first (O(their spans)).
         """
-        changed = (t for t in self.tasks if t not in self.scored) if self.rescan else self.dirty
+        changed = self.tasks.keys() - self.scored.held.keys() if self.rescan else self.dirty
         pending = sorted(t for t in changed if self._submitted(t))  # O(tasks changed) when they are few
-        self.dirty.clear()
-        self.rescan = False
         for block in self._blocks(pending):  # every task, after a first read: a block of spans at a time
             self._score(block, mapping, scoring)
+        self.dirty.clear()  # only once they are scored: a scoring that fails leaves them to find again
+        self.rescan = False
         return {match: number(pair_f1({pair: (tp, total) for pair, (tp, total) in self.sums[match].items()}))
                 for match in MATCHES}

@@ -12,8 +12,8 @@ annotators and times, the agreement block of the meta as last read from
 Label Studio (the write-back merges into a fresh read, never into this), the
 annotation ids (deletion events carry only those), and what its mapping
 skipped, so that the skip report always equals a batch read of the same
-tasks. Per control it keeps each task's rows as int32 codes
-(:mod:`plugin.codes`) and the running sums (:class:`agreement.RunningAgreement`),
+tasks. Per control it keeps each task's rows as int16 codes (int32 where a
+task's need it; :mod:`plugin.codes`) and the running sums (:class:`agreement.RunningAgreement`),
 which keep no per-item copy: the items' counts are derived from the rows,
 vectorized over every task, when scoring needs them. Updating one task costs
 O(its annotations) for nominal controls, whatever the number of categories;
@@ -206,8 +206,8 @@ def _label_column(values: Sequence[Any], codes: np.ndarray) -> Any:
 class ControlState:
     """One control's items, per task, and its running sums.
 
-    A task's items and rows are held as one ``bytes`` object of int32 codes
-    (:func:`_pack_rows`): each item's key as a code of :attr:`keys`, and each
+    A task's items and rows are held as one ``bytes`` object of int16 or int32 codes
+    (:func:`plugin.codes.pack_rows`): each item's key as a code of :attr:`keys`, and each
     row as its item's place, the annotator's code and the label's column.
     The items' counts are derived from the rows when scoring needs them
     (vectorized over every task at once, :meth:`counts`), so the running

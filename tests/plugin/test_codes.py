@@ -4,14 +4,24 @@ from collections import Counter
 from itertools import pairwise
 
 import numpy as np
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from plugin.annotations import Submission
-from plugin.codes import IdIndex, Interned, ItemKeys, item_counts, pack_rows, stacked_rows, unpack_rows
+from plugin.codes import (NARROW, WIDE, IdIndex, Interned, ItemKeys, item_counts, pack_codes, pack_rows,
+                          stacked_rows, unpack_numbers, unpack_rows)
 from plugin.state import TaskEntry
 
 keys = st.one_of(st.text(max_size=6), st.integers(-5, 5), st.tuples(st.text(max_size=3), st.integers(0, 3)))
+
+
+@pytest.mark.parametrize(("edge", "width"), [(32767, 2), (-32768, 2), (32768, 4), (-32769, 4), (2**31 - 1, 4)])
+def test_codes_are_int16_up_to_its_edges_and_int32_past_them(edge, width):
+    """A task's codes take two bytes each while every one fits int16, four once one does not; they read back."""
+    blob = pack_codes([0, edge, 5])
+    assert blob[0] == (NARROW if width == 2 else WIDE) and len(blob) == width * 4
+    assert unpack_numbers(blob, narrow=np.int16, wide=np.int32).tolist() == [0, edge, 5]
 
 
 @given(st.integers(-10**12, 10**12), st.lists(st.one_of(keys, st.text(max_size=6).map(lambda s: "@" + s)),

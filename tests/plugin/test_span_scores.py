@@ -229,11 +229,16 @@ def test_changed_tasks_past_half_the_project_are_found_by_a_scan_with_the_same_l
     assert spans.rescan and not spans.dirty
     batch = ProjectState.from_tasks([*changed, *tasks[12:]], controls, mapping=MappingOptions(),
                                     scoring=ScoringOptions())
-    assert live.live_summary()["label"]["f1"] == batch.live_summary()["label"]["f1"]
+    assert live.live_summary()["label"]["f1"] == batch.live_summary()["label"]["f1"]  # found by the scan
     spans_f1 = batch.scores().controls["label"].spans["f1"]
     assert live.live_summary()["label"]["f1"] == {"exact": spans_f1["exact"]["mean"],
                                                   "overlap": spans_f1["overlap"]["mean"]}
     assert not spans.rescan and not spans.dirty
+    for task in tasks[:12]:  # back as they were: past half again, then every task scored at once
+        live.set_task(task)
+    assert spans.rescan
+    live.task_scores()
+    assert not spans.rescan and not spans.dirty and all(t in spans.scored for t in spans.tasks if spans._submitted(t))
 
 
 def test_a_task_read_again_unchanged_keeps_its_scores_and_the_expected_disorder():

@@ -87,6 +87,10 @@ def test_each_task_is_packed_in_float32_only_where_that_holds_its_numbers_exactl
     assert [row[4:] for row in spans.task_spans(2)[0]] == [(0.1, 3.75), (0.1, 4.75)]
     assert [row[4:] for row in spans.task_spans(3)[0]] == [(1.5, 5.25), (1.5, 6.25)]
     assert all(spans._submitted(task) for task in (1, 2, 3))
+    for task, length in ((4, 2.0), (5, 0.1)):  # a continuum's length and no submitter, in each layout
+        spans.tasks[task] = spans._pack([], [], {(task, ()): length})
+        assert spans.task_spans(task) == ((), (), {(task, ()): length}) and not spans._submitted(task)
+    assert len(spans.tasks[4]) == 4 + 5 * 4 and len(spans.tasks[5]) == 8 + 5 * 8
     assert_same_units(spans, [1, 2, 3])
     assert_same_units(spans, [2])
 
