@@ -9,8 +9,19 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from plugin.annotations import Submission
-from plugin.codes import (NARROW, WIDE, IdIndex, Interned, ItemKeys, item_counts, pack_codes, pack_rows,
-                          stacked_rows, unpack_numbers, unpack_rows)
+from plugin.codes import (
+    NARROW,
+    WIDE,
+    IdIndex,
+    Interned,
+    ItemKeys,
+    item_counts,
+    pack_codes,
+    pack_rows,
+    stacked_rows,
+    unpack_numbers,
+    unpack_rows,
+)
 from plugin.state import TaskEntry
 
 keys = st.one_of(st.text(max_size=6), st.integers(-5, 5), st.tuples(st.text(max_size=3), st.integers(0, 3)))
