@@ -30,6 +30,9 @@ __all__ = ["NARROW", "WIDE", "IdIndex", "Interned", "ItemKeys", "categorical", "
 NARROW, WIDE = 1, 2
 """The first byte of a packed array's head (:func:`pack_codes`, :func:`pack_floats`): its values in the narrow
 type, or in the wide."""
+_INT16_HEAD, _INT32_HEAD = bytes([NARROW]) + bytes(1), bytes([WIDE]) + bytes(3)
+_FLOAT32_HEAD, _FLOAT64_HEAD = bytes([NARROW]) + bytes(3), bytes([WIDE]) + bytes(7)
+"""Each layout's head: one slot of its type, its first byte the layout."""
 
 
 def pack_codes(values: Sequence[int]) -> bytes:
@@ -45,8 +48,8 @@ def pack_codes(values: Sequence[int]) -> bytes:
     (8, 16)
     """
     if not values or (-32768 <= min(values) and max(values) <= 32767):
-        return b"\x01\x00" + np.array(values, dtype=np.int16).tobytes()
-    return b"\x02\x00\x00\x00" + np.array(values, dtype=np.int32).tobytes()
+        return _INT16_HEAD + np.array(values, dtype=np.int16).tobytes()
+    return _INT32_HEAD + np.array(values, dtype=np.int32).tobytes()
 
 
 def pack_floats(values: Sequence[float]) -> bytes:
@@ -61,8 +64,8 @@ def pack_floats(values: Sequence[float]) -> bytes:
     with np.errstate(over="ignore"):  # beyond float32's range: inf, not equal, so kept wide
         narrow = wide.astype(np.float32)
     if narrow.astype(np.float64).tobytes() == wide.tobytes():  # the same bits back: exact (and NaN stays NaN)
-        return b"\x01\x00\x00\x00" + narrow.tobytes()
-    return b"\x02\x00\x00\x00\x00\x00\x00\x00" + wide.tobytes()
+        return _FLOAT32_HEAD + narrow.tobytes()
+    return _FLOAT64_HEAD + wide.tobytes()
 
 
 def unpack_numbers(blob: bytes, *, narrow: type[np.generic], wide: type[np.generic]) -> np.ndarray:

@@ -233,9 +233,14 @@ _RESCAN_FROM = 1024
 """Changed tasks that :attr:`SpanTasks.dirty` holds at least before a scan of every task replaces it."""
 
 
+def _width(blob: bytes) -> int:
+    """The bytes of one of a task's packed numbers: 4 in float32, 8 in float64 (read from its head)."""
+    return 4 if blob[0] == NARROW else 8
+
+
 def _n_spans(blob: bytes) -> int:
     """About how many span rows a task's packed numbers hold (its size over a row's), without decoding them."""
-    return len(blob) // (20 if blob and blob[0] == NARROW else 40)
+    return len(blob) // (5 * _width(blob)) if blob else 0
 
 
 class ScoredSpans(NamedTuple):
@@ -370,7 +375,7 @@ class SpanTasks:
         blob = self.tasks.get(task)
         if blob is None:
             return False
-        width = 4 if blob[0] == NARROW else 8
+        width = _width(blob)
         return blob[2 * width:3 * width] != bytes(width)
 
     def remove_task(self, task: int) -> None:

@@ -202,6 +202,14 @@ def _label_column(values: Sequence[Any], codes: np.ndarray) -> Any:
     return pd.Series([values[code] for code in used.tolist()]).array.take(place)
 
 
+def _ranked_by_item(rows: Iterable[tuple[Any, str, Any, int]]) -> dict[Any, list[tuple[str, Any, int]]]:
+    """Ranked rows ``(item, annotator, label, rank)`` as each item's ``(annotator, label, rank)``, in row order."""
+    out: dict[Any, list[tuple[str, Any, int]]] = {}
+    for item, annotator, label, rank in rows:
+        out.setdefault(item, []).append((annotator, label, rank))
+    return out
+
+
 @dataclass
 class ControlState:
     """One control's items, per task, and its running sums.
@@ -372,10 +380,9 @@ class ControlState:
             self.ranked[task] = blob
         else:
             self.ranked.pop(task, None)
-        items: dict[Any, list[tuple[str, Any, int]]] = {}  # what _ranked_items decodes of the blob just packed
-        for _, item, annotator, label, rank in rows:
-            items.setdefault(item, []).append((annotator, label, int(rank)))
-        for labels in items.values():
+        # the rows just mapped, grouped as _ranked_items would decode the blob just packed
+        for labels in _ranked_by_item((item, annotator, label, int(rank))
+                                      for _, item, annotator, label, rank in rows).values():
             self.augmented.add_labels(labels)
 
     def _ranked_items(self, task: int) -> dict[Any, list[tuple[str, Any, int]]]:
@@ -384,11 +391,9 @@ class ControlState:
         if blob is None:
             return {}
         codes, rows = unpack_rows(blob, 4)
-        items = self.keys.decode(task, codes)
-        out: dict[Any, list[tuple[str, Any, int]]] = {}
-        for place, who, label, rank in rows.tolist():
-            out.setdefault(items[place], []).append((self.annotators.values[who], self._ranked_labels.values[label], rank))
-        return out
+        items, names, labels = self.keys.decode(task, codes), self.annotators.values, self._ranked_labels.values
+        return _ranked_by_item((items[place], names[who], labels[label], rank)
+                               for place, who, label, rank in rows.tolist())
 
     def ranked_records(self, task: int) -> tuple[tuple[Any, ...], ...]:
         """The task's ranked rows ``(task, item, annotator, label, rank)``."""
