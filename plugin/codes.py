@@ -13,6 +13,7 @@ numpy (:func:`item_counts`).
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -41,15 +42,17 @@ def pack_codes(values: Sequence[int]) -> bytes:
     with ``narrow=np.int16, wide=np.int32`` reads them back).
 
     A project holds millions of tasks' codes, and most are below 32,768; the
-    head keeps the values after it aligned. The range is checked on the
-    Python values (a task holds tens of them: numpy's calls would cost more).
+    head keeps the values after it aligned. The values are packed with the
+    standard library's :class:`array.array`, which refuses a value out of
+    range (a task holds tens of them: numpy's calls would cost more).
 
     >>> len(pack_codes([1, 2, 300])), len(pack_codes([1, 2, 40_000]))
     (8, 16)
     """
-    if not values or (-32768 <= min(values) and max(values) <= 32767):
-        return _INT16_HEAD + np.array(values, dtype=np.int16).tobytes()
-    return _INT32_HEAD + np.array(values, dtype=np.int32).tobytes()
+    try:
+        return _INT16_HEAD + array("h", values).tobytes()  # C's short: int16, native order, as numpy's
+    except OverflowError:
+        return _INT32_HEAD + np.array(values, dtype=np.int32).tobytes()
 
 
 def pack_floats(values: Sequence[float]) -> bytes:
@@ -60,12 +63,11 @@ def pack_floats(values: Sequence[float]) -> bytes:
     >>> unpack_numbers(pack_floats([0.5, 0.1]), narrow=np.float32, wide=np.float64).tolist(), len(pack_floats([0.5]))
     ([0.5, 0.1], 8)
     """
-    wide = np.array(values, dtype=np.float64)
-    with np.errstate(over="ignore"):  # beyond float32's range: inf, not equal, so kept wide
-        narrow = wide.astype(np.float32)
-    if narrow.astype(np.float64).tobytes() == wide.tobytes():  # the same bits back: exact (and NaN stays NaN)
+    wide = array("d", values).tobytes()
+    narrow = array("f", values)  # beyond float32's range: inf, not equal, so kept wide
+    if array("d", narrow).tobytes() == wide:  # the same bits back: exact (and NaN stays NaN)
         return _FLOAT32_HEAD + narrow.tobytes()
-    return _FLOAT64_HEAD + wide.tobytes()
+    return _FLOAT64_HEAD + wide
 
 
 def unpack_numbers(blob: bytes, *, narrow: type[np.generic], wide: type[np.generic]) -> np.ndarray:

@@ -29,6 +29,7 @@ from __future__ import annotations
 import json
 import math
 import warnings
+from array import array
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -151,8 +152,7 @@ class TaskEntry:
             meta = read.meta
         if meta in (b"{}", b"null"):  # no meta yet (most tasks, until a first write): one object shared by all
             meta = b"{}" if meta == b"{}" else b"null"
-        codes = np.array([len(counted), *(people.code(s.annotator) for s in counted), *instants, *ids],
-                         dtype=np.int64).tobytes()
+        codes = array("q", [len(counted), *(people.code(s.annotator) for s in counted), *instants, *ids]).tobytes()
         return cls(codes, people.values, meta, read.data_score, read.overlap, skips,
                    tuple(s.created_at for s in counted) if NO_TIME in instants else None)
 
@@ -283,8 +283,9 @@ class ControlState:
         ``lengths`` are the lengths of the task's continua, for a span-like control.
         O(the task's rows): the sums take away the old rows' items and add the new ones'.
         """
-        blob = self._pack(task, ((item, self.annotators.code(annotator), self.labels.code(label))
-                                 for _, item, annotator, label in mapped.records))
+        annotator_code, label_code = self.annotators.code, self.labels.code
+        blob = self._pack(task, [(item, annotator_code(annotator), label_code(label))
+                                 for _, item, annotator, label in mapped.records])
         old = self.records.get(task)
         if blob != old:
             self._replace_rows(old, blob)
@@ -332,11 +333,12 @@ class ControlState:
         places: dict[Any, int] = {}
         keys: list[int] = []
         codes: list[int] = []
+        key_code = self.keys.code
         for item, *rest in rows:
             place = places.get(item)
             if place is None:
                 place = places[item] = len(places)
-                keys.append(self.keys.code(text, item))
+                keys.append(key_code(text, item))
             codes.append(place)
             codes += rest
         return pack_rows(keys, codes) if places else None

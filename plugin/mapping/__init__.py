@@ -36,7 +36,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 
 from plugin.annotations import Skips, Submission
-from plugin.labelconfig import Control, tag_of_result_type
+from plugin.labelconfig import CONTROL_TAGS, Control, tag_of_result_type
 from plugin.mapping.base import MappedControl, Unit, reason, task_units
 from plugin.mapping.boxes import NO_BOX
 from plugin.mapping.choices import map_choices, map_pairwise
@@ -90,11 +90,16 @@ def count_unmapped_results(controls: Mapping[str, Control], submissions: Mapping
                     skips: Skips) -> None:
     """Count results of controls the config lacks, of unsupported tags, and of controls with config problems."""
     patterned = [c for c in controls.values() if c.pattern]
+    # a usable control's own results (the usual case) are its mapping's to read or count
+    plain = {name: CONTROL_TAGS.get(c.tag) for name, c in controls.items()
+             if not c.problems and c.tag not in _UNSUPPORTED and CONTROL_TAGS.get(c.tag) not in (None, "relation")}
     for task_submissions in submissions.values():
         for submission in task_submissions:
             for result in submission.results:
-                kind = str(result.get("type", "")).lower()
                 name = result.get("from_name")
+                if type(name) is str and name in plain and plain[name] == result.get("type"):
+                    continue
+                kind = str(result.get("type", "")).lower()
                 if kind == "relation":
                     control = controls.get("relations")
                     if control is None:

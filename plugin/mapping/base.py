@@ -13,7 +13,7 @@ import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import pandas as pd
 
@@ -150,19 +150,23 @@ def control_results(submission: Submission, control: Control, skips: Skips) -> I
 
 def usable_result(result: Mapping[str, Any], control: Control, skips: Skips) -> bool:
     """Whether a result of ``control`` has the control's type and a value object; else counted in ``skips``."""
-    kind = str(result.get("type", "")).lower()
-    if kind and kind != control.result_type:
-        skips.add(reason(control, "malformed value", f"result of type {kind!r}"))
-        return False
-    if not isinstance(result.get("value"), Mapping):
+    kind = result.get("type", "")
+    if kind != control.result_type:  # as stored (the usual case), else read as text in lower case
+        kind = str(kind).lower()
+        if kind and kind != control.result_type:
+            skips.add(reason(control, "malformed value", f"result of type {kind!r}"))
+            return False
+    value = result.get("value")
+    if type(value) is not dict and not isinstance(value, Mapping):
         skips.add(reason(control, "malformed value", "no value object"))
         return False
     return True
 
 
-@dataclass(frozen=True)
-class Unit:
+class Unit(NamedTuple):
     """What one annotator said at one item: the control's results there (possibly none).
+
+    A named tuple: a task makes one per control and annotator.
 
     Attributes
     ----------
@@ -226,11 +230,11 @@ def single_labels(control: Control, units: Sequence[Unit], skips: Skips,
                 skips.add(reason(control, error.what, error.detail))
         if not labels:
             continue
-        distinct = sorted(set(labels), key=_canonical)
         if len(labels) > 1:
             skips.add(reason(control, "duplicate result", "several answers at one item; the first by value counts"),
                       len(labels) - 1)
-        rows.append((unit.task, unit.item, unit.annotator, distinct[0]))
+            labels = sorted(set(labels), key=_canonical)
+        rows.append((unit.task, unit.item, unit.annotator, labels[0]))
     return tuple(rows)
 
 

@@ -28,9 +28,8 @@ from __future__ import annotations
 import hashlib
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from functools import cached_property
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 from plugin.annotations import Skips, Submission
 from plugin.labelconfig import Control
@@ -69,9 +68,8 @@ class Family:
     threshold: Callable[[MappingOptions], float | None]
 
 
-@dataclass(frozen=True)
-class Geometry:
-    """Where one region is.
+class Geometry(NamedTuple):
+    """Where one region is (a named tuple: a task makes one a region).
 
     Attributes
     ----------
@@ -91,7 +89,7 @@ class Geometry:
     family: Family
     key: tuple[Any, ...]
     bounds: tuple[float, float]
-    shape: Any = field(compare=False)
+    shape: Any
     scope: tuple[Any, ...] = ()
 
 
@@ -116,15 +114,20 @@ class Region:
     geometry: Geometry
     instance: str = ""
 
-    @cached_property
+    @property
     def sort_key(self) -> tuple[Any, ...]:
         """A total order on regions that does not depend on the file."""
-        return (repr(self.geometry.scope), self.instance, self.geometry.family.name, repr(self.geometry.key),
-                self.annotator, self.label, self.rid)
+        return self.order()
 
     def order(self) -> tuple[Any, ...]:
-        """:attr:`sort_key`, as a function for ``sorted``."""
-        return self.sort_key
+        """:attr:`sort_key`, as a function for ``sorted``; made once a region (kept beside the fields, as
+        ``functools.cached_property`` would keep it, without its lock: a region is sorted many times)."""
+        key = self.__dict__.get("_order")
+        if key is None:
+            geometry = self.geometry
+            key = self.__dict__["_order"] = (repr(geometry.scope), self.instance, geometry.family.name,
+                                             repr(geometry.key), self.annotator, self.label, self.rid)
+        return key
 
 
 def span_jaccard(a: tuple[float, float], b: tuple[float, float]) -> float:
