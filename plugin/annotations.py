@@ -195,7 +195,8 @@ def submission_of(annotation: Any, task: int, skips: Skips, *, include_ground_tr
     if not isinstance(results, list):
         skips.add("annotation whose result is not a list")
         return None
-    kept = tuple(r for r in results if isinstance(r, Mapping))
+    kept = tuple(results) if all(type(r) is dict for r in results) else tuple(r for r in results
+                                                                           if isinstance(r, Mapping))
     if len(kept) != len(results):
         skips.add("result item that is not an object", len(results) - len(kept))
     return Submission(task=task, annotation=_as_int(annotation.get("id")) or 0, annotator=annotator, results=kept,

@@ -236,6 +236,7 @@ def _run_report(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int
     from plugin.state import ProjectState
     from plugin.sync import report_project
 
+    _settle(args)
     try:
         tasks, controls = _read_export(args)
         chosen = _project_options(args, args.project)
@@ -369,6 +370,7 @@ def _run_serve(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         return 2
     configure_logging(level=args.log_level, fmt=args.log_format)
     app = create_app(settings, LabelStudioClient(connection))
+    _settle(args)
     # No access log: paths under /s/<secret>/ would write the secret into it.
     uvicorn.run(app, host=args.host, port=args.port, access_log=False, log_level=args.log_level.lower(),
                 log_config=None)
@@ -460,6 +462,7 @@ def _run_sync(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     from plugin.summary import summary_text, sync_summary
     from plugin.sync import score_export, sync_project
 
+    _settle(args)
     try:
         tasks, controls = _read_export(args)
         chosen = _project_options(args, args.project)
@@ -485,7 +488,18 @@ def _run_sync(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``ls-agreement`` with ``argv`` (default: the process arguments); return the exit status."""
     args = build_parser().parse_args(argv)
+    # A process of its own (not a caller passing arguments): what its commands import lives as long as it does.
+    args.freeze_startup = argv is None
     return int(args.handler(args, sys.stdout, sys.stderr))
+
+
+def _settle(args: argparse.Namespace) -> None:
+    """Before a command reads tasks, in a process of its own: its startup objects out of the garbage collector's
+    passes (:func:`plugin.memory.freeze_startup_objects`)."""
+    if getattr(args, "freeze_startup", False):
+        from plugin.memory import freeze_startup_objects
+
+        freeze_startup_objects()
 
 
 if __name__ == "__main__":

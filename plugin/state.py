@@ -102,6 +102,10 @@ def _iso(instant: int) -> str:
     return (_EPOCH + timedelta(microseconds=instant)).isoformat().replace("+00:00", "Z")
 
 
+_NO_META, _EMPTY_META = diff_key(None), diff_key({})
+"""The diff keys of a task without meta, shared by every such task."""
+
+
 @dataclass(frozen=True, slots=True)
 class TaskEntry:
     """One task as last read from Label Studio.
@@ -146,12 +150,13 @@ class TaskEntry:
         """The entry of ``task`` as read, its ``counted`` submissions and its annotation ids."""
         instants = [_instant(s.created_at) for s in counted]
         read = TaskAsRead.of(task).diffed()
-        try:
-            meta: object = diff_key(read.meta)
-        except (TypeError, ValueError):
-            meta = read.meta
-        if meta in (b"{}", b"null"):  # no meta yet (most tasks, until a first write): one object shared by all
-            meta = b"{}" if meta == b"{}" else b"null"
+        if read.meta is None or read.meta == {}:  # no meta yet (most tasks, until a first write): one key for all
+            meta: object = _NO_META if read.meta is None else _EMPTY_META
+        else:
+            try:
+                meta = diff_key(read.meta)
+            except (TypeError, ValueError):
+                meta = read.meta
         codes = array("q", [len(counted), *(people.code(s.annotator) for s in counted), *instants, *ids]).tobytes()
         return cls(codes, people.values, meta, read.data_score, read.overlap, skips,
                    tuple(s.created_at for s in counted) if NO_TIME in instants else None)

@@ -131,6 +131,47 @@ def test_an_answer_that_is_not_json_is_retried_and_described_in_one_line():
     assert client.reachability.unreachable_for() > 0
 
 
+def test_a_page_is_read_as_label_studio_wrote_it():
+    # the page's JSON as it is: fields the SDK's models do not declare, and tasks that are not objects, reach the
+    # state, which counts what it cannot use (one request a page: no model is built and dumped back)
+    tasks = [{"id": 1, "data": {"text": "a"}, "annotations": [], "meta": {}, "field_of_a_newer_label_studio": [1]},
+             ["not", "a", "task"]]
+    calls = []
+    assert list(fake(page_handler(tasks, calls)).tasks(7)) == tasks
+    assert len(calls) == 1 and calls[0].url.params["fields"] == "all" and "query" not in calls[0].url.params
+
+
+@pytest.mark.parametrize(("answer", "message"), [
+    (httpx.Response(200, text="<html><body>Please log in</body></html>"), "was not JSON: <html>"),
+    (httpx.Response(200, json=[{"id": 1}]), r"was not a page of tasks: \[\{"),
+    (httpx.Response(200, json={"detail": "maintenance"}), "was not a page of tasks"),
+])
+def test_a_page_that_is_not_a_page_of_tasks_is_retried_and_described_in_one_line(answer, message):
+    answers = []
+
+    def handler(request):
+        answers.append(request)
+        return answer
+
+    client = fake(handler)
+    with pytest.raises(LabelStudioError, match=message) as error:
+        list(client.tasks(7))
+    assert len(answers) == CONNECTION.retries + 1 and "\n" not in str(error.value)
+    assert client.reachability.unreachable_for() > 0
+
+
+def test_a_refused_page_read_is_one_error_without_retries():
+    answers = []
+
+    def handler(request):
+        answers.append(request)
+        return httpx.Response(403, json={"detail": "You do not have permission to perform this action."})
+
+    with pytest.raises(LabelStudioError, match=r"refused the API key \(403\): .*permission"):
+        list(fake(handler).tasks(7))
+    assert len(answers) == 1
+
+
 def test_a_deleted_task_reads_as_none():
     assert fake(page_handler([], [])).task(12) is None
 

@@ -37,3 +37,16 @@ def test_a_project_state_is_estimated_from_samples_within_a_tenth_of_what_it_all
     estimate = deep_size(state, sample=100)
     assert abs(estimate - exact) < 0.1 * exact
     assert 0.8 * allocated < exact < 1.25 * allocated  # what the walk reaches is what building the state allocated
+
+
+def test_startup_objects_are_frozen_once_collected():
+    # in a process of its own: freezing is for the whole process
+    import subprocess
+
+    program = ("import gc; import plugin.state; from plugin.memory import freeze_startup_objects; "
+               "cycle = []; cycle.append(cycle); del cycle; "  # garbage now: collected, not frozen
+               "before = len(gc.get_objects()); frozen = freeze_startup_objects(); "
+               "print(frozen, before, len(gc.get_objects()), gc.get_freeze_count())")
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=120, check=True)
+    frozen, before, after, count = (int(word) for word in done.stdout.split())
+    assert frozen == count > 50_000 and after == 0 and frozen < before

@@ -98,3 +98,24 @@ def test_serve_refuses_a_bad_settings_file_in_one_line(capsys, monkeypatch, tmp_
     assert main(["serve", "--project", "2", "--url", "http://127.0.0.1:9", "--api-key", "k"]) == 2
     err = capsys.readouterr().err
     assert "project 2: The threshold (--threshold) must lie between 0 and 1" in err and err.count("\n") == 1
+
+
+def test_a_command_run_as_a_program_freezes_its_startup_objects_and_a_call_does_not(export, capsys):
+    # ls-agreement as its own process leaves its imports out of the garbage collector's passes before it reads
+    # (plugin.memory.freeze_startup_objects); a caller passing arguments keeps its process as it was
+    import subprocess
+    import sys
+
+    path, config = export
+    args = ["sync", "--export", str(path), "--label-config", str(config), "--json", "--quiet"]
+    program = ("import gc, sys; from plugin.cli import main; sys.argv = ['ls-agreement', *sys.argv[1:]]; "
+               "status = main(); print(gc.get_freeze_count(), file=sys.stderr); sys.exit(status)")
+    done = subprocess.run([sys.executable, "-c", program, *args], capture_output=True, text=True, timeout=120,
+                          check=False)
+    assert done.returncode == 0 and json.loads(done.stdout)["n_tasks"] == 3
+    assert int(done.stderr.split()[-1]) > 50_000  # numpy, pandas, SciPy and the SDK's objects
+    import gc
+
+    frozen = gc.get_freeze_count()
+    assert main(args) == 0 and json.loads(capsys.readouterr().out)["n_tasks"] == 3
+    assert gc.get_freeze_count() == frozen
