@@ -227,9 +227,9 @@ class LabelStudioClient:
         Sent through the SDK's HTTP client (its base URL, its headers and token
         refresh, the injected transport) and read as plain JSON: the SDK's
         typed page would build a model of every task, which :meth:`tasks` then
-        dumped back into the same dict; that cost three times what mapping a
-        task costs (about 210 µs a task of the demo's shape, 530 µs of the span
-        benchmark's, where ``json.loads`` costs 20 and 50).
+        dumped back into the same dict, at about what mapping the task costs
+        (210 µs a task of the demo's shape, 530 µs of the span benchmark's,
+        where ``json.loads`` takes 20 and 50; BENCHMARKS.md, "A full read").
 
         Raises
         ------

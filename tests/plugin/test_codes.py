@@ -17,6 +17,7 @@ from plugin.codes import (
     ItemKeys,
     item_counts,
     pack_codes,
+    pack_floats,
     pack_rows,
     stacked_rows,
     unpack_numbers,
@@ -33,6 +34,19 @@ def test_codes_are_int16_up_to_its_edges_and_int32_past_them(edge, width):
     blob = pack_codes([0, edge, 5])
     assert blob[0] == (NARROW if width == 2 else WIDE) and len(blob) == width * 4
     assert unpack_numbers(blob, narrow=np.int16, wide=np.int32).tolist() == [0, edge, 5]
+
+
+@given(st.lists(st.one_of(st.floats(allow_nan=True, allow_infinity=True, width=64), st.floats(width=32),
+                         st.integers(-2**25, 2**25)), max_size=8))
+def test_numbers_are_float32_exactly_when_numpy_reads_them_back_with_the_same_bits(values):
+    """float32 is the layout where numpy's own round trip through float32 gives every value's bits back (NaN, inf,
+    -0.0, 2**24 + 1 included); the values read back as float64 with their bits."""
+    wide = np.array(values, dtype=np.float64)
+    with np.errstate(over="ignore"):
+        narrow = wide.astype(np.float32).astype(np.float64).tobytes() == wide.tobytes()
+    blob = pack_floats(values)
+    assert blob[0] == (NARROW if narrow else WIDE) and len(blob) == (4 if narrow else 8) * (1 + len(values))
+    assert unpack_numbers(blob, narrow=np.float32, wide=np.float64).tobytes() == wide.tobytes()
 
 
 @given(st.integers(-10**12, 10**12), st.lists(st.one_of(keys, st.text(max_size=6).map(lambda s: "@" + s)),
