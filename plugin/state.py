@@ -31,7 +31,7 @@ import math
 import warnings
 from array import array
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, MutableMapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
@@ -196,6 +196,66 @@ class TaskEntry:
         read (only ever compared with, never written back: a write merges into a fresh read of the task)."""
         meta = json.loads(self.meta) if isinstance(self.meta, bytes) else self.meta
         return TaskAsRead(meta, self.data_score, self.overlap)
+
+
+class TaskEntries(MutableMapping[int, TaskEntry]):
+    """Every task's :class:`TaskEntry` by task id, each held as a plain tuple of its fields (the annotators' list,
+    which every entry shares, aside), and made into an entry when read.
+
+    A project holds an entry a task, and every full collection of the
+    garbage collector walks every object it tracks: the pages of a read set
+    one off about once a page, and one ``TaskEntry`` a task made each cost as
+    much as the parsing of the page (100,000 tasks: 50 ms). CPython stops
+    tracking a plain tuple of bytes, text, numbers and None once a
+    collection has met it, so the entries cost those collections nothing (a
+    task whose reading skipped something, or whose meta is not JSON, holds a
+    container and stays tracked). The bulk readers (:meth:`codes`,
+    :meth:`column`) read the fields without making entries.
+
+    Attributes
+    ----------
+    held : dict of int to tuple
+        Per task, its entry's fields but ``people``, in the order of :class:`TaskEntry`.
+    """
+
+    _FIELDS = ("codes", "meta", "data_score", "overlap", "skips", "times")
+
+    def __init__(self, people: Interned) -> None:
+        self._people = people
+        self.held: dict[int, tuple[Any, ...]] = {}
+
+    def __getitem__(self, task: int) -> TaskEntry:
+        codes, meta, data_score, overlap, skips, times = self.held[task]
+        return TaskEntry(codes, self._people.values, meta, data_score, overlap, skips, times)
+
+    def __setitem__(self, task: int, entry: TaskEntry) -> None:
+        self.held[task] = (entry.codes, entry.meta, entry.data_score, entry.overlap, entry.skips, entry.times)
+
+    def __delitem__(self, task: int) -> None:
+        del self.held[task]
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self.held)
+
+    def __len__(self) -> int:
+        return len(self.held)
+
+    def __contains__(self, task: object) -> bool:
+        return task in self.held
+
+    def codes(self, tasks: Iterable[int] | None = None) -> list[bytes]:
+        """:attr:`TaskEntry.codes` of ``tasks`` (default: every task, in order)."""
+        held = self.held
+        return [entry[0] for entry in held.values()] if tasks is None else [held[task][0] for task in tasks]
+
+    def column(self, name: str) -> list[Any]:
+        """One field of every task's entry, in order (``meta``, ``skips``, ``times``, ...)."""
+        at = self._FIELDS.index(name)
+        return [entry[at] for entry in self.held.values()]
+
+    def meta_key(self, task: int) -> object:
+        """:attr:`TaskEntry.meta` of ``task``: its meta's diff key as last read."""
+        return self.held[task][1]
 
 
 def _label_column(values: Sequence[Any], codes: np.ndarray) -> Any:
@@ -795,9 +855,9 @@ class ProjectState:
         self.control_specs = dict(sorted(controls.items()))
         probes = map_project(self.control_specs, {}, Skips(), mapping)
         self.controls = {name: ControlState.create(probe) for name, probe in probes.items()}
-        self.tasks: dict[int, TaskEntry] = {}
-        self._task_of_annotation = IdIndex()
         self._people = Interned()
+        self.tasks = TaskEntries(self._people)
+        self._task_of_annotation = IdIndex()
         self.refused: Counter[str] = Counter()
         self.decile_cut: float | None = None
         self.reference_authors: dict[int, str] = {}
@@ -961,9 +1021,9 @@ class ProjectState:
         """What reading and mapping left out, by reason, over every task (as a batch read would count it),
         and the tasks refused."""
         total = Skips()
-        for entry in self.tasks.values():
-            if entry.skips:
-                total.reasons.update(entry.skips)
+        for skips in self.tasks.column("skips"):
+            if skips:
+                total.reasons.update(skips)
         total.reasons.update(self.refused)
         return total
 
@@ -989,7 +1049,7 @@ class ProjectState:
                 present = scores.has_items | scores.has_spans
                 scores.extra.update((place, shares[task]) for place, task in enumerate(wanted)
                                     if task in shares and present[place])
-        n_annotations = self._counted([self.tasks[t] for t in wanted])[0]
+        n_annotations = self._counted(self.tasks.codes(wanted))[0]
         if self.scoring.lowest_decile and tasks is None:  # every task scored: the cut moves here, and only here
             self.decile_cut = lowest_decile(columns, n_annotations)
         cut = self.decile_cut if self.scoring.lowest_decile else None
@@ -1032,11 +1092,10 @@ class ProjectState:
                 if not alone:
                     blocks[code] = held
             block, key = held
-            entry = self.tasks[task]
-            current = entry.meta == key  # the meta carries the block already: only the mirror and overlap remain
+            current = self.tasks.meta_key(task) == key  # the meta carries the block: only mirror and overlap remain
             if current and not (review.mirror_to_data or review.escalate):
                 continue
-            if needed_write(entry.read, block, review=review, meta_current=current) is not None:
+            if needed_write(self.tasks[task].read, block, review=review, meta_current=current) is not None:
                 stale.append(task)
         return sorted(stale)
 
@@ -1065,18 +1124,17 @@ class ProjectState:
 
     def annotators(self) -> tuple[str, ...]:
         """Every annotator with a counted annotation."""
-        _, who, _ = self._counted(list(self.tasks.values()))
+        _, who, _ = self._counted(self.tasks.codes())
         return tuple(sorted({self._people.values[code] for code in np.unique(who).tolist()}))
 
     def n_annotations(self) -> int:
         """Counted annotations over all tasks."""
-        return int(self._counted(list(self.tasks.values()))[0].sum())
+        return int(self._counted(self.tasks.codes())[0].sum())
 
     @staticmethod
-    def _counted(entries: Sequence[TaskEntry]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Each entry's number of counted annotations; and of every counted annotation, its annotator's code and
-        when it was submitted (:attr:`TaskEntry.codes`), decoded for all entries at once."""
-        blobs = [entry.codes for entry in entries]
+    def _counted(blobs: Sequence[bytes]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Of entries' :attr:`TaskEntry.codes`, each one's number of counted annotations; and of every counted
+        annotation, its annotator's code and when it was submitted, decoded for all entries at once."""
         flat = np.frombuffer(b"".join(blobs), dtype=np.int64)
         lengths = np.fromiter(map(len, blobs), dtype=np.intp, count=len(blobs)) // 8
         starts = np.cumsum(lengths) - lengths
@@ -1090,15 +1148,14 @@ class ProjectState:
     def annotation_times(self) -> pd.DataFrame:
         """``task``, ``annotator`` and ``time`` (UTC, NaT where it does not read as ISO 8601) of every counted
         annotation: the report's timeline. Decoded from the entries' codes with numpy, not a tuple an annotation."""
-        entries = list(self.tasks.values())
-        n, who, instants = self._counted(entries)
+        n, who, instants = self._counted(self.tasks.codes())
         time = pd.Series(instants.view("datetime64[us]")).dt.tz_localize("UTC")
         first = np.cumsum(n) - n
-        for at, entry in enumerate(entries):  # times kept as read: one does not read as ISO 8601 here
-            if entry.times is not None:
+        for at, times in enumerate(self.tasks.column("times")):  # times kept as read: one is not ISO 8601 here
+            if times is not None:
                 time.iloc[first[at]: first[at] + n[at]] = pd.to_datetime(
-                    pd.Series(entry.times), utc=True, errors="coerce", format="ISO8601").to_numpy()
-        return pd.DataFrame({"task": np.repeat(np.fromiter(self.tasks, dtype=np.int64, count=len(entries)), n),
+                    pd.Series(times), utc=True, errors="coerce", format="ISO8601").to_numpy()
+        return pd.DataFrame({"task": np.repeat(np.fromiter(self.tasks, dtype=np.int64, count=len(n)), n),
                              "annotator": np.array(self._people.values, dtype=object)[who], "time": time})
 
     def snapshot(self) -> ProjectSnapshot:

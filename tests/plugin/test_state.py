@@ -253,3 +253,25 @@ def test_a_label_column_has_the_type_pandas_infers_for_the_labels_as_a_list(valu
     held[:] = values
     pd.testing.assert_frame_equal(pd.DataFrame({"label": _label_column(values, codes)}),
                                   pd.DataFrame({"label": held[codes].tolist()}))
+
+
+def test_task_entries_read_back_and_leave_the_garbage_collectors_passes():
+    """Each task's entry is held as a plain tuple that CPython stops tracking once a collection has met it (a task
+    with skips holds a Counter and stays tracked); reading an entry back gives what was read."""
+    import gc
+
+    from plugin.demo import CONFIG, simulated_export
+
+    tasks = simulated_export(30, seed=3)
+    tasks[4]["annotations"][0]["result"].append({"from_name": "nowhere", "type": "choices", "value": {}})
+    state = ProjectState.from_tasks(tasks, parse_label_config(CONFIG), mapping=MappingOptions(),
+                                    scoring=ScoringOptions())
+    gc.collect()
+    assert list(state.tasks) == [t["id"] for t in tasks] and len(state.tasks) == 30 and 5 in state.tasks
+    tracked = [task for task, fields in state.tasks.held.items() if gc.is_tracked(fields)]
+    assert tracked == [5]
+    entry = state.tasks[5]
+    assert entry.annotators == tuple(sorted(str(a["completed_by"]) for a in tasks[4]["annotations"]))
+    assert dict(entry.skips) == {"control not in the config: Choices 'nowhere'": 1}
+    assert state.tasks.codes([5]) == [entry.codes] and state.tasks.column("skips")[4] == entry.skips
+    assert state.remove_task(5) and 5 not in state.tasks and len(state.tasks.codes()) == 29
