@@ -210,9 +210,8 @@ class LabelStudioClient:
             if page == 1 and on_total is not None:
                 on_total(total)
             for read in items:
-                moment = (parse_time(read.get("updated_at")) if updated_after is not None and isinstance(read, dict)
-                          else None)
-                if moment is not None and updated_after is not None and moment <= updated_after:
+                if updated_after is not None and isinstance(read, dict) and (
+                        (moment := parse_time(read.get("updated_at"))) is not None and moment <= updated_after):
                     return  # newest first: every task from here on is older
                 yield read
             if len(items) < size or page * size >= total:

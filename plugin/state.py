@@ -33,7 +33,7 @@ from array import array
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, MutableMapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -218,7 +218,8 @@ class TaskEntries(MutableMapping[int, TaskEntry]):
         Per task, its entry's fields but ``people``, in the order of :class:`TaskEntry`.
     """
 
-    _FIELDS = ("codes", "meta", "data_score", "overlap", "skips", "times")
+    _FIELDS = tuple(f.name for f in fields(TaskEntry) if f.name != "people")
+    """The fields each held tuple keeps, in order."""
 
     def __init__(self, people: Interned) -> None:
         self._people = people
