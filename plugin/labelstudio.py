@@ -66,13 +66,18 @@ def one_line(error: BaseException) -> str:
     return f"{type(error).__name__}: {text}" if text else type(error).__name__
 
 
-class _NotAPage(ApiError):
-    """A 2xx answer to a page read whose JSON is not a page of tasks (retried as an answer that is not JSON)."""
+class _NotWhatWasAsked(ApiError):
+    """A 2xx answer whose JSON is not what was asked for (a page of tasks, a task): retried as an answer that is
+    not JSON."""
+
+    def __init__(self, asked: str, response: httpx.Response) -> None:
+        super().__init__(status_code=response.status_code, headers=dict(response.headers), body=response.text)
+        self.asked = asked
 
 
 def _describe(error: Exception) -> str:
-    if isinstance(error, _NotAPage):
-        return f"Label Studio's answer ({error.status_code}) was not a page of tasks: {squeeze(str(error.body), 80)}"
+    if isinstance(error, _NotWhatWasAsked):
+        return f"Label Studio's answer ({error.status_code}) was not {error.asked}: {squeeze(str(error.body), 80)}"
     if isinstance(error, ApiError):
         if error.status_code is not None and 200 <= error.status_code < 300:
             return f"Label Studio's answer ({error.status_code}) was not JSON: {squeeze(str(error.body), 80)}"
@@ -223,27 +228,39 @@ class LabelStudioClient:
     def _task_page(self, project: int, *, page: int, size: int, query: str | None) -> dict[str, Any] | None:
         """One page of ``GET /api/tasks/`` as Label Studio's JSON, or None past the last page.
 
+        Read as plain JSON (:meth:`_get_json`): the SDK's typed page would
+        build a model of every task, which :meth:`tasks` then dumped back into
+        the same dict, at about what mapping the task costs (210 µs a task of
+        the demo's shape, 530 µs of the span benchmark's, where ``json.loads``
+        takes 20 and 50; BENCHMARKS.md, "A full read").
+        """
+        params = {"project": project, "fields": "all", "page": page, "page_size": size}
+        if query is not None:
+            params["query"] = query
+        return self._get_json("api/tasks/", params=params, asked="a page of tasks", gone_is_none=page > 1,
+                              fits=lambda body: isinstance(body, dict) and isinstance(body.get("tasks"), list))
+
+    def _get_json(self, path: str, *, asked: str, fits: Callable[[Any], bool],
+                  params: Mapping[str, Any] | None = None, gone_is_none: bool = False) -> Any:
+        """The JSON of ``GET path``, checked to be what was ``asked`` for (``fits``); None on a 404 when
+        ``gone_is_none``.
+
         Sent through the SDK's HTTP client (its base URL, its headers and token
-        refresh, the injected transport) and read as plain JSON: the SDK's
-        typed page would build a model of every task, which :meth:`tasks` then
-        dumped back into the same dict, at about what mapping the task costs
-        (210 µs a task of the demo's shape, 530 µs of the span benchmark's,
-        where ``json.loads`` takes 20 and 50; BENCHMARKS.md, "A full read").
+        refresh, the injected transport) and read as plain JSON, without the
+        SDK's models: Label Studio's answer as it wrote it, undeclared fields
+        included.
 
         Raises
         ------
         ApiError
             On an answer other than 2xx, and on a 2xx answer that is not JSON
-            (a proxy's error page) or not a page of tasks; :meth:`_call`
+            (a proxy's error page) or not what was asked for; :meth:`_call`
             retries and describes them as it does the SDK's.
         """
-        params = {"project": project, "fields": "all", "page": page, "page_size": size}
-        if query is not None:
-            params["query"] = query
-        # The SDK's own client (private to it, and the one it sends tasks.list through): no public method reads a
-        # page without building its models.
-        response = self._sdk._client_wrapper.httpx_client.request("api/tasks/", method="GET", params=params)
-        if response.status_code == 404 and page > 1:  # past the last page
+        # The SDK's own client (private to it, and the one its typed methods send through): no public method reads
+        # an answer without building its models.
+        response = self._sdk._client_wrapper.httpx_client.request(path, method="GET", params=params)
+        if response.status_code == 404 and gone_is_none:
             return None
         try:
             body = response.json()
@@ -252,8 +269,8 @@ class LabelStudioClient:
                            body=response.text) from None
         if not 200 <= response.status_code < 300:
             raise ApiError(status_code=response.status_code, headers=dict(response.headers), body=body)
-        if not isinstance(body, dict) or not isinstance(body.get("tasks"), list):
-            raise _NotAPage(status_code=response.status_code, headers=dict(response.headers), body=response.text)
+        if not fits(body):
+            raise _NotWhatWasAsked(asked, response)
         return body
 
     def tasks_by_id(self, project: int, ids: Sequence[int]) -> list[dict[str, Any]]:
@@ -286,12 +303,14 @@ class LabelStudioClient:
         return int(self._call(lambda: self._sdk.projects.get(id=project)).task_number or 0)
 
     def task(self, task: int) -> dict[str, Any] | None:
-        """One task with its annotations and meta as Label Studio holds it now, or None if it was deleted."""
-        try:
-            found = self._call(lambda: self._sdk.tasks.get(id=str(task)))
-        except LabelStudioNotFound:
-            return None
-        return found.model_dump(mode="json")
+        """One task with its annotations and meta as Label Studio holds it now, or None if it was deleted.
+
+        Read as plain JSON, as pages are (:meth:`_get_json`); an answer that is not this task (another id, not an
+        object) is retried, then reported in one line.
+        """
+        return self._call(lambda: self._get_json(
+            f"api/tasks/{int(task)}/", asked="a task", gone_is_none=True,
+            fits=lambda body: isinstance(body, dict) and body.get("id") == task))
 
     @property
     def writers(self) -> int:

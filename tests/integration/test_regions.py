@@ -45,6 +45,21 @@ def test_live_read_and_export_map_to_the_same_rows(label_studio, project):
             "events", "mood", "topics", "when", "rank"} <= scored
 
 
+def test_a_task_read_alone_is_the_task_of_the_page_read(label_studio, project):
+    # the read before a late write (plugin.reconcile): plain JSON as the pages are, every region family included
+    identifier, admin = project
+    client = LabelStudioClient(Connection(url=label_studio.url, api_key=label_studio.token, page_size=100))
+    paged = {task["id"]: task for task in client.tasks(identifier)}
+    alone = {task: client.task(task) for task in paged}
+    assert _mapped(list(alone.values())) == _mapped(list(paged.values()))
+    for task, read in alone.items():
+        typed = admin.tasks.get(id=str(task)).model_dump(mode="json")  # what the SDK's model gave before
+        assert {key: read[key] for key in typed if key in read} == {key: typed[key] for key in typed if key in read}
+        assert read["annotations"] and {a["id"] for a in read["annotations"]} == {
+            a["id"] for a in paged[task]["annotations"]}
+    assert client.task(max(paged) + 1000) is None
+
+
 def test_sync_of_the_project_equals_the_offline_scoring_of_its_export(label_studio, project, tmp_path, capsys):
     identifier, admin = project
     path = tmp_path / "export.json"

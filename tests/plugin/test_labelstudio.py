@@ -176,6 +176,32 @@ def test_a_deleted_task_reads_as_none():
     assert fake(page_handler([], [])).task(12) is None
 
 
+def test_a_task_is_read_as_label_studio_wrote_it():
+    task = {"id": 12, "data": {"text": "a"}, "annotations": [{"id": 3, "result": [{"odd": [1]}]}], "meta": {},
+            "field_of_a_newer_label_studio": {"x": 1}}
+    calls = []
+    assert fake(page_handler([task], calls)).task(12) == task
+    assert [call.url.path for call in calls] == ["/api/tasks/12/"]
+
+
+@pytest.mark.parametrize(("answer", "message"), [
+    (httpx.Response(200, json={"id": 13, "data": {}}), r"was not a task: \{\"id\":13"),
+    (httpx.Response(200, json=[{"id": 12}]), r"was not a task: \[\{"),
+    (httpx.Response(200, text="<html>Please log in</html>"), "was not JSON: <html>"),
+])
+def test_an_answer_that_is_not_the_task_is_retried_and_described_in_one_line(answer, message):
+    answers = []
+
+    def handler(request):
+        answers.append(request)
+        return answer
+
+    client = fake(handler)
+    with pytest.raises(LabelStudioError, match=message) as error:
+        client.task(12)
+    assert len(answers) == CONNECTION.retries + 1 and "\n" not in str(error.value)
+
+
 def test_a_connection_closed_as_it_was_reused_is_sent_again_at_once_without_counting_as_unreachable():
     attempts, sleeps = [], []
 
