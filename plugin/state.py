@@ -254,9 +254,11 @@ class TaskEntries(MutableMapping[int, TaskEntry]):
         at = self._FIELDS.index(name)
         return [entry[at] for entry in self.held.values()]
 
-    def meta_key(self, task: int) -> object:
-        """:attr:`TaskEntry.meta` of ``task``: its meta's diff key as last read."""
-        return self.held[task][1]
+    def as_read(self, task: int) -> tuple[object, object, object]:
+        """What the diff reads of ``task`` as last read, without making its entry: its meta's diff key
+        (:attr:`TaskEntry.meta`), its mirrored score and its overlap."""
+        _, meta, data_score, overlap, _, _ = self.held[task]
+        return meta, data_score, overlap
 
 
 def _label_column(values: Sequence[Any], codes: np.ndarray) -> Any:
@@ -1073,13 +1075,18 @@ class ProjectState:
         (:meth:`plugin.task_scores.TaskScores.score_codes`), so each distinct
         block is built once, and a task whose meta's diff key equals its
         block's (:func:`plugin.writeback.diff_key`) is compared no further
-        than its mirrored score and overlap; any other task is diffed in full.
+        than its mirrored score and overlap. Any other task is diffed in full,
+        once for all tasks that share its block and read alike (the same meta
+        diff key, and the same mirrored score and overlap, of the same types):
+        a first pass, before any block is written, diffs each distinct block
+        once, not every task.
         """
         review = review or ReviewOptions(tab=False)
         updated_at = now_iso()
         scores = self.task_scores()
         codes, own = scores.score_codes()
         blocks: dict[int, tuple[dict[str, Any], bytes]] = {}  # per code: its block and the block's diff key
+        decided: dict[tuple[Any, ...], bool] = {}  # per code and task as read: whether it needs a write
         stale = []
         for place, (task, code, alone) in enumerate(zip(scores.tasks.tolist(), codes.tolist(), own.tolist(),
                                                         strict=True)):
@@ -1093,10 +1100,23 @@ class ProjectState:
                 if not alone:
                     blocks[code] = held
             block, key = held
-            current = self.tasks.meta_key(task) == key  # the meta carries the block: only mirror and overlap remain
+            meta, data_score, overlap = self.tasks.as_read(task)
+            current = meta == key  # the meta carries the block: only mirror and overlap remain
             if current and not (review.mirror_to_data or review.escalate):
                 continue
-            if needed_write(self.tasks[task].read, block, review=review, meta_current=current) is not None:
+            # a task reads as its meta's diff key (bytes: JSON), its mirrored score and its overlap; 1, 1.0 and True
+            # are equal keys of a dict, so their types are part of it
+            memo = (None if alone or not isinstance(meta, bytes) else
+                    (code, meta, type(data_score), data_score, type(overlap), overlap))
+            try:
+                needed = decided.get(memo) if memo is not None else None
+            except TypeError:  # a mirrored score or an overlap that is not hashable (any JSON): diffed alone
+                memo, needed = None, None
+            if needed is None:
+                needed = needed_write(self.tasks[task].read, block, review=review, meta_current=current) is not None
+                if memo is not None:
+                    decided[memo] = needed
+            if needed:
                 stale.append(task)
         return sorted(stale)
 

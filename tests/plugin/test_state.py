@@ -229,8 +229,9 @@ def test_a_pass_finds_the_tasks_a_full_diff_of_each_finds(rnd, mirror, escalate)
             if kind == "changed":
                 block["n_annotations"] += 1
             meta = {"none": {}, "junk": {"agreement": "?"}}.get(kind, {"agreement": block, "other": 1})
-            data_score = task_score(block) if rnd.random() < 0.5 else rnd.choice([None, 0.5])
-            tasks.append({**task, "meta": meta, "overlap": rnd.choice([1, 2, 3, 5]),
+            # equal as keys of a dict but not as the diff reads them (1, 1.0, True), and not hashable at all
+            data_score = task_score(block) if rnd.random() < 0.5 else rnd.choice([None, 0.5, 1, 1.0, True, [0.5]])
+            tasks.append({**task, "meta": meta, "overlap": rnd.choice([1, 2, 3, 5, 2.0, True, None, [2]]),
                           "data": {"agreement_score": data_score}})
         review = ReviewOptions(tab=False, mirror_to_data=mirror, escalate=escalate)
         state = ProjectState.from_tasks(tasks, CONTROLS, mapping=MappingOptions(), scoring=SCORING)
@@ -238,6 +239,31 @@ def test_a_pass_finds_the_tasks_a_full_diff_of_each_finds(rnd, mirror, escalate)
         expected = sorted(task["id"] for task in tasks
                           if needed_write(TaskAsRead.of(task), should[task["id"]], review=review) is not None)
         assert state.stale_tasks(review=review) == expected
+
+
+@pytest.mark.parametrize("overlaps", [(2, 2.0), (2.0, 2)])
+def test_a_pass_diffs_tasks_read_alike_but_for_the_type_of_their_overlap_apart(overlaps):
+    # two tasks with the same block, whose metas carry it: an overlap of 2 asks for one more annotator, one of 2.0
+    # is not a count; equal as keys of a dict, so a pass that diffs each task read alike once must tell them apart
+    from plugin.settings import ReviewOptions
+
+    def two(task):
+        return [{"id": 10 * task + who, "task": task, "completed_by": who, "was_cancelled": False,
+                 "ground_truth": False, "result": [{"from_name": "sentiment", "type": "choices",
+                                                    "value": {"choices": [label]}}]}
+                for who, label in ((1, "pos"), (2, "neg"))]
+
+    tasks = [{"id": task, "project": 1, "meta": {}, "annotations": two(task)} for task in (1, 2)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedMeasureWarning)
+        blocks = ProjectState.from_tasks(tasks, CONTROLS, mapping=MappingOptions(), scoring=SCORING).blocks(
+            updated_at="2026-01-01T00:00:00Z")
+        assert blocks[1]["flagged"] and blocks[1]["controls"] == blocks[2]["controls"]
+        read = [{**task, "meta": {"agreement": blocks[task["id"]]}, "overlap": overlap}
+                for task, overlap in zip(tasks, overlaps, strict=True)]
+        state = ProjectState.from_tasks(read, CONTROLS, mapping=MappingOptions(), scoring=SCORING)
+        asks = [task for task, overlap in zip((1, 2), overlaps, strict=True) if isinstance(overlap, int)]
+        assert state.stale_tasks(review=ReviewOptions(tab=False, escalate=True)) == asks
 
 
 @given(st.sampled_from([["a", "b", "c"], [1, 2, 3, 4, 5], [1.5, 2, 3], [True, False], ["x", 1], [("a", "b"), ("c",)],
