@@ -21,7 +21,7 @@ from agreement.alpha import coincidence_matrix
 from agreement.confusion import set_coincidences, specific_agreement
 from agreement.counts import LabelCounts
 from agreement.family import ALL_LABELS, FAMILY_COLUMNS, agreement_family, undefined_notes, weighted_mean
-from agreement.span_f1 import span_f1
+from agreement.span_f1 import SpanF1, span_f1
 from agreement.timeline import TIMELINE_COLUMNS, agreement_over_time, annotations_needed
 from plugin.mapping import MappedControl
 from plugin.mapping.choices import NONE, chosen_sets, is_label_set, split_label_items
@@ -316,7 +316,8 @@ def span_unit(mapped: MappedControl) -> str:
     return "characters"
 
 
-def span_offsets(mapped: MappedControl, *, jaccard: float, people: Mapping[str, str] | None = None) -> pd.DataFrame:
+def span_offsets(mapped: MappedControl, *, jaccard: float, people: Mapping[str, str] | None = None,
+                 overlap: SpanF1 | None = None) -> pd.DataFrame:
     """Where the boundaries of every pair of spans matched by overlap lie from each other.
 
     The spans are those the mapping keeps (``mapped.spans``), on the continua
@@ -334,12 +335,19 @@ def span_offsets(mapped: MappedControl, *, jaccard: float, people: Mapping[str, 
         ``second`` (the annotators, named from ``people``; ``first`` sorts
         before ``second``), ``start_offset`` = second's start minus first's,
         ``end_offset`` likewise, and ``unit`` (:func:`span_unit`).
+
+    ``overlap``: the overlap F1 already computed with ``jaccard`` on
+    ``mapped.units`` (the project's scores hold it), whose matches are taken
+    rather than matched again.
     """
     people = people or {}
     units = span_units(mapped, lengths=mapped.lengths)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UndefinedMeasureWarning)
-        matches = span_f1(units, match="overlap", jaccard=jaccard).matches
+    if overlap is not None and mapped.units is not None:
+        matches = overlap.matches
+    else:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UndefinedMeasureWarning)
+            matches = span_f1(units, match="overlap", jaccard=jaccard).matches
     first, second = matches[:, 0], matches[:, 1]
     docs = [units.docs[d] for d in units.doc[first]]
     names = [name_of(a, people) for a in units.annotators]
@@ -427,9 +435,11 @@ def _span_tables(name: str, snapshot: ProjectSnapshot, score: ControlScore,
     if spans is None:
         return {}
     mapped = snapshot.mapped[name]
+    jaccard = float(spans["f1"]["overlap"]["jaccard"])
+    held = snapshot.span_f1.get(name, {}).get("overlap") if jaccard == snapshot.mapping.span_jaccard else None
     return {"span_labels": _span_labels(name, mapped, spans), "span_measures": _span_measures(name, score, spans),
             "span_pairs": _span_pairs(name, spans, people),
-            "span_offsets": span_offsets(mapped, jaccard=float(spans["f1"]["overlap"]["jaccard"]), people=people)}
+            "span_offsets": span_offsets(mapped, jaccard=jaccard, people=people, overlap=held)}
 
 
 def _tasks(scores: ProjectScores, task_url: str | None) -> pd.DataFrame:
