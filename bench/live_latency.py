@@ -30,18 +30,16 @@ import random
 import statistics
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import requests
 from label_studio_sdk import LabelStudio
 
 from plugin.clock import parse_time
 from plugin.labelconfig import parse_label_config
-from plugin.localserver import free_port, sign_up, start, start_production
+from plugin.localserver import free_port, sign_up, throwaway
 from plugin.settings import MappingOptions, ScoringOptions
 from plugin.state import ProjectState
 
@@ -119,10 +117,8 @@ def main() -> None:
     for n in (1_000, 20_000):
         print(f"free text with {n:,} distinct answers: {free_text(n):.0f} µs an event")
 
-    with tempfile.TemporaryDirectory(prefix="ls-live-bench-") as directory:
-        command = os.environ.get("LABEL_STUDIO_BIN")
-        server = (start_production(Path(directory) / "server", command=command) if args.server == "production"
-                  else start(Path(directory) / "server", command=command))
+    with throwaway("ls-live-bench-", production=args.server == "production",
+                   command=os.environ.get("LABEL_STUDIO_BIN")) as server:
         print(f"Label Studio: {'PostgreSQL, 4 uwsgi workers' if args.server == 'production' else 'SQLite, its server'}")
         service = None
         try:
@@ -205,15 +201,12 @@ def main() -> None:
                   f"over the last writes: {final['write_latency_ms']}; read-to-write window "
                   f"{final['projects'][str(project.id)]['merge_window_ms']}")
         finally:
-            try:
-                if service is not None:
-                    service.terminate()
-                    try:
-                        service.wait(timeout=20)
-                    except subprocess.TimeoutExpired:
-                        service.kill()
-            finally:
-                server.stop()
+            if service is not None:
+                service.terminate()
+                try:
+                    service.wait(timeout=20)
+                except subprocess.TimeoutExpired:
+                    service.kill()
 
 
 if __name__ == "__main__":

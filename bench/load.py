@@ -26,7 +26,6 @@ import random
 import statistics
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -36,7 +35,7 @@ import requests
 from label_studio_sdk import LabelStudio
 from sync_project import CONFIG, SENTIMENTS, make_tasks
 
-from plugin.localserver import free_port, sign_up, start
+from plugin.localserver import free_port, sign_up, throwaway
 
 SECRET = "load-benchmark-Secret-0123456789"
 HEADERS = {"X-Agreement-Secret": SECRET}
@@ -92,8 +91,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=60.0)
     args = parser.parse_args()
 
-    with tempfile.TemporaryDirectory(prefix="ls-load-bench-") as directory:
-        server = start(Path(directory) / "server", command=os.environ.get("LABEL_STUDIO_BIN"))
+    with throwaway("ls-load-bench-", command=os.environ.get("LABEL_STUDIO_BIN")) as server:
         service = None
         try:
             annotators = [sign_up(server.url, f"load{i}@example.com")[0] for i in range(3)]
@@ -105,7 +103,7 @@ def main() -> None:
             port = free_port()
             env = {**os.environ, "LABEL_STUDIO_URL": server.url, "LABEL_STUDIO_API_KEY": server.token,
                    "AGREEMENT_WEBHOOK_SECRET": SECRET}
-            log = open(Path(directory) / "service.log", "wb")  # noqa: SIM115
+            log = open(server.data_dir / "service.log", "wb")  # noqa: SIM115
             service = subprocess.Popen([sys.executable, "-m", "plugin", "serve", "--project", str(project),
                                         "--port", str(port), "--reconcile-interval", "3600"], env=env, stdout=log,
                                        stderr=subprocess.STDOUT)
@@ -180,7 +178,6 @@ def main() -> None:
             if service is not None:
                 service.terminate()
                 service.wait(timeout=30)
-            server.stop()
 
 
 if __name__ == "__main__":

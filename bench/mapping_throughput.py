@@ -21,9 +21,7 @@ from __future__ import annotations
 
 import argparse
 import os
-import tempfile
 import time
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -110,31 +108,27 @@ def time_serving(families: list[str], n_tasks: int) -> dict[str, float]:
     from label_studio_sdk import LabelStudio
 
     from plugin.labelstudio import LabelStudioClient
-    from plugin.localserver import sign_up, start
+    from plugin.localserver import sign_up, throwaway
     from plugin.settings import Connection
 
     out = {}
-    with tempfile.TemporaryDirectory() as directory:
-        server = start(Path(directory) / "ls", command=os.environ.get("LABEL_STUDIO_BIN"))
-        try:
-            admin = LabelStudio(base_url=server.url, api_key=server.token, timeout=600)
-            users = [sign_up(server.url, f"bench{i}@example.com")[0] for i in range(ANNOTATORS)]
-            client = LabelStudioClient(Connection(url=server.url, api_key=server.token, timeout=600, page_size=1000))
-            for family in families:
-                project = admin.projects.create(title=family, label_config=CONFIGS[family])
-                tasks = [{k: v for k, v in t.items() if k != "id"} for t in make_tasks(family, n_tasks, users)]
-                for task in tasks:
-                    for annotation in task["annotations"]:
-                        annotation.pop("id")
-                for first in range(0, n_tasks, 2000):
-                    admin.projects.import_tasks(id=project.id, request=tasks[first:first + 2000])
-                started = time.perf_counter()
-                read = sum(1 for _ in client.tasks(project.id))
-                out[family] = time.perf_counter() - started
-                assert read == n_tasks, (family, read)
-                print(f"  Label Studio served {family}: {read} tasks in {out[family]:.1f} s", flush=True)
-        finally:
-            server.stop()
+    with throwaway("ls-bench-", command=os.environ.get("LABEL_STUDIO_BIN")) as server:
+        admin = LabelStudio(base_url=server.url, api_key=server.token, timeout=600)
+        users = [sign_up(server.url, f"bench{i}@example.com")[0] for i in range(ANNOTATORS)]
+        client = LabelStudioClient(Connection(url=server.url, api_key=server.token, timeout=600, page_size=1000))
+        for family in families:
+            project = admin.projects.create(title=family, label_config=CONFIGS[family])
+            tasks = [{k: v for k, v in t.items() if k != "id"} for t in make_tasks(family, n_tasks, users)]
+            for task in tasks:
+                for annotation in task["annotations"]:
+                    annotation.pop("id")
+            for first in range(0, n_tasks, 2000):
+                admin.projects.import_tasks(id=project.id, request=tasks[first:first + 2000])
+            started = time.perf_counter()
+            read = sum(1 for _ in client.tasks(project.id))
+            out[family] = time.perf_counter() - started
+            assert read == n_tasks, (family, read)
+            print(f"  Label Studio served {family}: {read} tasks in {out[family]:.1f} s", flush=True)
     return out
 
 

@@ -26,17 +26,15 @@ from __future__ import annotations
 import argparse
 import gc
 import os
-import tempfile
 import time
 from collections import Counter
-from pathlib import Path
 from typing import Any
 
 from label_studio_sdk import LabelStudio
 
 from plugin.demo import CONFIG, simulated_export
 from plugin.labelstudio import LabelStudioClient
-from plugin.localserver import sign_up, start
+from plugin.localserver import sign_up, throwaway
 from plugin.settings import Connection
 
 
@@ -91,63 +89,59 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=2, help="reads of each kind (the best is printed)")
     args = parser.parse_args()
 
-    with tempfile.TemporaryDirectory(prefix="ls-bench-") as directory:
+    started = time.perf_counter()
+    with throwaway("ls-bench-", command=os.environ.get("LABEL_STUDIO_BIN")) as server:
+        print(f"Label Studio up in {time.perf_counter() - started:.1f} s at {server.url}")
+        users = [sign_up(server.url, f"reader{i}@example.com")[0] for i in range(5)]
+        admin = LabelStudio(base_url=server.url, api_key=server.token, timeout=600)
+        project = admin.projects.create(title="read bench", label_config=CONFIG).id
         started = time.perf_counter()
-        server = start(Path(directory) / "server", command=os.environ.get("LABEL_STUDIO_BIN"))
-        try:
-            print(f"Label Studio up in {time.perf_counter() - started:.1f} s at {server.url}")
-            users = [sign_up(server.url, f"reader{i}@example.com")[0] for i in range(5)]
-            admin = LabelStudio(base_url=server.url, api_key=server.token, timeout=600)
-            project = admin.projects.create(title="read bench", label_config=CONFIG).id
-            started = time.perf_counter()
-            tasks = importable(simulated_export(args.tasks, seed=0, references=True), users)
-            for first in range(0, len(tasks), 1000):
-                admin.projects.import_tasks(id=project, request=tasks[first:first + 1000])
-            print(f"imported {args.tasks:,} tasks in {time.perf_counter() - started:.1f} s")
-            client = LabelStudioClient(Connection(url=server.url, api_key=server.token, page_size=1000,
-                                                  timeout=600))
+        tasks = importable(simulated_export(args.tasks, seed=0, references=True), users)
+        for first in range(0, len(tasks), 1000):
+            admin.projects.import_tasks(id=project, request=tasks[first:first + 1000])
+        print(f"imported {args.tasks:,} tasks in {time.perf_counter() - started:.1f} s")
+        client = LabelStudioClient(Connection(url=server.url, api_key=server.token, page_size=1000,
+                                              timeout=600))
 
-            def ours() -> list[dict[str, Any]]:
-                return list(client.tasks(project))
+        def ours() -> list[dict[str, Any]]:
+            return list(client.tasks(project))
 
-            def peer() -> list[dict[str, Any]]:
-                return [task.model_dump(mode="json")
-                        for task in admin.tasks.list(project=project, fields="all", page_size=1000)]
+        def peer() -> list[dict[str, Any]]:
+            return [task.model_dump(mode="json")
+                    for task in admin.tasks.list(project=project, fields="all", page_size=1000)]
 
-            print("| reader | startup objects | wall s | this process's CPU s | per task | Label Studio's CPU s |")
-            print("| --- | --- | --- | --- | --- | --- |")
-            read: dict[str, list[dict[str, Any]]] = {}
-            mine: dict[tuple[str, str], float] = {}
-            for frozen in ("collected", "frozen"):
-                if frozen == "frozen":
-                    gc.collect()
-                    gc.freeze()
-                for name, reader in (("ours", ours), ("peer: tasks.list + model_dump", peer)):
-                    best = None
-                    for _ in range(args.repeat):
-                        wall, cpu, theirs = time.perf_counter(), time.process_time(), process_tree_cpu(
-                            server.process.pid)
-                        read[name] = reader()
-                        measured = (time.perf_counter() - wall, time.process_time() - cpu,
-                                    process_tree_cpu(server.process.pid) - theirs)
-                        best = measured if best is None or measured[1] < best[1] else best
-                    wall_s, cpu_s, ls_s = best
-                    mine[(name, frozen)] = cpu_s
-                    print(f"| {name} | {frozen} | {wall_s:.1f} | {cpu_s:.2f} | {1e6 * cpu_s / args.tasks:.0f} µs | "
-                          f"{ls_s:.1f} |", flush=True)
-                theirs = {task["id"]: in_order(task) for task in read["peer: tasks.list + model_dump"]}
-                differ = Counter(key for task in map(in_order, read["ours"])
-                                 for key in set(task) | set(theirs[task["id"]])
-                                 if task.get(key) != theirs[task["id"]].get(key))
-                assert len(theirs) == len(read["ours"]) == args.tasks and not differ, f"the reads differ: {differ}"
-            gc.unfreeze()
-            for frozen in ("collected", "frozen"):
-                ratio = mine[("peer: tasks.list + model_dump", frozen)] / mine[("ours", frozen)]
-                print(f"this process's CPU, peer / ours, startup objects {frozen}: {ratio:.1f}x")
-            print(f"the peer with its startup objects collected / ours frozen: "
-                  f"{mine[('peer: tasks.list + model_dump', 'collected')] / mine[('ours', 'frozen')]:.1f}x")
-        finally:
-            server.stop()
+        print("| reader | startup objects | wall s | this process's CPU s | per task | Label Studio's CPU s |")
+        print("| --- | --- | --- | --- | --- | --- |")
+        read: dict[str, list[dict[str, Any]]] = {}
+        mine: dict[tuple[str, str], float] = {}
+        for frozen in ("collected", "frozen"):
+            if frozen == "frozen":
+                gc.collect()
+                gc.freeze()
+            for name, reader in (("ours", ours), ("peer: tasks.list + model_dump", peer)):
+                best = None
+                for _ in range(args.repeat):
+                    wall, cpu, theirs = time.perf_counter(), time.process_time(), process_tree_cpu(
+                        server.process.pid)
+                    read[name] = reader()
+                    measured = (time.perf_counter() - wall, time.process_time() - cpu,
+                                process_tree_cpu(server.process.pid) - theirs)
+                    best = measured if best is None or measured[1] < best[1] else best
+                wall_s, cpu_s, ls_s = best
+                mine[(name, frozen)] = cpu_s
+                print(f"| {name} | {frozen} | {wall_s:.1f} | {cpu_s:.2f} | {1e6 * cpu_s / args.tasks:.0f} µs | "
+                      f"{ls_s:.1f} |", flush=True)
+            theirs = {task["id"]: in_order(task) for task in read["peer: tasks.list + model_dump"]}
+            differ = Counter(key for task in map(in_order, read["ours"])
+                             for key in set(task) | set(theirs[task["id"]])
+                             if task.get(key) != theirs[task["id"]].get(key))
+            assert len(theirs) == len(read["ours"]) == args.tasks and not differ, f"the reads differ: {differ}"
+        gc.unfreeze()
+        for frozen in ("collected", "frozen"):
+            ratio = mine[("peer: tasks.list + model_dump", frozen)] / mine[("ours", frozen)]
+            print(f"this process's CPU, peer / ours, startup objects {frozen}: {ratio:.1f}x")
+        print(f"the peer with its startup objects collected / ours frozen: "
+              f"{mine[('peer: tasks.list + model_dump', 'collected')] / mine[('ours', 'frozen')]:.1f}x")
 
 
 if __name__ == "__main__":

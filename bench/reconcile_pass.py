@@ -21,17 +21,15 @@ from __future__ import annotations
 import argparse
 import os
 import random
-import tempfile
 import time
 from collections import Counter
-from pathlib import Path
 
 import httpx
 from label_studio_sdk import LabelStudio
 from sync_project import CONFIG, SENTIMENTS, make_tasks
 
 from plugin.labelstudio import LabelStudioClient
-from plugin.localserver import sign_up, start
+from plugin.localserver import sign_up, throwaway
 from plugin.monitor import ProjectMonitor
 from plugin.reconcile import full_pass
 from plugin.settings import Connection, MappingOptions, ScoringOptions
@@ -64,42 +62,38 @@ def main() -> None:
     parser.add_argument("--page-size", type=int, default=500)
     args = parser.parse_args()
 
-    with tempfile.TemporaryDirectory(prefix="ls-pass-bench-") as directory:
-        server = start(Path(directory) / "server", command=os.environ.get("LABEL_STUDIO_BIN"))
-        try:
-            annotators = [sign_up(server.url, f"pass{i}@example.com")[0] for i in range(4)]
-            admin = LabelStudio(base_url=server.url, api_key=server.token, timeout=600)
-            project = admin.projects.create(title="pass bench", label_config=CONFIG)
-            tasks = make_tasks(args.tasks, annotators[:3], 0)
-            for at in range(0, len(tasks), 2000):
-                admin.projects.import_tasks(id=project.id, request=tasks[at:at + 2000])
-            requests: Counter[str] = Counter()
-            http = httpx.Client(timeout=120, event_hooks={"request": [
-                lambda request: requests.update([f"{request.method} {request.url.path.split('/')[2]}"])]})
-            client = LabelStudioClient(Connection(url=server.url, api_key=server.token, page_size=args.page_size,
-                                                  writers=args.writers, timeout=120), httpx_client=http)
-            monitor = ProjectMonitor(project.id, mapping=MappingOptions(), scoring=ScoringOptions())
-            rows = [("first (nothing written yet)", run_pass(client, monitor, requests, incremental=False,
-                                                             writers=args.writers)),
-                    ("full, nothing changed", run_pass(client, monitor, requests, incremental=False,
-                                                       writers=args.writers))]
-            ids = sorted(monitor.state.tasks)  # type: ignore[union-attr]
-            rnd = random.Random(1)
-            for task in rnd.sample(ids, max(1, len(ids) // 100)):
-                admin.annotations.create(id=task, completed_by=annotators[3], result=[
-                    {"from_name": "sentiment", "to_name": "text", "type": "choices",
-                     "value": {"choices": [rnd.choice(SENTIMENTS)]}}])
-            rows.append(("changed only, 1% changed", run_pass(client, monitor, requests, incremental=True,
-                                                              writers=args.writers)))
-            print(f"{args.tasks} tasks, page size {args.page_size}, {args.writers} writers")
-            for name, row in rows:
-                per = 1000 / args.tasks
-                print(f"{name:28s} {row['kind']:8s} read {row['tasks read']:6d} tasks with {row['read requests']:4d} "
-                      f"requests in {row['read s']:6.1f} s ({row['read s'] * per:5.1f} s per 1,000 tasks); "
-                      f"compute {row['compute s']:5.2f} s; stale {row['stale']:5d}; "
-                      f"{row['write requests']:5d} write-path requests in {row['write s']:6.1f} s")
-        finally:
-            server.stop()
+    with throwaway("ls-pass-bench-", command=os.environ.get("LABEL_STUDIO_BIN")) as server:
+        annotators = [sign_up(server.url, f"pass{i}@example.com")[0] for i in range(4)]
+        admin = LabelStudio(base_url=server.url, api_key=server.token, timeout=600)
+        project = admin.projects.create(title="pass bench", label_config=CONFIG)
+        tasks = make_tasks(args.tasks, annotators[:3], 0)
+        for at in range(0, len(tasks), 2000):
+            admin.projects.import_tasks(id=project.id, request=tasks[at:at + 2000])
+        requests: Counter[str] = Counter()
+        http = httpx.Client(timeout=120, event_hooks={"request": [
+            lambda request: requests.update([f"{request.method} {request.url.path.split('/')[2]}"])]})
+        client = LabelStudioClient(Connection(url=server.url, api_key=server.token, page_size=args.page_size,
+                                              writers=args.writers, timeout=120), httpx_client=http)
+        monitor = ProjectMonitor(project.id, mapping=MappingOptions(), scoring=ScoringOptions())
+        rows = [("first (nothing written yet)", run_pass(client, monitor, requests, incremental=False,
+                                                         writers=args.writers)),
+                ("full, nothing changed", run_pass(client, monitor, requests, incremental=False,
+                                                   writers=args.writers))]
+        ids = sorted(monitor.state.tasks)  # type: ignore[union-attr]
+        rnd = random.Random(1)
+        for task in rnd.sample(ids, max(1, len(ids) // 100)):
+            admin.annotations.create(id=task, completed_by=annotators[3], result=[
+                {"from_name": "sentiment", "to_name": "text", "type": "choices",
+                 "value": {"choices": [rnd.choice(SENTIMENTS)]}}])
+        rows.append(("changed only, 1% changed", run_pass(client, monitor, requests, incremental=True,
+                                                          writers=args.writers)))
+        print(f"{args.tasks} tasks, page size {args.page_size}, {args.writers} writers")
+        for name, row in rows:
+            per = 1000 / args.tasks
+            print(f"{name:28s} {row['kind']:8s} read {row['tasks read']:6d} tasks with {row['read requests']:4d} "
+                  f"requests in {row['read s']:6.1f} s ({row['read s'] * per:5.1f} s per 1,000 tasks); "
+                  f"compute {row['compute s']:5.2f} s; stale {row['stale']:5d}; "
+                  f"{row['write requests']:5d} write-path requests in {row['write s']:6.1f} s")
 
 
 if __name__ == "__main__":

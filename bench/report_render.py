@@ -37,25 +37,21 @@ def label_studio_read_seconds(tasks: list[dict]) -> float:
     from plugin.labelstudio import LabelStudioClient
     from plugin.settings import Connection
 
-    with tempfile.TemporaryDirectory() as scratch:
-        server = localserver.start(Path(scratch) / "ls", command=os.environ.get("LABEL_STUDIO_BIN"))
-        try:
-            admin = LabelStudio(base_url=server.url, api_key=server.token, timeout=600)
-            project = admin.projects.create(title="report bench", label_config=CONFIG)
-            users = [localserver.sign_up(server.url, f"annotator{i}@example.com")[0] for i in range(5)]
-            for start in range(0, len(tasks), 1000):
-                admin.projects.import_tasks(id=project.id, request=[
-                    {"data": t["data"], "annotations": [
-                        {**a, "completed_by": users[a["completed_by"] - 1], "ground_truth": False}
-                        for a in t["annotations"]]} for t in tasks[start:start + 1000]])
-            client = LabelStudioClient(Connection(url=server.url, api_key=server.token, page_size=1000, timeout=600))
-            started = time.perf_counter()
-            read = list(client.tasks(project.id))
-            seconds = time.perf_counter() - started
-            assert len(read) == len(tasks)
-            return seconds
-        finally:
-            server.stop()
+    with localserver.throwaway("ls-bench-", command=os.environ.get("LABEL_STUDIO_BIN")) as server:
+        admin = LabelStudio(base_url=server.url, api_key=server.token, timeout=600)
+        project = admin.projects.create(title="report bench", label_config=CONFIG)
+        users = [localserver.sign_up(server.url, f"annotator{i}@example.com")[0] for i in range(5)]
+        for start in range(0, len(tasks), 1000):
+            admin.projects.import_tasks(id=project.id, request=[
+                {"data": t["data"], "annotations": [
+                    {**a, "completed_by": users[a["completed_by"] - 1], "ground_truth": False}
+                    for a in t["annotations"]]} for t in tasks[start:start + 1000]])
+        client = LabelStudioClient(Connection(url=server.url, api_key=server.token, page_size=1000, timeout=600))
+        started = time.perf_counter()
+        read = list(client.tasks(project.id))
+        seconds = time.perf_counter() - started
+        assert len(read) == len(tasks)
+        return seconds
 
 
 def timed_report(tasks: list[dict]) -> tuple[float, float, float, int]:

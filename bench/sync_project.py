@@ -15,15 +15,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import tempfile
 import time
-from pathlib import Path
 
 import numpy as np
 from label_studio_sdk import LabelStudio
 
 from plugin.labelstudio import LabelStudioClient
-from plugin.localserver import sign_up, start
+from plugin.localserver import sign_up, throwaway
 from plugin.settings import Connection, MappingOptions, ScoringOptions
 from plugin.sync import sync_project
 
@@ -61,35 +59,31 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
 
-    with tempfile.TemporaryDirectory(prefix="ls-bench-") as directory:
+    started = time.perf_counter()
+    with throwaway("ls-bench-", command=os.environ.get("LABEL_STUDIO_BIN")) as server:
+        print(f"Label Studio up in {time.perf_counter() - started:.1f} s at {server.url}")
+        annotators = [sign_up(server.url, f"bench{i}@example.com")[0] for i in range(3)]
+        admin = LabelStudio(base_url=server.url, api_key=server.token, timeout=600)
+        project = admin.projects.create(title="bench", label_config=CONFIG)
         started = time.perf_counter()
-        server = start(Path(directory) / "server", command=os.environ.get("LABEL_STUDIO_BIN"))
-        try:
-            print(f"Label Studio up in {time.perf_counter() - started:.1f} s at {server.url}")
-            annotators = [sign_up(server.url, f"bench{i}@example.com")[0] for i in range(3)]
-            admin = LabelStudio(base_url=server.url, api_key=server.token, timeout=600)
-            project = admin.projects.create(title="bench", label_config=CONFIG)
-            started = time.perf_counter()
-            tasks = make_tasks(args.tasks, annotators, args.seed)
-            for start_at in range(0, len(tasks), 2000):
-                admin.projects.import_tasks(id=project.id, request=tasks[start_at:start_at + 2000])
-            print(f"imported {args.tasks} tasks with {3 * args.tasks} annotations in "
-                  f"{time.perf_counter() - started:.1f} s")
-            client = LabelStudioClient(Connection(url=server.url, api_key=server.token, page_size=args.page_size,
-                                                  writers=args.writers, timeout=120))
-            print(f"{'run':8s} {'fetch s':>8s} {'compute s':>10s} {'write s':>8s} {'written':>8s} {'ms/write':>9s}")
-            for run in ("first", "second"):
-                report = sync_project(client, project.id, None, mapping=MappingOptions(), scoring=ScoringOptions())
-                seconds = report.seconds
-                per_write = 1000 * seconds["write"] / report.tasks_written if report.tasks_written else 0.0
-                print(f"{run:8s} {seconds['fetch']:8.1f} {seconds['compute']:10.2f} {seconds['write']:8.1f} "
-                      f"{report.tasks_written:8d} {per_write:9.1f}")
-                assert not report.failures, report.failures[:3]
-            sentiment = report.scores.controls["sentiment"]
-            print(f"sentiment: SPA {sentiment.spa} {sentiment.spa_ci}, alpha {sentiment.alpha}; "
-                  f"flagged {report.flagged} tasks")
-        finally:
-            server.stop()
+        tasks = make_tasks(args.tasks, annotators, args.seed)
+        for start_at in range(0, len(tasks), 2000):
+            admin.projects.import_tasks(id=project.id, request=tasks[start_at:start_at + 2000])
+        print(f"imported {args.tasks} tasks with {3 * args.tasks} annotations in "
+              f"{time.perf_counter() - started:.1f} s")
+        client = LabelStudioClient(Connection(url=server.url, api_key=server.token, page_size=args.page_size,
+                                              writers=args.writers, timeout=120))
+        print(f"{'run':8s} {'fetch s':>8s} {'compute s':>10s} {'write s':>8s} {'written':>8s} {'ms/write':>9s}")
+        for run in ("first", "second"):
+            report = sync_project(client, project.id, None, mapping=MappingOptions(), scoring=ScoringOptions())
+            seconds = report.seconds
+            per_write = 1000 * seconds["write"] / report.tasks_written if report.tasks_written else 0.0
+            print(f"{run:8s} {seconds['fetch']:8.1f} {seconds['compute']:10.2f} {seconds['write']:8.1f} "
+                  f"{report.tasks_written:8d} {per_write:9.1f}")
+            assert not report.failures, report.failures[:3]
+        sentiment = report.scores.controls["sentiment"]
+        print(f"sentiment: SPA {sentiment.spa} {sentiment.spa_ci}, alpha {sentiment.alpha}; "
+              f"flagged {report.flagged} tasks")
 
 
 if __name__ == "__main__":

@@ -20,6 +20,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -97,6 +99,22 @@ def start(data_dir: Path, *, port: int | None = None, timeout: float = 180.0, co
                                start_new_session=True)
     server = LabelStudioServer(url=f"http://127.0.0.1:{port}", data_dir=data_dir, process=process)
     return _wait_healthy(server, timeout)
+
+
+@contextmanager
+def throwaway(prefix: str, *, production: bool = False, command: str | None = None) -> Iterator[LabelStudioServer]:
+    """A Label Studio of its own for one run (a benchmark's): started in a new temporary folder as :func:`start`
+    starts it (with ``production``, as :func:`start_production` does), stopped and the folder removed on leaving.
+
+    ``command`` is the ``label-studio`` executable (:func:`label_studio_command`).
+    """
+    with tempfile.TemporaryDirectory(prefix=prefix) as directory:
+        starter = start_production if production else start
+        server = starter(Path(directory) / "server", command=command)
+        try:
+            yield server
+        finally:
+            server.stop()
 
 
 def _wait_healthy(server: LabelStudioServer, timeout: float) -> LabelStudioServer:
