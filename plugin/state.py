@@ -33,7 +33,7 @@ from array import array
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, MutableMapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -199,66 +199,95 @@ class TaskEntry:
 
 
 class TaskEntries(MutableMapping[int, TaskEntry]):
-    """Every task's :class:`TaskEntry` by task id, each held as a plain tuple of its fields (the annotators' list,
-    which every entry shares, aside), and made into an entry when read.
+    """Every task's :class:`TaskEntry` by task id, each field held in a dict of its own, and made into an entry
+    when read.
 
-    A project holds an entry a task, and every full collection of the
-    garbage collector walks every object it tracks: the pages of a read set
-    one off about once a page, and one ``TaskEntry`` a task made each cost as
-    much as the parsing of the page (100,000 tasks: 50 ms). CPython stops
-    tracking a plain tuple of bytes, text, numbers and None once a
-    collection has met it, so the entries cost those collections nothing (a
-    task whose reading skipped something, or whose meta is not JSON, holds a
-    container and stays tracked). The bulk readers (:meth:`codes`,
-    :meth:`column`) read the fields without making entries.
+    Every full collection of the garbage collector walks every container it
+    tracks, and the pages of a read set one off about once a page. A dict
+    whose keys and values are all numbers, text, bytes or None is never
+    tracked; a dict holding one tracked object (an entry, or a tuple of its
+    fields until a collection has met it) is, and each full collection then
+    walks all of it. So the fields a task always has (its codes, its meta's
+    diff key, its mirrored score and its overlap) are held in dicts of their
+    own, in the same task order, which stay untracked: a read of a million
+    tasks sets off about a thousand full collections, and a dict of a million
+    entries walked by each made the build superlinear. The fields most tasks
+    lack (``skips``, ``times``) are held only for the tasks that have them. A
+    meta that is not JSON, or a mirrored score or an overlap that is a list,
+    makes its dict tracked again: the tasks stay correct, the collections
+    cost what they did.
 
-    Attributes
-    ----------
-    held : dict of int to tuple
-        Per task, its entry's fields but ``people``, in the order of :class:`TaskEntry`.
+    The bulk readers (:meth:`codes`, :meth:`column`, :meth:`as_read`) read
+    the fields without making entries.
     """
 
-    _FIELDS = tuple(f.name for f in fields(TaskEntry) if f.name != "people")
-    """The fields each held tuple keeps, in order."""
+    _ALWAYS = ("codes", "meta", "data_score", "overlap")
+    """The fields every task has, each in a dict of its own."""
+    _SOMETIMES = ("skips", "times")
+    """The fields held only where they are not None."""
 
     def __init__(self, people: Interned) -> None:
         self._people = people
-        self.held: dict[int, tuple[Any, ...]] = {}
+        self._codes: dict[int, bytes] = {}
+        self._meta: dict[int, object] = {}
+        self._data_score: dict[int, object] = {}
+        self._overlap: dict[int, object] = {}
+        self._skips: dict[int, Counter[str]] = {}
+        self._times: dict[int, tuple[str, ...]] = {}
+
+    def _field(self, name: str) -> dict[int, Any]:
+        if name not in self._ALWAYS + self._SOMETIMES:
+            raise KeyError(f"A task entry has no field {name!r}.")
+        return getattr(self, f"_{name}")
 
     def __getitem__(self, task: int) -> TaskEntry:
-        codes, meta, data_score, overlap, skips, times = self.held[task]
-        return TaskEntry(codes, self._people.values, meta, data_score, overlap, skips, times)
+        return TaskEntry(self._codes[task], self._people.values, self._meta[task], self._data_score[task],
+                         self._overlap[task], self._skips.get(task), self._times.get(task))
 
     def __setitem__(self, task: int, entry: TaskEntry) -> None:
-        self.held[task] = (entry.codes, entry.meta, entry.data_score, entry.overlap, entry.skips, entry.times)
+        self._codes[task] = entry.codes
+        self._meta[task] = entry.meta
+        self._data_score[task] = entry.data_score
+        self._overlap[task] = entry.overlap
+        if entry.skips is None:
+            self._skips.pop(task, None)
+        else:
+            self._skips[task] = entry.skips
+        if entry.times is None:
+            self._times.pop(task, None)
+        else:
+            self._times[task] = entry.times
 
     def __delitem__(self, task: int) -> None:
-        del self.held[task]
+        del self._codes[task]  # KeyError for a task not held, as a dict's
+        for held in (self._meta, self._data_score, self._overlap, self._skips, self._times):
+            held.pop(task, None)
 
     def __iter__(self) -> Iterator[int]:
-        return iter(self.held)
+        return iter(self._codes)
 
     def __len__(self) -> int:
-        return len(self.held)
+        return len(self._codes)
 
     def __contains__(self, task: object) -> bool:
-        return task in self.held
+        return task in self._codes
 
     def codes(self, tasks: Iterable[int] | None = None) -> list[bytes]:
         """:attr:`TaskEntry.codes` of ``tasks`` (default: every task, in order)."""
-        held = self.held
-        return [entry[0] for entry in held.values()] if tasks is None else [held[task][0] for task in tasks]
+        held = self._codes
+        return list(held.values()) if tasks is None else [held[task] for task in tasks]
 
     def column(self, name: str) -> list[Any]:
-        """One field of every task's entry, in order (``meta``, ``skips``, ``times``, ...)."""
-        at = self._FIELDS.index(name)
-        return [entry[at] for entry in self.held.values()]
+        """One field of every task's entry, in task order (``meta``, ``skips``, ``times``, ...)."""
+        held = self._field(name)
+        if name in self._ALWAYS:  # set and removed with the codes: the same order
+            return list(held.values())
+        return [held.get(task) for task in self._codes]
 
     def as_read(self, task: int) -> tuple[object, object, object]:
         """What the diff reads of ``task`` as last read, without making its entry: its meta's diff key
         (:attr:`TaskEntry.meta`), its mirrored score and its overlap."""
-        _, meta, data_score, overlap, _, _ = self.held[task]
-        return meta, data_score, overlap
+        return self._meta[task], self._data_score[task], self._overlap[task]
 
 
 def _label_column(values: Sequence[Any], codes: np.ndarray) -> Any:
