@@ -35,6 +35,7 @@ from collections.abc import Iterable, Iterator, Mapping, MutableMapping, Sequenc
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -209,22 +210,16 @@ class TaskEntries(MutableMapping[int, TaskEntry]):
     fields until a collection has met it) is, and each full collection then
     walks all of it. So the fields a task always has (its codes, its meta's
     diff key, its mirrored score and its overlap) are held in dicts of their
-    own, in the same task order, which stay untracked: a read of a million
-    tasks sets off about a thousand full collections, and a dict of a million
-    entries walked by each made the build superlinear. The fields most tasks
-    lack (``skips``, ``times``) are held only for the tasks that have them. A
-    meta that is not JSON, or a mirrored score or an overlap that is a list,
-    makes its dict tracked again: the tasks stay correct, the collections
-    cost what they did.
+    own, which stay untracked: a read of a million tasks sets off about a
+    thousand full collections, and a dict of a million entries walked by each
+    made the build superlinear. The fields most tasks lack (``skips``,
+    ``times``) are held only for the tasks that have them. A meta that is not
+    JSON, or a mirrored score or an overlap that is a list, makes its dict
+    tracked again: the tasks stay correct, the collections cost what they did.
 
-    The bulk readers (:meth:`codes`, :meth:`column`, :meth:`as_read`) read
-    the fields without making entries.
+    The bulk readers (:meth:`codes`, :meth:`as_read`, :meth:`skips_by_task`,
+    :meth:`times_by_task`) read the fields without making entries.
     """
-
-    _ALWAYS = ("codes", "meta", "data_score", "overlap")
-    """The fields every task has, each in a dict of its own."""
-    _SOMETIMES = ("skips", "times")
-    """The fields held only where they are not None."""
 
     def __init__(self, people: Interned) -> None:
         self._people = people
@@ -235,11 +230,6 @@ class TaskEntries(MutableMapping[int, TaskEntry]):
         self._skips: dict[int, Counter[str]] = {}
         self._times: dict[int, tuple[str, ...]] = {}
 
-    def _field(self, name: str) -> dict[int, Any]:
-        if name not in self._ALWAYS + self._SOMETIMES:
-            raise KeyError(f"A task entry has no field {name!r}.")
-        return getattr(self, f"_{name}")
-
     def __getitem__(self, task: int) -> TaskEntry:
         return TaskEntry(self._codes[task], self._people.values, self._meta[task], self._data_score[task],
                          self._overlap[task], self._skips.get(task), self._times.get(task))
@@ -249,14 +239,11 @@ class TaskEntries(MutableMapping[int, TaskEntry]):
         self._meta[task] = entry.meta
         self._data_score[task] = entry.data_score
         self._overlap[task] = entry.overlap
-        if entry.skips is None:
-            self._skips.pop(task, None)
-        else:
-            self._skips[task] = entry.skips
-        if entry.times is None:
-            self._times.pop(task, None)
-        else:
-            self._times[task] = entry.times
+        for held, value in ((self._skips, entry.skips), (self._times, entry.times)):
+            if value is None:
+                held.pop(task, None)
+            else:
+                held[task] = value
 
     def __delitem__(self, task: int) -> None:
         del self._codes[task]  # KeyError for a task not held, as a dict's
@@ -277,17 +264,18 @@ class TaskEntries(MutableMapping[int, TaskEntry]):
         held = self._codes
         return list(held.values()) if tasks is None else [held[task] for task in tasks]
 
-    def column(self, name: str) -> list[Any]:
-        """One field of every task's entry, in task order (``meta``, ``skips``, ``times``, ...)."""
-        held = self._field(name)
-        if name in self._ALWAYS:  # set and removed with the codes: the same order
-            return list(held.values())
-        return [held.get(task) for task in self._codes]
-
     def as_read(self, task: int) -> tuple[object, object, object]:
         """What the diff reads of ``task`` as last read, without making its entry: its meta's diff key
         (:attr:`TaskEntry.meta`), its mirrored score and its overlap."""
         return self._meta[task], self._data_score[task], self._overlap[task]
+
+    def skips_by_task(self) -> Mapping[int, Counter[str]]:
+        """:attr:`TaskEntry.skips` of the tasks whose reading skipped something (read-only; most have none)."""
+        return MappingProxyType(self._skips)
+
+    def times_by_task(self) -> Mapping[int, tuple[str, ...]]:
+        """:attr:`TaskEntry.times` of the tasks whose times are kept as read (read-only; most have none)."""
+        return MappingProxyType(self._times)
 
 
 def _label_column(values: Sequence[Any], codes: np.ndarray) -> Any:
@@ -1053,9 +1041,8 @@ class ProjectState:
         """What reading and mapping left out, by reason, over every task (as a batch read would count it),
         and the tasks refused."""
         total = Skips()
-        for skips in self.tasks.column("skips"):
-            if skips:
-                total.reasons.update(skips)
+        for skips in self.tasks.skips_by_task().values():
+            total.reasons.update(skips)
         total.reasons.update(self.refused)
         return total
 
@@ -1201,8 +1188,9 @@ class ProjectState:
         n, who, instants = self._counted(self.tasks.codes())
         time = pd.Series(instants.view("datetime64[us]")).dt.tz_localize("UTC")
         first = np.cumsum(n) - n
-        for at, times in enumerate(self.tasks.column("times")):  # times kept as read: one is not ISO 8601 here
-            if times is not None:
+        kept = self.tasks.times_by_task()  # times kept as read (one is not ISO 8601): few tasks, usually none
+        for at, task in enumerate(self.tasks if kept else ()):
+            if (times := kept.get(task)) is not None:
                 time.iloc[first[at]: first[at] + n[at]] = pd.to_datetime(
                     pd.Series(times), utc=True, errors="coerce", format="ISO8601").to_numpy()
         return pd.DataFrame({"task": np.repeat(np.fromiter(self.tasks, dtype=np.int64, count=len(n)), n),

@@ -302,10 +302,12 @@ def test_task_entries_read_back_and_stay_out_of_the_garbage_collectors_passes():
     entry = state.tasks[5]
     assert entry.annotators == tuple(sorted(str(a["completed_by"]) for a in tasks[4]["annotations"]))
     assert dict(entry.skips) == {"control not in the config: Choices 'nowhere'": 1}
-    assert state.tasks.codes([5]) == [entry.codes] and state.tasks.column("skips")[4] == entry.skips
+    assert state.tasks.codes([5]) == [entry.codes] and state.tasks.skips_by_task() == {5: entry.skips}
+    assert state.tasks.times_by_task() == {8: state.tasks[8].times}
     assert state.remove_task(5) and 5 not in state.tasks and len(state.tasks.codes()) == 29
-    assert all(5 not in fields for fields in held.values())
-    state.set_task({**tasks[2], "overlap": 7})  # read again: in its place in every field
-    for name in ("codes", "meta", "data_score", "overlap", "skips", "times"):
-        assert state.tasks.column(name) == [getattr(state.tasks[task], name) for task in state.tasks]
-    assert state.tasks.column("overlap")[2] == 7 and state.tasks.as_read(3)[2] == 7
+    assert all(5 not in fields for fields in held.values()) and not state.tasks.skips_by_task()
+    state.set_task({**tasks[2], "overlap": 7})  # read again: in its place, every field replaced
+    assert state.tasks.codes() == [state.tasks[task].codes for task in state.tasks]
+    assert [state.tasks.as_read(task) for task in state.tasks] == [
+        (e.meta, e.data_score, e.overlap) for e in map(state.tasks.__getitem__, state.tasks)]
+    assert list(state.tasks)[2] == 3 and state.tasks.as_read(3)[2] == 7 and state.tasks[3].overlap == 7
