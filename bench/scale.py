@@ -2,9 +2,11 @@
 
 For each size and shape, a fresh process builds :class:`plugin.state.ProjectState` from synthetic tasks fed page by
 page (a full read: the whole project is never held at once; each page is JSON text parsed with ``json.loads`` as a
-read receives it, timed apart as "JSON parse", the floor of any read of these tasks), scores every task and the project, builds the report's
-tables from those scores (a report scores once, so "report tables" is the tables alone), computes what a reconcile
-pass computes once the project is scored (every task's block, diffed with its meta), and reports the times and the
+read receives it, timed apart as "JSON parse", the floor of any read of these tasks), scores every task and the
+project, builds the report's tables from those scores (a report scores once, so "report tables" is the tables alone), computes what a reconcile
+pass computes once the project is scored (every task's block, diffed with its meta), then a pass again with nothing
+changed (the service's pass on a project nobody touched since: the last answer), and a pass after one annotation of
+one task was deleted (the pass of a project being labeled: every task's block again), and reports the times and the
 resident memory: the peak while building and scoring, and the steady memory the state holds once the pages are gone
 (RSS after a garbage collection, less the process's RSS before the build), and what the state holds once every task
 is scored (its span measures too), as ``/status`` counts it (:func:`plugin.memory.deep_size`).
@@ -106,11 +108,17 @@ def demo_page(first: int, n: int, seed: int) -> list[dict[str, Any]]:
     return tasks
 
 
+def page(shape: str, size: int, number: int) -> list[dict[str, Any]]:
+    """Page ``number`` (from 0) of the project's tasks (the same tasks for the same shape and size)."""
+    first = 1 + number * PAGE
+    n = min(PAGE, size + 1 - first)
+    return demo_page(first, n, number) if shape == "demo" else span_page(first, n, random.Random(number))
+
+
 def pages(shape: str, size: int) -> Iterator[list[dict[str, Any]]]:
-    """The project's tasks, a page at a time (the same tasks for the same shape and size)."""
-    for number, first in enumerate(range(1, size + 1, PAGE)):
-        n = min(PAGE, size + 1 - first)
-        yield demo_page(first, n, number) if shape == "demo" else span_page(first, n, random.Random(number))
+    """The project's tasks, a page at a time."""
+    for number in range((size + PAGE - 1) // PAGE):
+        yield page(shape, size, number)
 
 
 def config(shape: str) -> str:
@@ -135,16 +143,16 @@ def measure_ours(shape: str, size: int) -> dict[str, float]:
     started = time.perf_counter()
     while True:
         made = time.perf_counter()
-        page = next(source, None)
-        text = json.dumps(page) if page is not None else ""
+        read = next(source, None)
+        text = json.dumps(read) if read is not None else ""
         generating += time.perf_counter() - made  # making the synthetic page and its JSON is not the build
-        if page is None:
+        if read is None:
             break
         made = time.perf_counter()
-        page = json.loads(text)  # the page as a read receives it: JSON text, parsed before anything is mapped
+        read = json.loads(text)  # the page as a read receives it: JSON text, parsed before anything is mapped
         parsing += time.perf_counter() - made
         del text
-        state.load(page)
+        state.load(read)
     built = time.perf_counter() - started - generating - parsing
     gc.collect()
     steady = rss_bytes() - before
@@ -159,10 +167,20 @@ def measure_ours(shape: str, size: int) -> dict[str, float]:
     started = time.perf_counter()
     stale = state.stale_tasks()  # what each reconcile pass computes: every task's block, diffed with its meta
     passed = time.perf_counter() - started
-    assert len(scores.tasks) == size == len(stale)
+    started = time.perf_counter()
+    again = state.stale_tasks()  # the service's next pass on a project nobody touched meanwhile
+    passed_again = time.perf_counter() - started
+    changed = page(shape, size, (size - 1) // PAGE)[-1]  # the project's last task
+    changed["annotations"] = changed["annotations"][:-1]  # one annotation deleted
+    state.set_task(changed)
+    started = time.perf_counter()
+    state.stale_tasks()  # the next pass of a project being labeled: one task changed since the last
+    passed_changed = time.perf_counter() - started
+    assert len(scores.tasks) == size == len(stale) == len(again)
     del snapshot, scores
     gc.collect()
-    return {"build_s": built, "parse_s": parsing, "score_s": scored, "tables_s": tabled, "pass_s": passed, "steady_bytes": steady,
+    return {"build_s": built, "parse_s": parsing, "score_s": scored, "tables_s": tabled, "pass_s": passed,
+            "pass_again_s": passed_again, "pass_changed_s": passed_changed, "steady_bytes": steady,
             "peak_bytes": peak_rss_bytes() - before, "n_annotations": state.n_annotations(),
             "scored_bytes": deep_size(state)}
 
@@ -232,10 +250,10 @@ def main() -> None:
         print(json.dumps(measure(args.shapes[0], args.sizes[0])))
         return
     print(f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}")
-    print("| shape | tasks | annotations | JSON parse | build | per task | full scoring | report tables | a pass | steady memory | "
-          "per task | held after scoring, per task | peak memory | peer: json + pandas | peer: krippendorff | "
-          "peer steady / peak |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    print("| shape | tasks | annotations | JSON parse | build | per task | full scoring | report tables | a pass | "
+          "a pass, nothing changed | a pass, one task changed | steady memory | per task | held after scoring, per task | "
+          "peak memory | peer: json + pandas | peer: krippendorff | peer steady / peak |")
+    print("|" + " --- |" * 18)
     for shape in args.shapes:
         for size in args.sizes:
             ours = child("ours", shape, size)
@@ -248,7 +266,7 @@ def main() -> None:
                  f"{mib(peer['steady_bytes'])} / {mib(peer['peak_bytes'])}") if peer else ("", "", ""))
             print(f"| {shape} | {size:,} | {ours['n_annotations']:,} | {ours['parse_s']:.1f} s | {ours['build_s']:.1f} s | "
                   f"{1e6 * ours['build_s'] / size:.0f} µs | {ours['score_s']:.1f} s | {ours['tables_s']:.1f} s | "
-                  f"{ours['pass_s']:.1f} s | "
+                  f"{ours['pass_s']:.1f} s | {ours['pass_again_s']:.3f} s | {ours['pass_changed_s']:.1f} s | "
                   f"{mib(ours['steady_bytes'])} | {ours['steady_bytes'] / size / 1024:.1f} KiB | "
                   f"{ours['scored_bytes'] / size / 1024:.1f} KiB | "
                   f"{mib(ours['peak_bytes'])} | " + " | ".join(peer_cells) + " |", flush=True)

@@ -863,6 +863,9 @@ class ProjectState:
         With ``scoring.lowest_decile``: the project's 10th percentile of task
         scores, computed whenever every task is scored (a pass, a sync, a
         report) and used for the tasks scored one by one in between.
+    changes : int
+        Counts the tasks set and removed: what the state holds differs from
+        what it held at an earlier count only if the count moved.
 
     Not thread-safe: the service holds its lock around every call.
     """
@@ -880,6 +883,8 @@ class ProjectState:
         self._task_of_annotation = IdIndex()
         self.refused: Counter[str] = Counter()
         self.decile_cut: float | None = None
+        self.changes = 0
+        self._stale: tuple[int, ReviewOptions, array[int]] | None = None  # the last pass's answer, at a count
         self.reference_authors: dict[int, str] = {}
         self.latest_models: dict[int, str] = {}
 
@@ -907,6 +912,7 @@ class ProjectState:
         if self.project is not None and owner is not None and owner != self.project:
             self.refused["task of another project (ignored)"] += 1
             return None
+        self.changes += 1  # before anything is replaced: a mapping that fails half-way still counts as a change
         skips = Skips()
         submissions = collect_submissions([task], skips, include_ground_truth=self.mapping.include_ground_truth)
         counted = submissions.get(identifier, [])
@@ -1001,6 +1007,7 @@ class ProjectState:
         entry = self.tasks.pop(task, None)
         if entry is None:
             return False
+        self.changes += 1
         self._task_of_annotation.set(task, entry.annotations, ())
         for control in self.controls.values():
             control.remove_task(task)
@@ -1096,8 +1103,25 @@ class ProjectState:
         diff key, and the same mirrored score and overlap, of the same types):
         a first pass, before any block is written, diffs each distinct block
         once, not every task.
+
+        A pass on a state that has not changed since the last one (no task set
+        or removed: :attr:`changes`), with the same ``review``, gives the last
+        answer again without computing anything: what a task should carry and
+        what it carries both come from the state alone. Tasks written since are
+        not taken out of it: a write is known here once the task is read again
+        (a pass reads the tasks Label Studio changed), and a write that never
+        landed stays stale.
         """
         review = review or ReviewOptions(tab=False)
+        if self._stale is not None and self._stale[0] == self.changes and self._stale[1] == review:
+            return self._stale[2].tolist()
+        at = self.changes
+        stale = self._stale_now(review)
+        self._stale = (at, review, array("q", stale))  # 8 bytes a task: a first pass may find every task stale
+        return stale
+
+    def _stale_now(self, review: ReviewOptions) -> list[int]:
+        """:meth:`stale_tasks`, computed."""
         updated_at = now_iso()
         scores = self.task_scores()
         codes, own = scores.score_codes()

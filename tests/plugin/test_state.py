@@ -1,6 +1,7 @@
 """The project state, updated one task at a time in any order, equals a batch read of the final tasks."""
 
 import copy
+import random
 import warnings
 
 import numpy as np
@@ -264,6 +265,75 @@ def test_a_pass_diffs_tasks_read_alike_but_for_the_type_of_their_overlap_apart(o
         state = ProjectState.from_tasks(read, CONTROLS, mapping=MappingOptions(), scoring=SCORING)
         asks = [task for task, overlap in zip((1, 2), overlaps, strict=True) if isinstance(overlap, int)]
         assert state.stale_tasks(review=ReviewOptions(tab=False, escalate=True)) == asks
+
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.randoms(use_true_random=False), st.integers(4, 16))
+def test_a_pass_on_a_state_that_did_not_change_gives_the_last_answer_and_any_change_computes_it_again(rnd, steps):
+    """A pass keeps its answer until a task is set or removed; whatever happened in between (annotations changed,
+    tasks deleted, blocks written and read back, blocks written but not read yet, passes with other options), each
+    pass names what a pass on a fresh state, read from the same task reads, names."""
+    from plugin.settings import ReviewOptions
+
+    truth, next_id = {}, iter(range(1, 10_000))
+    for t in range(1, 7):
+        for who in range(1, rnd.randint(2, 3) + 1):
+            identifier = next(next_id)
+            truth[identifier] = annotation(rnd, identifier, t, who, 1)
+    seen = {t: snapshot(t, truth) for t in range(1, 7)}  # each task as the state last read it
+    reviews = (ReviewOptions(tab=False), ReviewOptions(tab=False, escalate=True))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedMeasureWarning)
+        state = ProjectState.from_tasks(list(seen.values()), CONTROLS, mapping=MappingOptions(), scoring=SCORING)
+        for version in range(2, steps + 2):
+            step = rnd.choice(["annotate", "delete", "write", "write unread", "read again", "pass", "pass"])
+            task = rnd.choice(sorted(seen)) if seen else None
+            if step == "annotate" and task is not None:
+                identifier = rnd.choice([a for a, entry in truth.items() if entry["task"] == task] or [next(next_id)])
+                truth[identifier] = annotation(rnd, identifier, task, rnd.randint(1, 3), version)
+                seen[task] = snapshot(task, truth, meta=seen[task]["meta"])
+                state.set_task(seen[task])
+            elif step == "delete" and task is not None and len(seen) > 2:
+                del seen[task]
+                assert state.remove_task(task)
+            elif step in ("write", "write unread") and (stale := state.stale_tasks()):
+                task = rnd.choice(stale)
+                block = state.blocks([task], updated_at="2026-02-02T00:00:00Z")[task]
+                if step == "write":  # written, then read back by a pass of changed tasks
+                    seen[task] = {**seen[task], "meta": {"agreement": block}}
+                    state.set_task(seen[task])
+            elif step == "read again" and task is not None:
+                state.set_task(seen[task])  # read as it was: a change for all the state knows
+            review = rnd.choice(reviews)
+            fresh = ProjectState.from_tasks(list(seen.values()), CONTROLS, mapping=MappingOptions(), scoring=SCORING)
+            assert state.stale_tasks(review=review) == fresh.stale_tasks(review=review)
+
+
+def test_a_second_pass_on_an_unchanged_state_scores_nothing_and_a_change_scores_again(monkeypatch):
+    rnd = random.Random(3)
+    truth = {10 * t + who: {**annotation(rnd, 10 * t + who, t, who, 1), "was_cancelled": False}
+             for t in range(1, 5) for who in (1, 2)}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedMeasureWarning)
+        state = ProjectState.from_tasks([snapshot(t, truth) for t in range(1, 5)], CONTROLS,
+                                        mapping=MappingOptions(), scoring=SCORING)
+        scored = []
+        task_scores = ProjectState.task_scores
+        monkeypatch.setattr(ProjectState, "task_scores", lambda self, *a, **k: scored.append(1) or task_scores(
+            self, *a, **k))
+        first = state.stale_tasks()
+        assert first == [1, 2, 3, 4] and len(scored) == 1  # nothing written yet: every task
+        first.clear()  # the caller's list is its own
+        assert state.stale_tasks() == [1, 2, 3, 4] and len(scored) == 1
+        block = state.blocks([2], updated_at="2026-02-02T00:00:00Z")[2]
+        assert len(scored) == 2  # one task's block
+        state.set_task(snapshot(2, truth, meta={"agreement": block}))  # written, and read back
+        assert state.stale_tasks() == [1, 3, 4] and len(scored) == 3
+        assert state.stale_tasks() == [1, 3, 4] and len(scored) == 3
+        assert state.remove_task(3)
+        after = state.stale_tasks()  # task 2 may be stale again: alphas move with the project's expected disagreement
+        assert 3 not in after and {1, 4} <= set(after) and len(scored) == 4
 
 
 @given(st.sampled_from([["a", "b", "c"], [1, 2, 3, 4, 5], [1.5, 2, 3], [True, False], ["x", 1], [("a", "b"), ("c",)],
