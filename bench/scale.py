@@ -3,13 +3,14 @@
 For each size and shape, a fresh process builds :class:`plugin.state.ProjectState` from synthetic tasks fed page by
 page (a full read: the whole project is never held at once; each page is JSON text parsed with ``json.loads`` as a
 read receives it, timed apart as "JSON parse", the floor of any read of these tasks), scores every task and the
-project, builds the report's tables from those scores (a report scores once, so "report tables" is the tables alone), computes what a reconcile
-pass computes once the project is scored (every task's block, diffed with its meta), then a pass again with nothing
-changed (the service's pass on a project nobody touched since: the last answer), and a pass after one annotation of
-one task was deleted (the pass of a project being labeled: every task's block again), and reports the times and the
-resident memory: the peak while building and scoring, and the steady memory the state holds once the pages are gone
-(RSS after a garbage collection, less the process's RSS before the build), and what the state holds once every task
-is scored (its span measures too), as ``/status`` counts it (:func:`plugin.memory.deep_size`).
+project, builds the report's tables from those scores (a report scores once, so "report tables" is the tables
+alone), computes what a reconcile pass computes once the project is scored (every task's block, diffed with its
+meta), then a pass again with nothing changed (the service's pass on a project nobody touched since: the last
+answer), and a pass after one annotation of one task was deleted (the pass of a project being labeled: every task's
+block again), and reports the times and the resident memory: the peak while building and scoring, and the steady
+memory the state holds once the pages are gone (RSS after a garbage collection, less the process's RSS before the
+build), and what the state holds once every task is scored (its span measures too), as ``/status`` counts it
+(:func:`plugin.memory.deep_size`).
 
 The peer, in a process of its own, is what a user would write without this project: the same tasks as one export
 JSON read with ``json.loads``, flattened with ``pd.json_normalize`` (annotations, then their results), pivoted into
@@ -251,8 +252,9 @@ def main() -> None:
         return
     print(f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}")
     print("| shape | tasks | annotations | JSON parse | build | per task | full scoring | report tables | a pass | "
-          "a pass, nothing changed | a pass, one task changed | steady memory | per task | held after scoring, per task | "
-          "peak memory | peer: json + pandas | peer: krippendorff | peer steady / peak |")
+          "a pass, nothing changed | a pass, one task changed | steady memory | per task | "
+          "held after scoring, per task | peak memory | peer: json + pandas | peer: krippendorff | "
+          "peer steady / peak |")
     print("|" + " --- |" * 18)
     for shape in args.shapes:
         for size in args.sizes:

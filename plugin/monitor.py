@@ -142,6 +142,7 @@ class ProjectMonitor:
         self.passes = 0
         self._memory: int | None = None
         self._watermark: datetime | None = None
+        self._installs = 0
         self._windows: deque[float] = deque(maxlen=1000)
 
     # --- what happened ---
@@ -201,15 +202,28 @@ class ProjectMonitor:
         with self._lock:
             self._last_pass = report
 
-    def publish(self, annotators: AnnotatorRows, references: dict[str, Any] | None = None) -> None:
+    def publish(self, annotators: AnnotatorRows | None, references: dict[str, Any] | None = None) -> dict[str, Any]:
         """A service's pass is done: its stale tasks are requested, ``annotators`` is who agrees with whom, and
-        ``references`` each control's annotators against its references (:func:`plugin.state.control_references`)."""
+        ``references`` each control's annotators against its references (:func:`plugin.state.control_references`);
+        return the references now published.
+
+        ``annotators=None`` keeps both as last published: the pass found the
+        state as it was then (:meth:`version`), so they would come out the same.
+        """
         with self._lock:
-            self._annotators = annotators
-            self._references = references or {}
+            if annotators is not None:
+                self._annotators = annotators
+                self._references = references or {}
             self.passes += 1
             # what the state holds, estimated from samples of its large maps (milliseconds, whatever its size)
             self._memory = deep_size(self.state) if self.state is not None else None
+            return self._references
+
+    def version(self) -> tuple[int, int]:
+        """Which state is in place (counted by :meth:`install`) and how often it has changed
+        (:attr:`plugin.state.ProjectState.changes`): equal versions hold the same tasks."""
+        with self._lock:
+            return self._installs, self.state.changes if self.state is not None else -1
 
     def reference_inputs(self) -> tuple[dict[str, Any], dict[int, str]]:
         """What the references are scored from (:meth:`plugin.state.ProjectState.reference_inputs`)."""
@@ -317,6 +331,7 @@ class ProjectMonitor:
             missing = set(old.tasks) - set(state.tasks) if old is not None and old is not state else set()
             recheck = sorted(missing | self._deferred)
             self._deferred = set()
+            self._installs += state is not old
             self.state = state
             self._watermark = watermark
             if self._remap_to is not None and state.control_specs == self._remap_to:

@@ -264,6 +264,13 @@ class TaskEntries(MutableMapping[int, TaskEntry]):
         held = self._codes
         return list(held.values()) if tasks is None else [held[task] for task in tasks]
 
+    def held(self, task: int) -> tuple[object, ...]:
+        """Every field of ``task``'s entry, with the types of its mirrored score and overlap (1, 1.0 and True are
+        equal, and not read alike), to compare with the entry after the task is read again."""
+        score, overlap = self._data_score[task], self._overlap[task]
+        return (self._codes[task], self._meta[task], type(score), score, type(overlap), overlap,
+                self._skips.get(task), self._times.get(task))
+
     def as_read(self, task: int) -> tuple[object, object, object]:
         """What the diff reads of ``task`` as last read, without making its entry: its meta's diff key
         (:attr:`TaskEntry.meta`), its mirrored score and its overlap."""
@@ -485,6 +492,12 @@ class ControlState:
     def ranked_records(self, task: int) -> tuple[tuple[Any, ...], ...]:
         """The task's ranked rows ``(task, item, annotator, label, rank)``."""
         return tuple((task, item, *row) for item, rows in self._ranked_items(task).items() for row in rows)
+
+    def held(self, task: int) -> tuple[Any, ...]:
+        """What this control holds of ``task`` (its rows, ranked rows, spans and references), to compare with what
+        it holds after the task is read again."""
+        return (self.records.get(task), self.ranked.get(task),
+                self.spans.tasks.get(task) if self.spans is not None else None, self.references.get(task))
 
     def remove_task(self, task: int) -> None:
         """Forget the items of ``task``."""
@@ -864,8 +877,10 @@ class ProjectState:
         scores, computed whenever every task is scored (a pass, a sync, a
         report) and used for the tasks scored one by one in between.
     changes : int
-        Counts the tasks set and removed: what the state holds differs from
-        what it held at an earlier count only if the count moved.
+        Counts the tasks set that differ from what the state held of them
+        (a task read again as it was is not one) and the tasks removed: what
+        the state holds differs from what it held at an earlier count only if
+        the count moved.
 
     Not thread-safe: the service holds its lock around every call.
     """
@@ -912,7 +927,22 @@ class ProjectState:
         if self.project is not None and owner is not None and owner != self.project:
             self.refused["task of another project (ignored)"] += 1
             return None
-        self.changes += 1  # before anything is replaced: a mapping that fails half-way still counts as a change
+        before = self._held(identifier)
+        try:
+            return self._set_task(identifier, task)
+        finally:  # a task read again as it was is no change; one whose read failed half-way is compared as it is
+            if before is None or self._held(identifier) != before:
+                self.changes += 1
+
+    def _held(self, task: int) -> tuple[Any, ...] | None:
+        """Everything the state holds of ``task`` (None: not known), to compare before and after a read of it."""
+        if task not in self.tasks:
+            return None
+        return (self.tasks.held(task), self.reference_authors.get(task), self.latest_models.get(task),
+                *(control.held(task) for control in self.controls.values()))
+
+    def _set_task(self, identifier: int, task: Mapping[str, Any]) -> int:
+        """:meth:`set_task` once the task is taken."""
         skips = Skips()
         submissions = collect_submissions([task], skips, include_ground_truth=self.mapping.include_ground_truth)
         counted = submissions.get(identifier, [])
@@ -1104,13 +1134,14 @@ class ProjectState:
         a first pass, before any block is written, diffs each distinct block
         once, not every task.
 
-        A pass on a state that has not changed since the last one (no task set
-        or removed: :attr:`changes`), with the same ``review``, gives the last
-        answer again without computing anything: what a task should carry and
-        what it carries both come from the state alone. Tasks written since are
-        not taken out of it: a write is known here once the task is read again
-        (a pass reads the tasks Label Studio changed), and a write that never
-        landed stays stale.
+        A pass on a state that has not changed since the last one (no task
+        removed, or read other than as it was held: :attr:`changes`; a pass
+        of changed tasks reads the last few again), with the same ``review``,
+        gives the last answer again without computing anything: what a task
+        should carry and what it carries both come from the state alone. Tasks
+        written since are not taken out of it: a write is known here once the
+        task is read again (a pass reads the tasks Label Studio changed), and a
+        write that never landed stays stale.
         """
         review = review or ReviewOptions(tab=False)
         if self._stale is not None and self._stale[0] == self.changes and self._stale[1] == review:

@@ -7,6 +7,7 @@ from label_studio_sdk import LabelStudio
 
 from plugin.clock import parse_time
 from plugin.labelstudio import LabelStudioClient
+from plugin.localserver import sign_up
 from plugin.settings import Connection
 
 CONFIG = """<View><Text name="text" value="$text"/>
@@ -42,3 +43,45 @@ def test_a_changed_only_read_gets_exactly_the_tasks_changed_since(label_studio):
     # this read sends no time at all.
     log = (label_studio.data_dir / "label-studio.log").read_text(errors="replace")
     assert "received a naive datetime" not in log
+
+
+def test_passes_find_what_label_studio_holds_whether_or_not_anything_changed_since_the_last(label_studio):
+    # A pass on a project nobody touched gives its last answer again without scoring; whatever changes in Label
+    # Studio (blocks written, a meta edited by hand, an annotation deleted) is read by the next pass of changed tasks
+    # and decided again. Each answer equals a full read's.
+    from plugin.monitor import ProjectMonitor
+    from plugin.reconcile import full_pass, refresh_tasks
+    from plugin.settings import MappingOptions, ScoringOptions
+
+    admin = LabelStudio(base_url=label_studio.url, api_key=label_studio.token)
+    project = admin.projects.create(title="passes", label_config=CONFIG).id
+    admin.projects.import_tasks(id=project, request=[{"data": {"text": f"t{i}"}} for i in range(6)])
+    tasks = sorted(t.id for t in admin.tasks.list(project=project, page_size=100))
+    annotators = [LabelStudio(base_url=label_studio.url, api_key=sign_up(label_studio.url, f"passes{i}@example.com")[1])
+                  for i in range(2)]
+    annotations = {task: [who.annotations.create(id=task, result=result(label)).id
+                          for who, label in zip(annotators, ("pos", "neg" if task % 2 else "pos"), strict=True)]
+                   for task in tasks}
+    client = LabelStudioClient(Connection(url=label_studio.url, api_key=label_studio.token, page_size=4))
+    options = {"mapping": MappingOptions(), "scoring": ScoringOptions(n_resamples=20)}
+
+    def full_read() -> list[int]:
+        return full_pass(client, ProjectMonitor(project, **options)).stale
+
+    monitor = ProjectMonitor(project, **options)
+    assert full_pass(client, monitor).stale == tasks  # nothing written yet
+    assert full_pass(client, monitor, incremental=True).stale == tasks  # nothing changed: the same answer
+    outcomes = refresh_tasks(client, monitor, tasks)
+    assert set(outcomes.values()) == {"written"}
+    time.sleep(1.1)  # Label Studio's updated_at moves by whole seconds
+    assert full_pass(client, monitor, incremental=True).stale == [] == full_read()
+    assert full_pass(client, monitor, incremental=True).stale == []
+    admin.tasks.update(id=tasks[3], meta={"agreement": "edited by hand"})
+    time.sleep(1.1)
+    assert full_pass(client, monitor, incremental=True).stale == [tasks[3]] == full_read()
+    refresh_tasks(client, monitor, [tasks[3]])
+    admin.annotations.delete(id=annotations[tasks[1]][1])  # one annotator left: no pair to agree
+    time.sleep(1.1)
+    stale = full_pass(client, monitor, incremental=True).stale
+    assert tasks[1] in stale and stale == full_read()
+    assert full_pass(client, monitor, incremental=True).stale == stale

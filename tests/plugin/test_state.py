@@ -304,7 +304,7 @@ def test_a_pass_on_a_state_that_did_not_change_gives_the_last_answer_and_any_cha
                     seen[task] = {**seen[task], "meta": {"agreement": block}}
                     state.set_task(seen[task])
             elif step == "read again" and task is not None:
-                state.set_task(seen[task])  # read as it was: a change for all the state knows
+                state.set_task(seen[task])  # read as it was (a pass of changed tasks reads the last few again)
             review = rnd.choice(reviews)
             fresh = ProjectState.from_tasks(list(seen.values()), CONTROLS, mapping=MappingOptions(), scoring=SCORING)
             assert state.stale_tasks(review=review) == fresh.stale_tasks(review=review)
@@ -330,6 +330,10 @@ def test_a_second_pass_on_an_unchanged_state_scores_nothing_and_a_change_scores_
         assert len(scored) == 2  # one task's block
         state.set_task(snapshot(2, truth, meta={"agreement": block}))  # written, and read back
         assert state.stale_tasks() == [1, 3, 4] and len(scored) == 3
+        changes = state.changes
+        for task in (1, 2, 3, 4):  # every task read again as it was: nothing changed
+            state.set_task(snapshot(task, truth, meta={"agreement": block} if task == 2 else None))
+        assert state.changes == changes
         assert state.stale_tasks() == [1, 3, 4] and len(scored) == 3
         assert state.remove_task(3)
         after = state.stale_tasks()  # task 2 may be stale again: alphas move with the project's expected disagreement
@@ -381,3 +385,17 @@ def test_task_entries_read_back_and_stay_out_of_the_garbage_collectors_passes():
     assert [state.tasks.as_read(task) for task in state.tasks] == [
         (e.meta, e.data_score, e.overlap) for e in map(state.tasks.__getitem__, state.tasks)]
     assert list(state.tasks)[2] == 3 and state.tasks.as_read(3)[2] == 7 and state.tasks[3].overlap == 7
+
+
+@pytest.mark.parametrize(("first", "then"), [(2, 2.0), (1, True), (None, {}), ({"agreement": 1}, {"agreement": 1.0})])
+def test_a_task_read_again_with_a_field_equal_in_python_but_not_as_read_is_a_change(first, then):
+    # an overlap of 2 asks for one more annotator and 2.0 does not; 1 == True; an empty meta is not a missing one
+    rnd = random.Random(5)
+    task = {"id": 1, "project": 1, "annotations": [annotation(rnd, 1, 1, 1, 1)]}
+    state = ProjectState.from_tasks([{**task, "overlap": first, "meta": first}], CONTROLS, mapping=MappingOptions(),
+                                    scoring=SCORING)
+    changes = state.changes
+    state.set_task({**task, "overlap": first, "meta": first})
+    assert state.changes == changes
+    state.set_task({**task, "overlap": then, "meta": then})
+    assert state.changes == changes + 1
