@@ -12,7 +12,9 @@ one bad event or one failed task:
 * the **supervisor** registers the webhook (retrying while Label Studio is
   unreachable), then runs a full pass (:func:`plugin.reconcile.full_pass`) at
   start and every ``reconcile_interval`` seconds: whatever an event, a write
-  or a restart lost, the next pass writes. Every ``discover_interval`` seconds
+  or a restart lost, the next pass writes. A pass on a project whose tasks
+  read as they were held computes nothing again (its stale tasks, who agrees
+  with whom). Every ``discover_interval`` seconds
   it reads the project list: with ``all_projects`` a new project is monitored
   from then on, and a deleted project is dropped (its state, its queued
   writes), in one line of the log and of ``/status``.

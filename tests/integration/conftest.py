@@ -8,6 +8,7 @@ not skip: `make test` installs it into .venv-ls.
 import os
 
 import pytest
+from label_studio_sdk import LabelStudio
 
 from plugin import localserver
 
@@ -26,3 +27,16 @@ def label_studio(label_studio_template, tmp_path_factory):
                                     command=LABEL_STUDIO_BIN)
     yield server
     server.stop()
+
+
+def text_project(server, *, title, config, n_tasks, annotators=()):
+    """A project on ``server`` of ``n_tasks`` texts (``t0``, ``t1``, ...) labeled with ``config``: the admin's
+    client, the project's id, its task ids (ascending), and a client for each of ``annotators`` (emails), each
+    signed up as a user of their own."""
+    admin = LabelStudio(base_url=server.url, api_key=server.token)
+    project = admin.projects.create(title=title, label_config=config).id
+    admin.projects.import_tasks(id=project, request=[{"data": {"text": f"t{i}"}} for i in range(n_tasks)])
+    tasks = sorted(t.id for t in admin.tasks.list(project=project, page_size=100))
+    users = [LabelStudio(base_url=server.url, api_key=localserver.sign_up(server.url, email)[1])
+             for email in annotators]
+    return admin, project, tasks, users

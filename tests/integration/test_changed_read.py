@@ -1,14 +1,16 @@
-"""A changed-only read against a real Label Studio: newest first, stopping at the first task not newer, no time sent."""
+"""Reads of changed tasks and the passes on them against a real Label Studio: newest first, stopping at the first
+task not newer, no time sent; a pass decides again exactly when what Label Studio holds changed."""
 
 import time
 from datetime import timedelta
 
-from label_studio_sdk import LabelStudio
-
 from plugin.clock import parse_time
 from plugin.labelstudio import LabelStudioClient
-from plugin.localserver import sign_up
-from plugin.settings import Connection
+from plugin.monitor import ProjectMonitor
+from plugin.reconcile import full_pass, refresh_tasks
+from plugin.settings import Connection, MappingOptions, ScoringOptions
+
+from .conftest import text_project
 
 CONFIG = """<View><Text name="text" value="$text"/>
 <Choices name="sentiment" toName="text"><Choice value="pos"/><Choice value="neg"/></Choices></View>"""
@@ -19,10 +21,7 @@ def result(label):
 
 
 def test_a_changed_only_read_gets_exactly_the_tasks_changed_since(label_studio):
-    admin = LabelStudio(base_url=label_studio.url, api_key=label_studio.token)
-    project = admin.projects.create(title="changed reads", label_config=CONFIG).id
-    admin.projects.import_tasks(id=project, request=[{"data": {"text": f"t{i}"}} for i in range(23)])
-    tasks = sorted(t.id for t in admin.tasks.list(project=project, page_size=100))
+    admin, project, tasks, _ = text_project(label_studio, title="changed reads", config=CONFIG, n_tasks=23)
     client = LabelStudioClient(Connection(url=label_studio.url, api_key=label_studio.token, page_size=4))
     everything = list(client.tasks(project))
     assert sorted(t["id"] for t in everything) == tasks
@@ -49,16 +48,8 @@ def test_passes_find_what_label_studio_holds_whether_or_not_anything_changed_sin
     # A pass on a project nobody touched gives its last answer again without scoring; whatever changes in Label
     # Studio (blocks written, a meta edited by hand, an annotation deleted) is read by the next pass of changed tasks
     # and decided again. Each answer equals a full read's.
-    from plugin.monitor import ProjectMonitor
-    from plugin.reconcile import full_pass, refresh_tasks
-    from plugin.settings import MappingOptions, ScoringOptions
-
-    admin = LabelStudio(base_url=label_studio.url, api_key=label_studio.token)
-    project = admin.projects.create(title="passes", label_config=CONFIG).id
-    admin.projects.import_tasks(id=project, request=[{"data": {"text": f"t{i}"}} for i in range(6)])
-    tasks = sorted(t.id for t in admin.tasks.list(project=project, page_size=100))
-    annotators = [LabelStudio(base_url=label_studio.url, api_key=sign_up(label_studio.url, f"passes{i}@example.com")[1])
-                  for i in range(2)]
+    admin, project, tasks, annotators = text_project(label_studio, title="passes", config=CONFIG, n_tasks=6,
+                                                     annotators=["passes0@example.com", "passes1@example.com"])
     annotations = {task: [who.annotations.create(id=task, result=result(label)).id
                           for who, label in zip(annotators, ("pos", "neg" if task % 2 else "pos"), strict=True)]
                    for task in tasks}

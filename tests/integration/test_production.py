@@ -7,12 +7,11 @@ import json
 import time
 
 import pytest
-from label_studio_sdk import LabelStudio
 
 from plugin.cli import main
-from plugin.localserver import free_port, sign_up, start_production
+from plugin.localserver import free_port, start_production
 
-from .conftest import LABEL_STUDIO_BIN
+from .conftest import LABEL_STUDIO_BIN, text_project
 from .test_serve import HEADERS, start_service, stop, wait_for
 
 CONFIG = """<View><Text name="text" value="$text"/>
@@ -42,12 +41,8 @@ def sync(capsys, server, project, *extra):
 def test_sync_serve_and_passes_on_postgresql_with_four_workers(production, capsys, tmp_path):
     import requests
 
-    admin = LabelStudio(base_url=production.url, api_key=production.token)
-    project = admin.projects.create(title="on postgresql", label_config=CONFIG).id
-    admin.projects.import_tasks(id=project, request=[{"data": {"text": f"t{i}"}} for i in range(12)])
-    tasks = sorted(t.id for t in admin.tasks.list(project=project, page_size=100))
-    users = [LabelStudio(base_url=production.url, api_key=sign_up(production.url, f"pg{i}@example.com")[1])
-             for i in range(3)]
+    admin, project, tasks, users = text_project(production, title="on postgresql", config=CONFIG, n_tasks=12,
+                                                annotators=[f"pg{i}@example.com" for i in range(3)])
     for i, task in enumerate(tasks[:6]):
         users[0].annotations.create(id=task, result=choice("pos"))
         users[1].annotations.create(id=task, result=choice("pos" if i % 2 else "neg"))

@@ -267,13 +267,13 @@ def test_a_pass_diffs_tasks_read_alike_but_for_the_type_of_their_overlap_apart(o
         assert state.stale_tasks(review=ReviewOptions(tab=False, escalate=True)) == asks
 
 
-
 @settings(max_examples=25, deadline=None)
 @given(st.randoms(use_true_random=False), st.integers(4, 16))
 def test_a_pass_on_a_state_that_did_not_change_gives_the_last_answer_and_any_change_computes_it_again(rnd, steps):
-    """A pass keeps its answer until a task is set or removed; whatever happened in between (annotations changed,
-    tasks deleted, blocks written and read back, blocks written but not read yet, passes with other options), each
-    pass names what a pass on a fresh state, read from the same task reads, names."""
+    """A pass keeps its answer until a task is read other than as it was held, or removed; whatever happened in
+    between (annotations changed, tasks deleted, blocks written and read back, blocks written but not read yet, tasks
+    read again as they were, passes with other options), each pass names what a pass on a fresh state, read from the
+    same task reads, names."""
     from plugin.settings import ReviewOptions
 
     truth, next_id = {}, iter(range(1, 10_000))
