@@ -143,6 +143,7 @@ class ProjectMonitor:
         self._memory: int | None = None
         self._watermark: datetime | None = None
         self._installs = 0
+        self._published_from: object = None
         self._windows: deque[float] = deque(maxlen=1000)
 
     # --- what happened ---
@@ -202,22 +203,30 @@ class ProjectMonitor:
         with self._lock:
             self._last_pass = report
 
-    def publish(self, annotators: AnnotatorRows | None, references: dict[str, Any] | None = None) -> dict[str, Any]:
+    def publish(self, annotators: AnnotatorRows | None, references: dict[str, Any] | None = None, *,
+                source: object = None) -> dict[str, Any]:
         """A service's pass is done: its stale tasks are requested, ``annotators`` is who agrees with whom, and
-        ``references`` each control's annotators against its references (:func:`plugin.state.control_references`);
-        return the references now published.
+        ``references`` each control's annotators against its references (:func:`plugin.state.control_references`),
+        computed from ``source`` (:meth:`version`, and what else they were computed from); return the references
+        now published.
 
-        ``annotators=None`` keeps both as last published: the pass found the
-        state as it was then (:meth:`version`), so they would come out the same.
+        ``annotators=None`` keeps both as last published: the pass found their
+        source as it was (:meth:`published_from`), so they would come out the same.
         """
         with self._lock:
             if annotators is not None:
                 self._annotators = annotators
                 self._references = references or {}
+                self._published_from = source
             self.passes += 1
             # what the state holds, estimated from samples of its large maps (milliseconds, whatever its size)
             self._memory = deep_size(self.state) if self.state is not None else None
             return self._references
+
+    def published_from(self) -> object:
+        """The ``source`` of what the last :meth:`publish` computed (None before any)."""
+        with self._lock:
+            return self._published_from
 
     def version(self) -> tuple[int, int]:
         """Which state is in place (counted by :meth:`install`) and how often it has changed

@@ -279,8 +279,6 @@ class ServiceState:
         self._next_discovery = 0.0 if settings.all_projects else time.monotonic() + min(
             settings.discover_interval, settings.reconcile_interval)
         self._registered: set[int] = set()
-        # per project, its monitor and the version (state, changes, annotator names) its last pass published
-        self._published: dict[int, tuple[ProjectMonitor, tuple[tuple[int, int], dict[str, str]]]] = {}
         self._processor = threading.Thread(target=self._process, name="event-processor", daemon=True)
         self._supervisor = threading.Thread(target=self._supervise, name="supervisor", daemon=True)
 
@@ -370,7 +368,6 @@ class ServiceState:
         with self.lock:
             if self.monitors.pop(project, None) is None:
                 return
-            self._published.pop(project, None)
             self.removed.appendleft({"project": project, "at": now_iso(), "reason": reason})
             self.events.pop(project, None)
             self.last_event_at.pop(project, None)
@@ -477,10 +474,8 @@ class ServiceState:
         report = full_pass(self.client, monitor, max_rate=self.settings.read_rate, incremental=incremental)
         self.writer.request(project, report.stale, background=True)
         people = self._people()
-        version = (monitor.version(), people)
-        with self.lock:
-            unchanged = self._published.get(project) == (monitor, version)
-        if unchanged:  # the tasks and names as the last pass published them: who agrees with whom stands
+        source = (monitor.version(), people)
+        if monitor.published_from() == source:  # the tasks and names as last published: who agrees with whom stands
             references = monitor.publish(None)
         else:
             mapped = monitor.mapped()  # only the rows: who disagrees is computed after the lock is released
@@ -490,9 +485,7 @@ class ServiceState:
                           for name, (rows, level, categories) in inputs.items()}
             references = monitor.publish(
                 {name: named_rows(annotator_rows(control.rows), people) for name, control in mapped.items()},
-                references={name: block for name, block in references.items() if block})
-            with self.lock:
-                self._published[project] = (monitor, version)
+                references={name: block for name, block in references.items() if block}, source=source)
         if monitor.scoring.min_gt_accuracy is not None:
             ensure_ground_truth_tab(self.client, project, monitor.review, below_ground_truth(references))
         log.info("Project %s: %s pass read %d tasks in %.1f s; %d to write.", project, report.kind, report.n_tasks,

@@ -217,7 +217,7 @@ class TaskEntries(MutableMapping[int, TaskEntry]):
     JSON, or a mirrored score or an overlap that is a list, makes its dict
     tracked again: the tasks stay correct, the collections cost what they did.
 
-    The bulk readers (:meth:`codes`, :meth:`as_read`, :meth:`skips_by_task`,
+    The bulk readers (:meth:`codes`, :meth:`read_alike`, :meth:`skips_by_task`,
     :meth:`times_by_task`) read the fields without making entries.
     """
 
@@ -265,16 +265,17 @@ class TaskEntries(MutableMapping[int, TaskEntry]):
         return list(held.values()) if tasks is None else [held[task] for task in tasks]
 
     def held(self, task: int) -> tuple[object, ...]:
-        """Every field of ``task``'s entry, with the types of its mirrored score and overlap (1, 1.0 and True are
-        equal, and not read alike), to compare with the entry after the task is read again."""
-        score, overlap = self._data_score[task], self._overlap[task]
-        return (self._codes[task], self._meta[task], type(score), score, type(overlap), overlap,
-                self._skips.get(task), self._times.get(task))
+        """Every field of ``task``'s entry (its mirrored score and overlap with their types, as
+        :meth:`read_alike`), to compare with the entry after the task is read again."""
+        return self._codes[task], *self.read_alike(task), self._skips.get(task), self._times.get(task)
 
-    def as_read(self, task: int) -> tuple[object, object, object]:
+    def read_alike(self, task: int) -> tuple[object, ...]:
         """What the diff reads of ``task`` as last read, without making its entry: its meta's diff key
-        (:attr:`TaskEntry.meta`), its mirrored score and its overlap."""
-        return self._meta[task], self._data_score[task], self._overlap[task]
+        (:attr:`TaskEntry.meta`), then the type and value of its mirrored score and of its overlap. Equal for two
+        reads the diff reads alike: 1, 1.0 and True are equal in Python, but an overlap of 2 asks for one more
+        annotator and one of 2.0 does not."""
+        score, overlap = self._data_score[task], self._overlap[task]
+        return self._meta[task], type(score), score, type(overlap), overlap
 
     def skips_by_task(self) -> Mapping[int, Counter[str]]:
         """:attr:`TaskEntry.skips` of the tasks whose reading skipped something (read-only; most have none)."""
@@ -1171,14 +1172,12 @@ class ProjectState:
                 if not alone:
                     blocks[code] = held
             block, key = held
-            meta, data_score, overlap = self.tasks.as_read(task)
+            alike = self.tasks.read_alike(task)
+            meta = alike[0]
             current = meta == key  # the meta carries the block: only mirror and overlap remain
             if current and not (review.mirror_to_data or review.escalate):
                 continue
-            # a task reads as its meta's diff key (bytes: JSON), its mirrored score and its overlap; 1, 1.0 and True
-            # are equal keys of a dict, so their types are part of it
-            memo = (None if alone or not isinstance(meta, bytes) else
-                    (code, meta, type(data_score), data_score, type(overlap), overlap))
+            memo = None if alone or not isinstance(meta, bytes) else (code, *alike)  # a meta not JSON: diffed alone
             try:
                 needed = decided.get(memo) if memo is not None else None
             except TypeError:  # a mirrored score or an overlap that is not hashable (any JSON): diffed alone

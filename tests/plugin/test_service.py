@@ -665,20 +665,30 @@ def test_the_report_names_ids_when_users_cannot_be_read():
     assert {row["name"] for row in data["annotators"]} == {"1", "2", "3"}
 
 
+def _one_pass(state):
+    """Run one pass of project 1 now; return who disagrees on ``sentiment`` as ``/status`` shows it then."""
+    monitor = state.monitors[1]
+    before = monitor.passes
+    state.request_pass(1)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and monitor.passes == before:
+        time.sleep(0.05)
+    assert monitor.passes == before + 1
+    return state.status()["projects"]["1"]["annotators"]["sentiment"]
+
+
+def _batch_annotators(state, fake):
+    """Who disagrees on ``sentiment`` in a batch computation of project 1 as the fake holds it, with their names."""
+    scores = ProjectState.from_tasks(fake.tasks(1), CONTROLS, mapping=state.settings.mapping,
+                                     scoring=state.settings.scoring).scores()
+    names = {"1": "Ann <ann@example.com>", "2": "Bo <bo@example.com>", "3": "Cy <cy@example.com>"}
+    return [{**row, "name": names[row["annotator"]]} for row in scores.controls["sentiment"].annotators]
+
+
 def test_status_shows_who_disagrees_as_of_the_last_pass(service):
     client, state, fake = service
     _annotated(client, state, fake)
-    before = state.monitors[1].passes
-    state.request_pass(1)
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and state.monitors[1].passes == before:
-        time.sleep(0.05)
-    annotators = state.status()["projects"]["1"]["annotators"]["sentiment"]
-    batch = ProjectState.from_tasks(fake.tasks(1), CONTROLS, mapping=state.settings.mapping,
-                                    scoring=state.settings.scoring).scores()
-    assert annotators == [{**row, "name": {"1": "Ann <ann@example.com>", "2": "Bo <bo@example.com>",
-                                           "3": "Cy <cy@example.com>"}[row["annotator"]]}
-                          for row in batch.controls["sentiment"].annotators]
+    assert _one_pass(state) == _batch_annotators(state, fake)
 
 
 def test_a_pass_on_an_unchanged_project_keeps_who_disagrees_and_a_change_computes_it_again(service, monkeypatch):
@@ -688,36 +698,20 @@ def test_a_pass_on_an_unchanged_project_keeps_who_disagrees_and_a_change_compute
     mapped = []
     original = monitor.mapped
     monkeypatch.setattr(monitor, "mapped", lambda: mapped.append(1) or original())
-
-    def one_pass():
-        before = monitor.passes
-        state.request_pass(1)
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline and monitor.passes == before:
-            time.sleep(0.05)
-        assert monitor.passes == before + 1
-        return state.status()["projects"]["1"]["annotators"]["sentiment"]
-
-    def batch():
-        scores = ProjectState.from_tasks(fake.tasks(1), CONTROLS, mapping=state.settings.mapping,
-                                         scoring=state.settings.scoring).scores()
-        names = {"1": "Ann <ann@example.com>", "2": "Bo <bo@example.com>", "3": "Cy <cy@example.com>"}
-        return [{**row, "name": names[row["annotator"]]} for row in scores.controls["sentiment"].annotators]
-
     for _ in range(6):  # until the blocks written (alphas drift in a tiny project) are read back and stay
         assert state.writer.wait_idle(10)
         version = monitor.version()
-        first = one_pass()
+        first = _one_pass(state)
         if monitor.version() == version:
             break
     assert state.writer.wait_idle(10) and monitor.version() == version
     mapped.clear()
-    assert one_pass() == first == batch() and mapped == []  # nothing changed: the rows as published
+    assert _one_pass(state) == first == _batch_annotators(state, fake) and mapped == []  # the rows as published
     fake.annotate(1, annotation(9, 1, 3, "neg"))
     post(client, created(1, 9))
     settle(state)
-    again = one_pass()
-    assert mapped == [1] and again == batch() != first
+    again = _one_pass(state)
+    assert mapped == [1] and again == _batch_annotators(state, fake) != first
 
 
 # --- escalation ---

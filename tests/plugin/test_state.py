@@ -382,9 +382,10 @@ def test_task_entries_read_back_and_stay_out_of_the_garbage_collectors_passes():
     assert all(5 not in fields for fields in held.values()) and not state.tasks.skips_by_task()
     state.set_task({**tasks[2], "overlap": 7})  # read again: in its place, every field replaced
     assert state.tasks.codes() == [state.tasks[task].codes for task in state.tasks]
-    assert [state.tasks.as_read(task) for task in state.tasks] == [
-        (e.meta, e.data_score, e.overlap) for e in map(state.tasks.__getitem__, state.tasks)]
-    assert list(state.tasks)[2] == 3 and state.tasks.as_read(3)[2] == 7 and state.tasks[3].overlap == 7
+    assert [state.tasks.read_alike(task) for task in state.tasks] == [
+        (e.meta, type(e.data_score), e.data_score, type(e.overlap), e.overlap)
+        for e in map(state.tasks.__getitem__, state.tasks)]
+    assert list(state.tasks)[2] == 3 and state.tasks.read_alike(3)[3:] == (int, 7) and state.tasks[3].overlap == 7
 
 
 @pytest.mark.parametrize(("first", "then"), [(2, 2.0), (1, True), (None, {}), ({"agreement": 1}, {"agreement": 1.0})])
