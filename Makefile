@@ -79,7 +79,8 @@ bench: $(STAMP) $(LS_STAMP) $(PYGAMMA)
 # venv of its own (teams still run them): make compat [COMPAT_VERSIONS="1.20.0 1.22.0"].
 COMPAT_VERSIONS ?= 1.20.0 1.21.0 1.22.0
 COMPAT_TESTS := tests/integration/test_sync.py tests/integration/test_serve.py tests/integration/test_changed_read.py \
-	tests/integration/test_webhooks.py tests/integration/test_projects.py tests/integration/test_references.py
+	tests/integration/test_webhooks.py tests/integration/test_projects.py tests/integration/test_references.py \
+	tests/integration/test_restart.py
 compat: $(STAMP)
 	@for version in $(COMPAT_VERSIONS); do \
 	  venv=.venv-peers/label-studio-$$version; \

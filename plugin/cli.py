@@ -289,6 +289,10 @@ def _add_serve_parser(commands: _Commands) -> None:
                         help="tasks per second a full pass reads at most (200; 0 for no limit)")
     parser.add_argument("--unhealthy-after", type=float, default=300.0,
                         help="/health answers 503 once Label Studio has been unreachable this many seconds (300)")
+    parser.add_argument("--state-dir", type=Path, metavar="DIR",
+                        help="save each project's state here after a pass, and restore it at start, so that a "
+                             "restart reads only the tasks changed since (default: $AGREEMENT_STATE_DIR, or none: "
+                             "a start reads every task)")
     parser.add_argument("--log-level", choices=LOG_LEVELS, default="INFO",
                         help="INFO (default): one line per pass and per problem; DEBUG adds one per request")
     parser.add_argument("--log-format", choices=LOG_FORMATS, default="text",
@@ -364,7 +368,9 @@ def _run_serve(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
                                    full_pass_every=args.full_pass_every, keep_webhooks=args.keep_webhooks,
                                    all_projects=all_projects, discover_interval=args.discover_interval,
                                    settings_file=settings_file,
-                                   shard=_shard(args.shard or os.environ.get("AGREEMENT_SHARD")))
+                                   shard=_shard(args.shard or os.environ.get("AGREEMENT_SHARD")),
+                                   state_dir=args.state_dir or (Path(os.environ["AGREEMENT_STATE_DIR"])
+                                                                if os.environ.get("AGREEMENT_STATE_DIR") else None))
     except SettingsError as error:
         print(f"ls-agreement serve: error: {error}", file=stderr)
         return 2

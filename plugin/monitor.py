@@ -23,6 +23,7 @@ from plugin.labelstudio import one_line
 from plugin.mapping import MappedControl
 from plugin.memory import deep_size
 from plugin.project_settings import ProjectOptions
+from plugin.saved_state import Unsaved, pickled
 from plugin.settings import MappingOptions, ReviewOptions, ScoringOptions
 from plugin.state import ProjectScores, ProjectSnapshot, ProjectState
 
@@ -145,6 +146,8 @@ class ProjectMonitor:
         self._installs = 0
         self._published_from: object = None
         self._windows: deque[float] = deque(maxlen=1000)
+        self._saved: dict[str, Any] = {}  # the state's file (plugin.saved_state): what was restored, saved, refused
+        self._saved_version: tuple[int, int] | None = None
 
     # --- what happened ---
 
@@ -347,6 +350,45 @@ class ProjectMonitor:
                 self._remap_to = None
             return recheck
 
+    def restore(self, state: ProjectState, *, watermark: datetime | None, saved_at: str, n_bytes: int) -> None:
+        """Put a state read back from its file (:mod:`plugin.saved_state`) in place, before the first pass: that
+        pass then reads only the tasks changed since ``watermark`` (:meth:`restored`)."""
+        with self._lock:
+            assert self.state is None, "A saved state is restored only before the first pass."
+            self.install(state, watermark=watermark)
+            self._saved_version = self.version()
+            self._saved["restored"] = {"saved_at": saved_at, "n_tasks": len(state.tasks), "bytes": n_bytes}
+
+    def restored(self) -> bool:
+        """Whether the state in place was restored from its file and no pass has run since."""
+        with self._lock:
+            return "restored" in self._saved and self.passes == 0
+
+    def record_saved_state(self, event: str, detail: dict[str, Any]) -> None:
+        """Keep what happened to the state's file (``/status`` shows the latest of each: "restored", "missing",
+        "refused", "saved", "failed")."""
+        with self._lock:
+            self._saved[event] = detail
+
+    def saved_state(self) -> dict[str, Any]:
+        """What happened to the state's file (:meth:`record_saved_state`), by event."""
+        with self._lock:
+            return dict(self._saved)
+
+    def unsaved(self) -> tuple[Unsaved, tuple[int, int]] | None:
+        """The state pickled with what it was read up to (:func:`plugin.saved_state.pickled`), and its
+        :meth:`version`, if it changed since it was last saved or restored (None otherwise, or before the first
+        pass); :meth:`mark_saved` once written."""
+        with self._lock:
+            if self.state is None or self.version() == self._saved_version:
+                return None
+            return pickled(self.state, watermark=self._watermark), self.version()
+
+    def mark_saved(self, version: tuple[int, int]) -> None:
+        """The state at ``version`` (:meth:`unsaved`) is on disk."""
+        with self._lock:
+            self._saved_version = version
+
     def stale_tasks(self) -> list[int]:
         """Tasks whose meta (mirrored score, overlap), as last read, differ from what they should carry."""
         with self._lock:
@@ -414,4 +456,5 @@ class ProjectMonitor:
                 "annotators": self._annotators,
                 "references": self._references,
                 "merge_window_ms": percentiles_ms(self._windows),
+                "saved_state": dict(self._saved),
             }

@@ -17,7 +17,10 @@ one bad event or one failed task:
   with whom). Every ``discover_interval`` seconds
   it reads the project list: with ``all_projects`` a new project is monitored
   from then on, and a deleted project is dropped (its state, its queued
-  writes), in one line of the log and of ``/status``.
+  writes), in one line of the log and of ``/status``. With ``state_dir``
+  it restores each project's saved state before its first pass, which then
+  reads only the tasks changed since, and saves the state after every pass
+  that changed it (:mod:`plugin.saved_state`).
 
 A PROJECT_UPDATED event makes the service read the project's label config; when
 it changed, the project's events wait for the pass that re-maps it, asked for
@@ -65,6 +68,7 @@ from plugin.reconcile import full_pass
 from plugin.report import Report, project_report, report_json
 from plugin.report.page import render_html
 from plugin.review import below_ground_truth, ensure_ground_truth_tab, ensure_review_tab
+from plugin.saved_state import SavedStateError, read_state, state_path, write_state
 from plugin.scoring import annotator_rows, named_rows
 from plugin.settings import Connection, MappingOptions, ReviewOptions, ScoringOptions, SettingsError
 from plugin.state import control_references
@@ -160,6 +164,10 @@ class ServiceSettings:
         ``(K, N)``: this service is shard K of N and monitors only the
         projects it owns (:meth:`owns`), so that several services share a
         team's projects without touching each other's.
+    state_dir : Path, optional
+        Where each project's state is saved after a pass that changed it,
+        and restored from at start (:mod:`plugin.saved_state`): a restarted
+        service then reads only the tasks changed since.
     """
 
     projects: tuple[int, ...]
@@ -181,6 +189,7 @@ class ServiceSettings:
     discover_interval: float = 60.0
     settings_file: Path | None = None
     shard: tuple[int, int] | None = None
+    state_dir: Path | None = None
 
     def __post_init__(self) -> None:
         if not self.projects and not self.all_projects:
@@ -376,6 +385,11 @@ class ServiceState:
             self._asked.discard(project)
         self._registered.discard(project)
         self.writer.forget(project)
+        if self.settings.state_dir is not None:
+            try:
+                state_path(self.settings.state_dir, project).unlink(missing_ok=True)
+            except OSError as error:
+                log.warning("Project %s: its saved state could not be removed (%s).", project, one_line(error))
         log.info("Project %s: no longer monitored (%s).", project, reason)
 
     def discover(self) -> tuple[list[int], list[int]]:
@@ -470,7 +484,9 @@ class ServiceState:
     def _run_pass(self, project: int) -> None:
         with self.lock:
             monitor = self.monitors[project]
-        incremental = monitor.passes % max(1, self.settings.full_pass_every) != 0
+        if self.settings.state_dir is not None and monitor.state is None and not monitor.saved_state():
+            self._restore(monitor, self.settings.state_dir)
+        incremental = monitor.restored() or monitor.passes % max(1, self.settings.full_pass_every) != 0
         report = full_pass(self.client, monitor, max_rate=self.settings.read_rate, incremental=incremental)
         self.writer.request(project, report.stale, background=True)
         people = self._people()
@@ -490,6 +506,46 @@ class ServiceState:
             ensure_ground_truth_tab(self.client, project, monitor.review, below_ground_truth(references))
         log.info("Project %s: %s pass read %d tasks in %.1f s; %d to write.", project, report.kind, report.n_tasks,
                  report.seconds.get("read", 0.0), len(report.stale))
+        if self.settings.state_dir is not None:
+            self._save(monitor, self.settings.state_dir)
+
+    def _restore(self, monitor: ProjectMonitor, directory: Path) -> None:
+        """Put the project's saved state in place, if its file is there and sound; else say why it was not."""
+        started = time.perf_counter()
+        try:
+            restored = read_state(directory, monitor.project, secret=self.settings.secret)
+        except Exception as error:  # noqa: BLE001 (any file that cannot be used: the project is read)
+            reason = str(error) if isinstance(error, SavedStateError) else f"unreadable ({one_line(error)})"
+            monitor.record_saved_state("refused", {"at": now_iso(), "reason": reason})
+            log.warning("Project %s: every task is read, as its saved state is not used: %s", monitor.project, reason)
+            return
+        if restored is None:
+            monitor.record_saved_state("missing", {"at": now_iso()})
+            return
+        monitor.restore(restored.state, watermark=restored.watermark, saved_at=restored.saved_at,
+                        n_bytes=restored.n_bytes)
+        log.info("Project %s: restored %d tasks saved at %s in %.1f s; reading the tasks changed since.",
+                 monitor.project, len(restored.state.tasks), restored.saved_at, time.perf_counter() - started)
+
+    def _save(self, monitor: ProjectMonitor, directory: Path) -> None:
+        """Save the project's state if it changed since it was last saved (or restored)."""
+        started = time.perf_counter()
+        unsaved = monitor.unsaved()  # pickled under the project's lock, written after it
+        if unsaved is None:
+            return
+        state, version = unsaved
+        try:
+            size = write_state(state, directory, secret=self.settings.secret, saved_at=now_iso())
+        except OSError as error:
+            reason = one_line(error)
+            monitor.record_saved_state("failed", {"at": now_iso(), "reason": reason})
+            with self.lock:
+                self.errors.add(f"project {monitor.project}: state not saved", reason)
+            log.warning("Project %s: its state could not be saved (%s).", monitor.project, reason)
+            return
+        monitor.mark_saved(version)
+        monitor.record_saved_state("saved", {"at": now_iso(), "n_tasks": state.n_tasks, "bytes": size,
+                                             "seconds": round(time.perf_counter() - started, 3)})
 
     def _people(self) -> dict[str, str]:
         """Annotator id -> name and email, read at most every :data:`PEOPLE_FOR` seconds; the last answer (or none:

@@ -63,6 +63,12 @@ def test_health_checks_ports_and_volume():
     assert agreement["depends_on"]["label-studio"]["condition"] == "service_healthy"
     assert "label-studio-data:/label-studio/data" in COMPOSE["services"]["label-studio"]["volumes"]
     assert "label-studio-data" in COMPOSE["volumes"]
+    # the saved states: a volume where the service saves them, a directory its user owns in the image
+    state_dir = substitute(agreement["environment"]["AGREEMENT_STATE_DIR"])
+    assert f"agreement-state:{state_dir}" in agreement["volumes"] and "agreement-state" in COMPOSE["volumes"]
+    assert f"mkdir {state_dir} && chown agreement:agreement {state_dir}" in DOCKERFILE
+    shards = yaml.safe_load((ROOT / "docker" / "docker-compose.shards.yml").read_text())
+    assert shards["services"]["agreement-2"]["volumes"] == [f"agreement-state-2:{state_dir}"]
 
 
 def test_the_commands_are_valid_invocations_of_the_installed_script():

@@ -162,8 +162,10 @@ def test_the_stack_comes_up_scores_and_keeps_everything_across_down_and_up(stack
              "a full pass and its writes")
     assert meta(tasks[0])["agreement"]["alpha"] == pytest.approx(-1.0)  # D_o = 1, D_e = 2*3*1/(4*3) = 0.5
     before = {task: meta(task) for task in tasks}
+    wait_for(lambda: status(stack, project.id)["saved_state"].get("saved", {}).get("n_tasks") == 3, 30,
+             "the project's state saved")
 
-    # down and up again: the volumes keep the database and Label Studio's data.
+    # down and up again: the volumes keep the database, Label Studio's data and the project's saved state.
     stack.compose("down", "--timeout", "20")
     assert not podman("ps", "-a", "--filter", f"label=io.podman.compose.project={stack.project}",
                       "--format", "{{.Names}}").stdout.split()
@@ -177,8 +179,12 @@ def test_the_stack_comes_up_scores_and_keeps_everything_across_down_and_up(stack
     assert {task: meta(task) for task in tasks} == before
     assert len(admin.annotations.list(id=tasks[0])) == 2
     assert any((v.data or {}).get("title") == "Low agreement" for v in admin.views.list(project=project.id))
-    # The service picks up where it was: a new annotation still reaches meta.
+    # The service picks up where it was: its state restored, it reads only what changed, and a new annotation
+    # still reaches meta.
     wait_for(lambda: status(stack, project.id)["passes"] >= 1, 60, "the restarted service's first pass")
+    restarted_status = status(stack, project.id)
+    assert restarted_status["saved_state"]["restored"]["n_tasks"] == 3, restarted_status["saved_state"]
+    assert restarted_status["last_pass"]["kind"] == "changed"
     users[1].annotations.create(id=tasks[2], result=choice("neg"))
     users[0].annotations.create(id=tasks[2], result=choice("neg"))
     wait_for(lambda: (m := meta(tasks[2]).get("agreement")) and m["n_annotations"] == 2, 30,

@@ -896,3 +896,78 @@ def test_a_changed_settings_file_re_scores_its_projects_and_a_broken_one_is_refu
         assert state.monitors[1].scoring.threshold == 0.25  # the settings in use are kept
         assert fake.meta(1)["agreement"]["flagged"] is False
         assert client.get("/health").status_code == 200
+
+
+# --- the state saved across restarts ---
+
+def _status(client, secret=SECRET):
+    return client.get("/status", headers={"X-Agreement-Secret": secret}).json()["projects"]["1"]
+
+
+def test_a_restarted_service_restores_its_state_and_reads_only_the_tasks_changed_since(tmp_path):
+    fake = FakeLabelStudio([{"id": t, "meta": {}, "annotations": [annotation(2 * t, t, 1, "pos"),
+                                                                  annotation(2 * t + 1, t, 2, "neg" if t % 3 else "pos")]}
+                            for t in range(1, 31)])
+    directory = tmp_path / "states"
+    app = create_app(settings(state_dir=directory), fake)
+    with TestClient(app) as client:
+        state = app.state.agreement
+        assert state.wait_ready(10) and state.writer.wait_idle(10)
+        _one_pass(state)  # reads back what the first pass wrote: the state saved holds every block
+        assert wait_for(lambda: _status(client)["saved_state"].get("saved", {}).get("n_tasks") == 30)
+        saved = _status(client)["saved_state"]["saved"]
+        _one_pass(state)  # nothing changed: nothing saved again
+        assert _status(client)["saved_state"]["saved"] == saved and "restored" not in _status(client)["saved_state"]
+    assert [p.name for p in directory.iterdir()] == ["project-1.state"]
+    fake.annotate(7, annotation(99, 7, 3, "neu"))  # while the service is down
+    fake.reads.clear()
+    app = create_app(settings(state_dir=directory), fake)
+    with TestClient(app) as client:
+        state = app.state.agreement
+        assert state.wait_ready(10) and state.writer.wait_idle(10)
+        assert fake.reads[0][0] == "changed" and fake.reads[0][1] <= 2, fake.reads  # task 7, and the newest again
+        status = _status(client)
+        assert status["saved_state"]["restored"]["n_tasks"] == 30 and status["last_pass"]["kind"] == "changed"
+        assert fake.meta(7)["agreement"]["n_annotations"] == 3
+        batch = ProjectState.from_tasks(fake.tasks(1), CONTROLS, mapping=state.settings.mapping,
+                                        scoring=state.settings.scoring)
+        assert state.monitors[1].state.scores().tasks == batch.scores().tasks
+        assert batch.stale_tasks() == []  # every task in Label Studio carries its block
+        assert wait_for(lambda: _status(client)["saved_state"].get("saved", {}).get("n_tasks") == 30)
+    fake.reads.clear()
+    app = create_app(settings(state_dir=directory, secret="another-s3cret-Secret"), fake)
+    with TestClient(app) as client:
+        state = app.state.agreement
+        assert state.wait_ready(10)
+        refused = _status(client, "another-s3cret-Secret")["saved_state"]["refused"]["reason"]
+        assert "not signed with this service's secret" in refused and "another-s3cret" not in refused
+        assert fake.reads[0] == ("all", 30)
+
+
+def test_a_state_that_cannot_be_saved_is_an_error_of_its_project_and_the_service_goes_on(tmp_path, fake):
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a directory")
+    app = create_app(settings(state_dir=blocked), fake)
+    with TestClient(app) as client:
+        state = app.state.agreement
+        assert state.wait_ready(10)
+        assert wait_for(lambda: "failed" in _status(client)["saved_state"])
+        assert "project 1: state not saved" in client.get("/status", headers={"X-Agreement-Secret": SECRET}).json()[
+            "errors"]
+        assert client.get("/health").status_code == 200
+        fake.annotate(2, annotation(1, 2, 1, "pos"))
+        post(client, created(2, 1))
+        settle(state)
+        assert fake.meta(2)["agreement"]["n_annotations"] == 1
+
+
+def test_a_deleted_project_s_saved_state_goes_with_it(tmp_path, fake):
+    fake.add_project(2, [{"id": 20, "meta": {}, "annotations": [annotation(5, 20, 1, "pos")]}])
+    app = create_app(settings(projects=(1, 2), discover_interval=0.2, state_dir=tmp_path), fake)
+    with TestClient(app):
+        state = app.state.agreement
+        assert state.wait_ready(10)
+        assert wait_for(lambda: {p.name for p in tmp_path.iterdir()} == {"project-1.state", "project-2.state"})
+        fake.delete_project(2)
+        assert wait_for(lambda: state.projects() == [1])
+        assert [p.name for p in tmp_path.iterdir()] == ["project-1.state"]

@@ -1,0 +1,197 @@
+"""A project's state on disk: saved after a service's pass, restored when the service starts again.
+
+A restart otherwise reads every task of every project again before its first
+answer: at Label Studio's pace (``--read-rate``, 200 tasks a second by
+default) a million tasks take about 80 minutes. With ``serve --state-dir``
+the service saves each project's state after a pass that changed it, with the
+``updated_at`` it was read up to, and on its next start restores it and reads
+only the tasks Label Studio changed since (:func:`plugin.reconcile.full_pass`
+with ``incremental``): the file is a hint, Label Studio the truth. The pass
+after a restore reads every task when the label config, the project's options
+or its number of tasks differ from the state's, as any pass of changed tasks
+does, and every ``--full-pass-every`` passes reads every task anyway.
+
+The file holds the state as Python's pickle, which runs code when read, so it
+is signed: an HMAC-SHA256 keyed by the webhook secret over its header and
+body, checked before anything is unpickled. A file that is not signed with
+this service's secret, was altered, was cut short, or was saved by other code
+(:func:`code_digest`: a change of this package's source may change what a
+result maps to) is refused with a one-line reason, and the project is read as
+if no file were there. Files are written to a temporary name and renamed, so a
+crash while saving leaves the previous file; they are readable by their owner
+only, as they hold annotators' names and labels.
+
+File layout: ``MAGIC``, one line of JSON (the header), then the HMAC of the
+header line and the body (32 bytes), then the body.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import os
+import pickle
+import tempfile
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from plugin.state import ProjectState
+
+__all__ = ["FORMAT", "MAGIC", "Restored", "SavedStateError", "Unsaved", "code_digest", "pickled", "read_state", "state_path",
+           "write_state"]
+
+MAGIC = b"ls-agreement project state\n"
+FORMAT = 1
+"""The layout of the file; a file of another layout is refused."""
+_KEY_PURPOSE = b"ls-agreement saved project state"
+_DIGEST = hashlib.sha256().digest_size
+
+
+class SavedStateError(ValueError):
+    """A saved state that cannot be used; the message says why, in one line."""
+
+
+@dataclass(frozen=True)
+class Restored:
+    """A state read back from its file.
+
+    Attributes
+    ----------
+    state : ProjectState
+    watermark : datetime or None
+        The newest ``updated_at`` the state was read up to.
+    saved_at : str
+        When it was saved (ISO 8601, UTC).
+    n_bytes : int
+        The file's size.
+    """
+
+    state: ProjectState
+    watermark: datetime | None
+    saved_at: str
+    n_bytes: int
+
+
+def code_digest() -> str:
+    """A digest of this package's source (``plugin`` and ``agreement``): a state saved by other code is refused."""
+    digest = hashlib.sha256()
+    for package in ("plugin", "agreement"):
+        root = Path(__file__).resolve().parent.parent / package
+        for path in sorted(root.rglob("*.py")):
+            digest.update(path.relative_to(root.parent).as_posix().encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def state_path(directory: Path, project: int) -> Path:
+    """Where ``project``'s state is saved in ``directory``."""
+    return directory / f"project-{project}.state"
+
+
+def _key(secret: str) -> bytes:
+    return hmac.new(secret.encode(), _KEY_PURPOSE, hashlib.sha256).digest()
+
+
+def _signature(secret: str, header: bytes, body: bytes) -> bytes:
+    mac = hmac.new(_key(secret), header, hashlib.sha256)
+    mac.update(body)
+    return mac.digest()
+
+
+@dataclass(frozen=True)
+class Unsaved:
+    """A state pickled (under its monitor's lock), with what its file's header says of it.
+
+    Attributes
+    ----------
+    project : int
+    body : bytes
+        :func:`pickled` of the state.
+    n_tasks : int
+    watermark : datetime or None
+        The newest ``updated_at`` the state was read up to.
+    """
+
+    project: int
+    body: bytes
+    n_tasks: int
+    watermark: datetime | None
+
+
+def pickled(state: ProjectState, *, watermark: datetime | None) -> Unsaved:
+    """``state``, read up to ``watermark``, as the body of its file."""
+    if state.project is None:
+        raise ValueError("Only a Label Studio project's state is saved (this one was read from an export).")
+    return Unsaved(state.project, pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL), len(state.tasks), watermark)
+
+
+def write_state(unsaved: Unsaved, directory: Path, *, secret: str, saved_at: str) -> int:
+    """Save a state (:func:`pickled`) in ``directory``; return the file's size in bytes.
+
+    The file replaces the project's previous one only once it is complete.
+
+    Raises
+    ------
+    OSError
+        If the directory cannot be written (the previous file stays).
+    """
+    header = json.dumps({"format": FORMAT, "project": unsaved.project, "code": code_digest(), "saved_at": saved_at,
+                         "watermark": unsaved.watermark.isoformat() if unsaved.watermark is not None else None,
+                         "n_tasks": unsaved.n_tasks}, sort_keys=True).encode() + b"\n"
+    directory.mkdir(parents=True, exist_ok=True)
+    target = state_path(directory, unsaved.project)
+    handle, temporary = tempfile.mkstemp(dir=directory, prefix=f".{target.name}.", suffix=".part")
+    try:
+        with os.fdopen(handle, "wb") as out:  # mkstemp's file is readable by its owner only
+            out.write(MAGIC)
+            out.write(header)
+            out.write(_signature(secret, header, unsaved.body))
+            out.write(unsaved.body)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(temporary, target)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+    return len(MAGIC) + len(header) + _DIGEST + len(unsaved.body)
+
+
+def read_state(directory: Path, project: int, *, secret: str) -> Restored | None:
+    """The state saved for ``project`` in ``directory``, or None when there is no file.
+
+    Raises
+    ------
+    SavedStateError
+        If the file is unreadable, altered, cut short, signed with another
+        secret, of another layout, saved by other code, or of another project.
+    """
+    path = state_path(directory, project)
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        raise SavedStateError(f"The saved state {path.name} cannot be read ({error.strerror}).") from None
+    if not data.startswith(MAGIC):
+        raise SavedStateError(f"{path.name} is not a saved project state.")
+    end = data.find(b"\n", len(MAGIC))
+    if end < 0 or len(data) < end + 1 + _DIGEST:
+        raise SavedStateError(f"The saved state {path.name} is cut short.")
+    header, signature = data[len(MAGIC):end + 1], data[end + 1:end + 1 + _DIGEST]
+    body = memoryview(data)[end + 1 + _DIGEST:]
+    if not hmac.compare_digest(signature, _signature(secret, header, body)):
+        raise SavedStateError(f"The saved state {path.name} is not signed with this service's secret, or was "
+                              "altered or cut short; it is not read.")
+    fields = json.loads(header)
+    if fields.get("format") != FORMAT or fields.get("code") != code_digest():
+        raise SavedStateError(f"The saved state {path.name} was saved by another version of ls-agreement.")
+    if fields.get("project") != project:
+        raise SavedStateError(f"The saved state {path.name} holds project {fields.get('project')}, not {project}.")
+    state = pickle.loads(body)  # signed by this service: it wrote these bytes
+    if not isinstance(state, ProjectState) or state.project != project:
+        raise SavedStateError(f"The saved state {path.name} does not hold project {project}'s state.")
+    watermark = fields.get("watermark")
+    return Restored(state, datetime.fromisoformat(watermark) if watermark is not None else None,
+                    str(fields.get("saved_at")), len(data))
