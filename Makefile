@@ -66,6 +66,7 @@ bench: $(STAMP) $(LS_STAMP) $(PYGAMMA)
 	$(BIN)/python bench/read_tasks.py
 	$(BIN)/python bench/live_latency.py
 	$(BIN)/python bench/reconcile_pass.py
+	$(BIN)/python bench/restart.py --tasks 10000
 	$(BIN)/python bench/load.py
 	$(BIN)/python bench/mapping_throughput.py --serve
 	$(BIN)/python bench/report_render.py --serve --references --repeat 3

@@ -355,7 +355,7 @@ class ProjectMonitor:
         pass then reads only the tasks changed since ``watermark`` (:meth:`restored`)."""
         with self._lock:
             assert self.state is None, "A saved state is restored only before the first pass."
-            self.install(state, watermark=watermark)
+            self._deferred.update(self.install(state, watermark=watermark))  # events' tasks: after that pass too
             self._saved_version = self.version()
             self._saved["restored"] = {"saved_at": saved_at, "n_tasks": len(state.tasks), "bytes": n_bytes}
 

@@ -484,7 +484,7 @@ class ServiceState:
     def _run_pass(self, project: int) -> None:
         with self.lock:
             monitor = self.monitors[project]
-        if self.settings.state_dir is not None and monitor.state is None and not monitor.saved_state():
+        if self.settings.state_dir is not None and not monitor.saved_state():  # its first pass: none tried yet
             self._restore(monitor, self.settings.state_dir)
         incremental = monitor.restored() or monitor.passes % max(1, self.settings.full_pass_every) != 0
         report = full_pass(self.client, monitor, max_rate=self.settings.read_rate, incremental=incremental)
