@@ -2,9 +2,11 @@
 
 Starts a throwaway Label Studio (SQLite, loopback), imports N tasks with three
 annotations each, waits out the 60 s margin a pass of changed tasks reads
-before its watermark, and reads the project once with the service's pass (the
-state a running service holds), which is saved as ``serve --state-dir`` saves
-it. Then 1% of the tasks get one more annotation, as if made while the service
+before its watermark (the newest ``updated_at`` it read), gives 0.1% of the
+tasks one more annotation (the last work before the service's last pass, which
+that margin reads again), and reads the project once with the service's pass
+(the state a running service holds), which is saved as ``serve --state-dir``
+saves it. Then 1% of the tasks get one more annotation, as if made while the service
 was down, and the service's first pass after a restart is timed both ways:
 
 1. without a saved state: a fresh state, every task read (what every start did
@@ -45,6 +47,14 @@ from plugin.settings import Connection, MappingOptions, ScoringOptions
 SECRET = "bench-restart-secret-0123"
 
 
+def annotate(admin: LabelStudio, tasks: list[int], annotator: int, rnd: random.Random) -> None:
+    """One more annotation on each of ``tasks``, by ``annotator`` (moves each task's ``updated_at``)."""
+    for task in tasks:
+        admin.annotations.create(id=task, completed_by=annotator, result=[
+            {"from_name": "sentiment", "to_name": "text", "type": "choices",
+             "value": {"choices": [rnd.choice(SENTIMENTS)]}}])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", type=int, default=10_000)
@@ -66,22 +76,21 @@ def main() -> None:
         client = LabelStudioClient(Connection(url=server.url, api_key=server.token, page_size=args.page_size,
                                               timeout=600))
         options = {"mapping": MappingOptions(), "scoring": ScoringOptions()}
+        ids = [task["id"] for task in client.tasks(project)]
+        rnd = random.Random(1)
+        # The last work before the service's last pass: a pass of changed tasks reads those in the margin again.
+        annotate(admin, rnd.sample(ids, max(1, args.tasks // 1000)), annotators[3], rnd)
 
         running = ProjectMonitor(project, **options)
         full_pass(client, running)  # the service before its restart
-        ids = sorted(running.state.tasks)  # type: ignore[union-attr]
         started = time.perf_counter()
         unsaved, _ = running.unsaved()  # type: ignore[misc]
         size = write_state(unsaved, Path(directory), secret=SECRET, saved_at=now_iso())
         saved = time.perf_counter() - started
         del running, unsaved
 
-        rnd = random.Random(1)  # made while the service is down
-        changed = rnd.sample(ids, max(1, args.tasks // 100))
-        for task in changed:
-            admin.annotations.create(id=task, completed_by=annotators[3], result=[
-                {"from_name": "sentiment", "to_name": "text", "type": "choices",
-                 "value": {"choices": [rnd.choice(SENTIMENTS)]}}])
+        changed = rnd.sample(ids, max(1, args.tasks // 100))  # made while the service is down
+        annotate(admin, changed, annotators[3], rnd)
 
         cold = ProjectMonitor(project, **options)
         started = time.perf_counter()

@@ -914,8 +914,9 @@ def test_a_restarted_service_restores_its_state_and_reads_only_the_tasks_changed
         state = app.state.agreement
         assert state.wait_ready(10) and state.writer.wait_idle(10)
         _one_pass(state)  # reads back what the first pass wrote: the state saved holds every block
-        assert wait_for(lambda: _status(client)["saved_state"].get("saved", {}).get("n_tasks") == 30)
+        assert wait_for(lambda: state.monitors[1].unsaved() is None)  # that pass's state is on disk
         saved = _status(client)["saved_state"]["saved"]
+        assert saved["n_tasks"] == 30 and saved["bytes"] == (directory / "project-1.state").stat().st_size
         _one_pass(state)  # nothing changed: nothing saved again
         assert _status(client)["saved_state"]["saved"] == saved and "restored" not in _status(client)["saved_state"]
     assert [p.name for p in directory.iterdir()] == ["project-1.state"]
