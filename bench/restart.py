@@ -85,7 +85,7 @@ def main() -> None:
         full_pass(client, running)  # the service before its restart
         started = time.perf_counter()
         unsaved, _ = running.unsaved()  # type: ignore[misc]
-        size = write_state(unsaved, Path(directory), secret=SECRET, saved_at=now_iso())
+        size = write_state(unsaved, Path(directory), secret=SECRET, saved_at=now_iso(), source=server.url)
         saved = time.perf_counter() - started
         del running, unsaved
 
@@ -99,7 +99,7 @@ def main() -> None:
 
         warm = ProjectMonitor(project, **options)
         started = time.perf_counter()
-        restored = read_state(Path(directory), project, secret=SECRET)
+        restored = read_state(Path(directory), project, secret=SECRET, source=server.url)
         assert restored is not None
         warm.restore(restored.state, watermark=restored.watermark, saved_at=restored.saved_at,
                      n_bytes=restored.n_bytes)

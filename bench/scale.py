@@ -204,7 +204,7 @@ def measure_save(state: Any, directory: Path) -> dict[str, float]:
     started = time.perf_counter()
     unsaved = pickled(state, watermark=None)
     pickling = time.perf_counter() - started
-    size = write_state(unsaved, directory, secret="bench-secret", saved_at="now")
+    size = write_state(unsaved, directory, secret="bench-secret", saved_at="now", source="bench")
     return {"pickle_s": pickling, "save_s": time.perf_counter() - started, "file_bytes": size}
 
 
@@ -214,7 +214,7 @@ def measure_restore(directory: Path, answer: list[int]) -> dict[str, float]:
     from plugin.saved_state import read_state
 
     started = time.perf_counter()
-    restored = read_state(directory, 1, secret="bench-secret")
+    restored = read_state(directory, 1, secret="bench-secret", source="bench")
     restoring = time.perf_counter() - started
     assert restored is not None and restored.state.stale_tasks() == answer
     return {"restore_s": restoring}

@@ -6,20 +6,26 @@ default) a million tasks take about 80 minutes. With ``serve --state-dir``
 the service saves each project's state after a pass that changed it, with the
 ``updated_at`` it was read up to, and on its next start restores it and reads
 only the tasks Label Studio changed since (:func:`plugin.reconcile.full_pass`
-with ``incremental``): the file is a hint, Label Studio the truth. The pass
-after a restore reads every task when the label config, the project's options
-or its number of tasks differ from the state's, as any pass of changed tasks
-does, and every ``--full-pass-every`` passes reads every task anyway.
+with ``incremental``): the file is a hint, Label Studio the truth. The
+service does not restore a state mapped with another label config or other
+options than the project's now (events would be scored with the old ones);
+the pass after a restore reads every task when the number of tasks differs
+from the state's, as any pass of changed tasks does, and every
+``--full-pass-every`` passes read every task anyway.
 
-The file holds the state as Python's pickle, which runs code when read, so it
-is signed: an HMAC-SHA256 keyed by the webhook secret over its header and
-body, checked before anything is unpickled. A file that is not signed with
-this service's secret, was altered, was cut short, or was saved by other code
-(:func:`code_digest`: a change of this package's source may change what a
-result maps to) is refused with a one-line reason, and the project is read as
-if no file were there. Files are written to a temporary name and renamed, so a
-crash while saving leaves the previous file; they are readable by their owner
-only, as they hold annotators' names and labels.
+The file holds the state as Python's pickle, which can run code when read, so
+it is signed (an HMAC-SHA256 keyed by the webhook secret over its header and
+body, checked before anything is unpickled) and unpickled with a restricted
+unpickler that names only this package's classes and plain containers,
+numbers and numpy arrays (the webhook secret is known to Label Studio, which
+sends it with every event). A file that is not signed with this service's
+secret, was altered or cut short, was saved by other code (:func:`code_digest`:
+a change of this package's source may change what a result maps to) or from
+another Label Studio (its URL), or names anything else, is refused with a
+one-line reason, and the project is read as if no file were there. Files are
+written to a temporary name, synced and renamed, so a crash while saving
+leaves the previous file; they are readable by their owner only, as they hold
+annotators' names and labels.
 
 File layout: ``MAGIC``, one line of JSON (the header), then the HMAC of the
 header line and the body (32 bytes), then the body.
@@ -29,13 +35,20 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import io
 import json
 import os
 import pickle
+import sys
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
 
 from plugin.state import ProjectState
 
@@ -74,13 +87,14 @@ class Restored:
     n_bytes: int
 
 
-def code_digest() -> str:
-    """A digest of this package's source (``plugin`` and ``agreement``): a state saved by other code is refused."""
-    digest = hashlib.sha256()
+def code_digest(root: Path | None = None) -> str:
+    """A digest of this package's source (``plugin`` and ``agreement`` under ``root``, by default where this module
+    is installed), and of the Python and numpy versions: a state saved by other code is refused."""
+    root = Path(__file__).resolve().parent.parent if root is None else root
+    digest = hashlib.sha256(f"{sys.version_info[:2]} numpy {np.__version__}".encode())
     for package in ("plugin", "agreement"):
-        root = Path(__file__).resolve().parent.parent / package
-        for path in sorted(root.rglob("*.py")):
-            digest.update(path.relative_to(root.parent).as_posix().encode())
+        for path in sorted((root / package).rglob("*.py")):
+            digest.update(path.relative_to(root).as_posix().encode())
             digest.update(path.read_bytes())
     return digest.hexdigest()
 
@@ -88,6 +102,33 @@ def code_digest() -> str:
 def state_path(directory: Path, project: int) -> Path:
     """Where ``project``'s state is saved in ``directory``."""
     return directory / f"project-{project}.state"
+
+
+_NUMPY = frozenset({"_frombuffer", "_reconstruct", "dtype", "ndarray", "scalar"})
+_OUTSIDE: Mapping[str, frozenset[str]] = MappingProxyType({
+    "array": frozenset({"array", "_array_reconstructor"}),
+    "builtins": frozenset({"bool", "bytearray", "bytes", "complex", "dict", "float", "frozenset", "int", "list",
+                           "range", "set", "slice", "str", "tuple"}),
+    "collections": frozenset({"Counter", "OrderedDict", "defaultdict", "deque"}),
+    "datetime": frozenset({"date", "datetime", "timedelta", "timezone"}),
+    **dict.fromkeys(("numpy", "numpy._core.multiarray", "numpy._core.numeric", "numpy.core.multiarray",
+                     "numpy.core.numeric"), _NUMPY),
+})
+"""What a state's pickle may name beyond this package's own classes: containers, numbers and numpy arrays."""
+
+
+class _StateUnpickler(pickle.Unpickler):
+    """Unpickles a project state and nothing else: this package's classes, and :data:`_OUTSIDE`'s names (a signed
+    file is this service's own; this keeps a file signed by someone who learnt the secret from running code)."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        if module.split(".")[0] in ("plugin", "agreement"):
+            found = super().find_class(module, name)
+            if isinstance(found, type):
+                return found
+        elif name in _OUTSIDE.get(module, frozenset()):
+            return super().find_class(module, name)
+        raise pickle.UnpicklingError(f"{module}.{name} is not part of a project state")
 
 
 def _key(secret: str) -> bytes:
@@ -127,21 +168,26 @@ def pickled(state: ProjectState, *, watermark: datetime | None) -> Unsaved:
     return Unsaved(state.project, pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL), len(state.tasks), watermark)
 
 
-def write_state(unsaved: Unsaved, directory: Path, *, secret: str, saved_at: str) -> int:
-    """Save a state (:func:`pickled`) in ``directory``; return the file's size in bytes.
+def write_state(unsaved: Unsaved, directory: Path, *, secret: str, saved_at: str, source: str) -> int:
+    """Save a state (:func:`pickled`) of the Label Studio at ``source`` (its URL) in ``directory``; return the
+    file's size in bytes.
 
-    The file replaces the project's previous one only once it is complete.
+    The file replaces the project's previous one only once it is complete and
+    synced; what a save that was killed half-way left is removed first.
 
     Raises
     ------
     OSError
         If the directory cannot be written (the previous file stays).
     """
-    header = json.dumps({"format": FORMAT, "project": unsaved.project, "code": code_digest(), "saved_at": saved_at,
-                         "watermark": unsaved.watermark.isoformat() if unsaved.watermark is not None else None,
-                         "n_tasks": unsaved.n_tasks}, sort_keys=True).encode() + b"\n"
+    header = json.dumps({"format": FORMAT, "project": unsaved.project, "source": source, "code": code_digest(),
+                         "saved_at": saved_at, "n_tasks": unsaved.n_tasks,
+                         "watermark": unsaved.watermark.isoformat() if unsaved.watermark is not None else None},
+                        sort_keys=True).encode() + b"\n"
     directory.mkdir(parents=True, exist_ok=True)
     target = state_path(directory, unsaved.project)
+    for leftover in directory.glob(f".{target.name}.*.part"):  # one saver per project: these are a killed save's
+        leftover.unlink(missing_ok=True)
     handle, temporary = tempfile.mkstemp(dir=directory, prefix=f".{target.name}.", suffix=".part")
     try:
         with os.fdopen(handle, "wb") as out:  # mkstemp's file is readable by its owner only
@@ -155,17 +201,24 @@ def write_state(unsaved: Unsaved, directory: Path, *, secret: str, saved_at: str
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+    folder = os.open(directory, os.O_RDONLY)
+    try:  # the rename itself survives a crash
+        os.fsync(folder)
+    finally:
+        os.close(folder)
     return len(MAGIC) + len(header) + _DIGEST + len(unsaved.body)
 
 
-def read_state(directory: Path, project: int, *, secret: str) -> Restored | None:
-    """The state saved for ``project`` in ``directory``, or None when there is no file.
+def read_state(directory: Path, project: int, *, secret: str, source: str) -> Restored | None:
+    """The state saved for ``project`` of the Label Studio at ``source`` in ``directory``, or None when there is no
+    file.
 
     Raises
     ------
     SavedStateError
         If the file is unreadable, altered, cut short, signed with another
-        secret, of another layout, saved by other code, or of another project.
+        secret, of another layout, saved by other code, of another Label
+        Studio or of another project, or names what a state never holds.
     """
     path = state_path(directory, project)
     try:
@@ -187,9 +240,16 @@ def read_state(directory: Path, project: int, *, secret: str) -> Restored | None
     fields = json.loads(header)
     if fields.get("format") != FORMAT or fields.get("code") != code_digest():
         raise SavedStateError(f"The saved state {path.name} was saved by another version of ls-agreement.")
+    if fields.get("source") != source:
+        raise SavedStateError(f"The saved state {path.name} was read from another Label Studio "
+                              f"({fields.get('source')}).")
     if fields.get("project") != project:
         raise SavedStateError(f"The saved state {path.name} holds project {fields.get('project')}, not {project}.")
-    state = pickle.loads(body)  # signed by this service: it wrote these bytes
+    try:
+        state = _StateUnpickler(io.BytesIO(body)).load()
+    except Exception as error:  # noqa: BLE001 (signed, yet not a state this code reads)
+        raise SavedStateError(f"The saved state {path.name} cannot be read back ({type(error).__name__}: "
+                              f"{str(error)[:200]}).") from None
     if not isinstance(state, ProjectState) or state.project != project:
         raise SavedStateError(f"The saved state {path.name} does not hold project {project}'s state.")
     watermark = fields.get("watermark")

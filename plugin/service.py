@@ -47,7 +47,7 @@ import queue
 import threading
 import time
 from collections import Counter, deque
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -60,7 +60,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 from plugin import __version__
 from plugin.clock import now_iso
 from plugin.events import EVENTS, BadEvent, Event, parse_body, parse_event
-from plugin.labelconfig import parse_label_config
+from plugin.labelconfig import Control, parse_label_config
 from plugin.labelstudio import LabelStudioClient, LabelStudioNotFound, annotator_names, one_line
 from plugin.monitor import ProjectMonitor
 from plugin.project_settings import ProjectOptions, ProjectSettings, read_project_settings
@@ -389,7 +389,7 @@ class ServiceState:
             try:
                 state_path(self.settings.state_dir, project).unlink(missing_ok=True)
             except OSError as error:
-                log.warning("Project %s: its saved state could not be removed (%s).", project, one_line(error))
+                self._state_file_error(project, "saved state not removed", error)
         log.info("Project %s: no longer monitored (%s).", project, reason)
 
     def discover(self) -> tuple[list[int], list[int]]:
@@ -484,10 +484,14 @@ class ServiceState:
     def _run_pass(self, project: int) -> None:
         with self.lock:
             monitor = self.monitors[project]
+        controls = None
         if self.settings.state_dir is not None and not monitor.saved_state():  # its first pass: none tried yet
-            self._restore(monitor, self.settings.state_dir)
-        incremental = monitor.restored() or monitor.passes % max(1, self.settings.full_pass_every) != 0
-        report = full_pass(self.client, monitor, max_rate=self.settings.read_rate, incremental=incremental)
+            controls = parse_label_config(self.client.label_config(project))
+            self._restore(monitor, self.settings.state_dir, controls)
+        every = max(1, self.settings.full_pass_every)
+        incremental = (monitor.restored() and every > 1) or monitor.passes % every != 0
+        report = full_pass(self.client, monitor, controls=controls, max_rate=self.settings.read_rate,
+                           incremental=incremental)
         self.writer.request(project, report.stale, background=True)
         people = self._people()
         source = (monitor.version(), people)
@@ -509,11 +513,18 @@ class ServiceState:
         if self.settings.state_dir is not None:
             self._save(monitor, self.settings.state_dir)
 
-    def _restore(self, monitor: ProjectMonitor, directory: Path) -> None:
-        """Put the project's saved state in place, if its file is there and sound; else say why it was not."""
+    def _restore(self, monitor: ProjectMonitor, directory: Path, controls: Mapping[str, Control]) -> None:
+        """Put the project's saved state in place, if its file is there and sound and the state was mapped with
+        ``controls`` (the label config as just read) and the project's options; else say why it was not."""
         started = time.perf_counter()
         try:
-            restored = read_state(directory, monitor.project, secret=self.settings.secret)
+            restored = read_state(directory, monitor.project, secret=self.settings.secret,
+                                  source=self.settings.connection.url)
+            options = monitor.options()
+            if restored is not None and (
+                    restored.state.control_specs != dict(sorted(controls.items()))
+                    or (restored.state.mapping, restored.state.scoring) != (options.mapping, options.scoring)):
+                raise SavedStateError("The saved state was mapped with another label config or other options.")
         except Exception as error:  # noqa: BLE001 (any file that cannot be used: the project is read)
             reason = str(error) if isinstance(error, SavedStateError) else f"unreadable ({one_line(error)})"
             monitor.record_saved_state("refused", {"at": now_iso(), "reason": reason})
@@ -528,24 +539,30 @@ class ServiceState:
                  monitor.project, len(restored.state.tasks), restored.saved_at, time.perf_counter() - started)
 
     def _save(self, monitor: ProjectMonitor, directory: Path) -> None:
-        """Save the project's state if it changed since it was last saved (or restored)."""
+        """Save the project's state if it changed since it was last saved (or restored); a save that fails is the
+        project's error, and the next pass that changes the state tries again."""
         started = time.perf_counter()
-        unsaved = monitor.unsaved()  # pickled under the project's lock, written after it
-        if unsaved is None:
-            return
-        state, version = unsaved
         try:
-            size = write_state(state, directory, secret=self.settings.secret, saved_at=now_iso())
-        except OSError as error:
-            reason = one_line(error)
-            monitor.record_saved_state("failed", {"at": now_iso(), "reason": reason})
-            with self.lock:
-                self.errors.add(f"project {monitor.project}: state not saved", reason)
-            log.warning("Project %s: its state could not be saved (%s).", monitor.project, reason)
+            unsaved = monitor.unsaved()  # pickled under the project's lock, written after it
+            if unsaved is None:
+                return
+            state, version = unsaved
+            size = write_state(state, directory, secret=self.settings.secret, saved_at=now_iso(),
+                               source=self.settings.connection.url)
+        except Exception as error:  # noqa: BLE001 (a full disk, memory: the service goes on without the file)
+            self._state_file_error(monitor.project, "state not saved", error)
+            monitor.record_saved_state("failed", {"at": now_iso(), "reason": one_line(error)})
             return
         monitor.mark_saved(version)
         monitor.record_saved_state("saved", {"at": now_iso(), "n_tasks": state.n_tasks, "bytes": size,
                                              "seconds": round(time.perf_counter() - started, 3)})
+
+    def _state_file_error(self, project: int, what: str, error: Exception) -> None:
+        """Count a failure with a project's saved state in ``/status`` ``errors`` and log it."""
+        reason = one_line(error)
+        with self.lock:
+            self.errors.add(f"project {project}: {what}", reason)
+        log.warning("Project %s: %s (%s).", project, what, reason)
 
     def _people(self) -> dict[str, str]:
         """Annotator id -> name and email, read at most every :data:`PEOPLE_FOR` seconds; the last answer (or none:

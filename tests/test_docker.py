@@ -67,6 +67,7 @@ def test_health_checks_ports_and_volume():
     state_dir = substitute(agreement["environment"]["AGREEMENT_STATE_DIR"])
     assert f"agreement-state:{state_dir}" in agreement["volumes"] and "agreement-state" in COMPOSE["volumes"]
     assert f"mkdir {state_dir} && chown agreement:agreement {state_dir}" in DOCKERFILE
+    assert f"ENV AGREEMENT_STATE_DIR={state_dir}" in DOCKERFILE and f"VOLUME {state_dir}" in DOCKERFILE
     shards = yaml.safe_load((ROOT / "docker" / "docker-compose.shards.yml").read_text())
     assert shards["services"]["agreement-2"]["volumes"] == [f"agreement-state-2:{state_dir}"]
 

@@ -3,7 +3,10 @@
 import copy
 import os
 import pickle
+import posix
+import shutil
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -18,6 +21,7 @@ from plugin.settings import MappingOptions, ReviewOptions, ScoringOptions
 from plugin.state import ProjectState
 
 SECRET = "s3cret-for-the-state-file-tests"
+SOURCE = "http://label-studio.test:8080"
 WATERMARK = datetime(2026, 11, 26, 12, 30, 5, 123456, tzinfo=UTC)
 SCORING = ScoringOptions(n_resamples=20)
 
@@ -29,8 +33,13 @@ def demo_state(n=40, seed=3, project=7):
     return state, tasks
 
 
-def saved(tmp_path, state, secret=SECRET):
-    return write_state(pickled(state, watermark=WATERMARK), tmp_path, secret=secret, saved_at="2026-11-26T12:31:00Z")
+def saved(tmp_path, state, secret=SECRET, source=SOURCE):
+    return write_state(pickled(state, watermark=WATERMARK), tmp_path, secret=secret, saved_at="2026-11-26T12:31:00Z",
+                       source=source)
+
+
+def read(directory, project=7, secret=SECRET, source=SOURCE):
+    return read_state(directory, project, secret=secret, source=source)
 
 
 def same_scores(one, other):
@@ -46,12 +55,12 @@ def test_a_state_read_back_scores_and_diffs_as_the_state_saved(tmp_path):
     path = state_path(tmp_path, 7)
     assert path.stat().st_size == size and (path.stat().st_mode & 0o777) == 0o600
     assert not [p for p in tmp_path.iterdir() if p != path]  # no temporary file left
-    restored = read_state(tmp_path, 7, secret=SECRET)
+    restored = read(tmp_path)
     assert restored.watermark == WATERMARK and restored.saved_at == "2026-11-26T12:31:00Z"
     assert restored.n_bytes == size and len(restored.state.tasks) == 40
     assert restored.state.stale_tasks() == state.stale_tasks()
     same_scores(restored.state, state)
-    assert read_state(tmp_path, 8, secret=SECRET) is None  # no file: nothing to restore
+    assert read(tmp_path, 8) is None  # no file: nothing to restore
 
 
 @settings(max_examples=15, deadline=None)
@@ -65,7 +74,7 @@ def test_a_restored_state_goes_on_as_the_state_it_was_saved_from(tmp_path_factor
         state.stale_tasks()
     directory = tmp_path_factory.mktemp("states")
     saved(directory, state)
-    restored = read_state(directory, 7, secret=SECRET).state
+    restored = read(directory).state
     review = ReviewOptions(mirror_to_data=rnd.random() < 0.5)
     for _ in range(rnd.randint(1, 6)):
         task = copy.deepcopy(rnd.choice(tasks))
@@ -86,7 +95,7 @@ def test_a_restored_state_goes_on_as_the_state_it_was_saved_from(tmp_path_factor
 
 def _refused(tmp_path, match, secret=SECRET):
     with pytest.raises(SavedStateError, match=match) as raised:
-        read_state(tmp_path, 7, secret=secret)
+        read(tmp_path, secret=secret)
     assert "\n" not in str(raised.value)
 
 
@@ -120,12 +129,41 @@ def test_a_file_of_other_code_or_of_another_project_is_refused(tmp_path, monkeyp
     saved(tmp_path, state)
     os.replace(state_path(tmp_path, 7), state_path(tmp_path, 9))
     with pytest.raises(SavedStateError, match="holds project 7, not 9"):
-        read_state(tmp_path, 9, secret=SECRET)
+        read(tmp_path, 9)
 
 
-def test_the_code_digest_follows_the_source():
-    assert saved_state.code_digest() == saved_state.code_digest()
-    assert len(saved_state.code_digest()) == 64
+def test_the_code_digest_follows_the_source(tmp_path):
+    installed = saved_state.code_digest()
+    root = Path(saved_state.__file__).resolve().parent.parent
+    for package in ("plugin", "agreement"):
+        shutil.copytree(root / package, tmp_path / package, ignore=shutil.ignore_patterns("__pycache__"))
+    assert saved_state.code_digest(tmp_path) == installed
+    mapping = tmp_path / "plugin" / "mapping" / "choices.py"
+    mapping.write_text(mapping.read_text() + "\n# a change\n")
+    assert saved_state.code_digest(tmp_path) != installed
+
+
+def test_a_file_of_another_label_studio_is_refused(tmp_path):
+    state, _ = demo_state(n=3)
+    saved(tmp_path, state, source="http://another-label-studio:8080")
+    _refused(tmp_path, r"read from another Label Studio \(http://another-label-studio:8080\)")
+
+
+class Planted:
+    """What a file signed by someone who learnt the secret could hold: a call of anything on unpickling."""
+
+    def __reduce__(self):
+        return (os.system, ("echo planted",))
+
+
+def test_a_signed_file_that_names_anything_but_a_state_s_classes_is_refused(tmp_path, monkeypatch):
+    state, _ = demo_state(n=3)
+    monkeypatch.setattr(state, "refused", Planted(), raising=False)
+    saved(tmp_path, state)  # signed with the service's secret
+    calls = []
+    monkeypatch.setattr(posix, "system", calls.append)  # what a plain pickle.loads would call
+    _refused(tmp_path, "cannot be read back .*posix.system is not part of a project state")
+    assert calls == []
 
 
 def test_a_save_that_fails_leaves_the_previous_file_and_no_part(tmp_path, monkeypatch):
@@ -144,6 +182,16 @@ def test_a_save_that_fails_leaves_the_previous_file_and_no_part(tmp_path, monkey
     assert [p.name for p in tmp_path.iterdir()] == ["project-7.state"]
 
 
+def test_a_killed_save_s_leftover_is_removed_by_the_next_save(tmp_path):
+    state, _ = demo_state(n=3)
+    leftover = tmp_path / ".project-7.state.k1ll3d.part"
+    leftover.write_bytes(b"half a state")
+    other = tmp_path / ".project-70.state.x.part"  # another project's save, perhaps under way
+    other.write_bytes(b"")
+    saved(tmp_path, state)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [other.name, "project-7.state"]
+
+
 def test_only_a_label_studio_project_s_state_is_saved():
     state, _ = demo_state(n=3, project=None)
     with pytest.raises(ValueError, match="read from an export"):
@@ -152,5 +200,5 @@ def test_only_a_label_studio_project_s_state_is_saved():
 
 def test_a_watermark_of_none_reads_back_as_none(tmp_path):
     state, _ = demo_state(n=3)
-    write_state(pickled(state, watermark=None), tmp_path, secret=SECRET, saved_at="now")
-    assert read_state(tmp_path, 7, secret=SECRET).watermark is None
+    write_state(pickled(state, watermark=None), tmp_path, secret=SECRET, saved_at="now", source=SOURCE)
+    assert read(tmp_path).watermark is None

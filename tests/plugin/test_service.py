@@ -918,6 +918,7 @@ def test_a_restarted_service_restores_its_state_and_reads_only_the_tasks_changed
         saved = _status(client)["saved_state"]["saved"]
         assert saved["n_tasks"] == 30 and saved["bytes"] == (directory / "project-1.state").stat().st_size
         _one_pass(state)  # nothing changed: nothing saved again
+        _one_pass(state)  # the supervisor saves after a pass and before the next: the first one's save is done
         assert _status(client)["saved_state"]["saved"] == saved and "restored" not in _status(client)["saved_state"]
     assert [p.name for p in directory.iterdir()] == ["project-1.state"]
     fake.annotate(7, annotation(99, 7, 3, "neu"))  # while the service is down
@@ -962,6 +963,24 @@ def test_a_state_that_cannot_be_saved_is_an_error_of_its_project_and_the_service
         assert fake.meta(2)["agreement"]["n_annotations"] == 1
 
 
+def test_a_state_that_cannot_be_pickled_is_a_failed_save_not_a_failed_pass(tmp_path, fake, monkeypatch):
+    def out_of_memory(state, *, watermark):
+        raise MemoryError()
+
+    monkeypatch.setattr("plugin.monitor.pickled", out_of_memory)
+    app = create_app(settings(state_dir=tmp_path), fake)
+    with TestClient(app) as client:
+        state = app.state.agreement
+        assert state.wait_ready(10)
+        assert wait_for(lambda: "failed" in _status(client)["saved_state"])
+        errors = client.get("/status", headers={"X-Agreement-Secret": SECRET}).json()["errors"]
+        assert "project 1: state not saved" in errors and "project 1: pass failed" not in errors
+        passes = state.monitors[1].passes
+        state.request_pass(1)
+        assert wait_for(lambda: state.monitors[1].passes > passes)  # passes go on
+        assert list(tmp_path.iterdir()) == []
+
+
 def test_a_deleted_project_s_saved_state_goes_with_it(tmp_path, fake):
     fake.add_project(2, [{"id": 20, "meta": {}, "annotations": [annotation(5, 20, 1, "pos")]}])
     app = create_app(settings(projects=(1, 2), discover_interval=0.2, state_dir=tmp_path), fake)
@@ -970,5 +989,37 @@ def test_a_deleted_project_s_saved_state_goes_with_it(tmp_path, fake):
         assert state.wait_ready(10)
         assert wait_for(lambda: {p.name for p in tmp_path.iterdir()} == {"project-1.state", "project-2.state"})
         fake.delete_project(2)
-        assert wait_for(lambda: state.projects() == [1])
-        assert [p.name for p in tmp_path.iterdir()] == ["project-1.state"]
+        assert wait_for(lambda: [p.name for p in tmp_path.iterdir()] == ["project-1.state"])
+        assert state.projects() == [1]
+
+
+def test_a_saved_state_of_another_label_config_is_not_restored(tmp_path):
+    """The config changed while the service was down: no event may be scored with the old one, so every task is
+    read before any is."""
+    fake = FakeLabelStudio([{"id": t, "meta": {}, "annotations": [annotation(t, t, 1, "pos")]} for t in (1, 2, 3)])
+    app = create_app(settings(state_dir=tmp_path), fake)
+    with TestClient(app) as client:
+        state = app.state.agreement
+        assert state.wait_ready(10)
+        assert wait_for(lambda: "saved" in _status(client)["saved_state"])
+    fake.configs[1] = CONFIG.replace('<Choice value="neu"/>', '<Choice value="neu"/><Choice value="mixed"/>')
+    fake.reads.clear()
+    app = create_app(settings(state_dir=tmp_path), fake)
+    with TestClient(app) as client:
+        state = app.state.agreement
+        assert state.wait_ready(10)
+        refused = _status(client)["saved_state"]["refused"]["reason"]
+        assert refused == "The saved state was mapped with another label config or other options."
+        assert fake.reads[0] == ("all", 3) and "mixed" in str(state.monitors[1].state.control_specs["sentiment"])
+
+
+def test_a_full_pass_every_pass_reads_every_task_after_a_restore_too(tmp_path, fake):
+    for run in range(2):
+        fake.reads.clear()
+        app = create_app(settings(state_dir=tmp_path, full_pass_every=1), fake)
+        with TestClient(app) as client:
+            state = app.state.agreement
+            assert state.wait_ready(10)
+            if not run:
+                assert wait_for(lambda: "saved" in _status(client)["saved_state"])
+            assert fake.reads[0] == ("all", 3) and ("restored" in _status(client)["saved_state"]) == bool(run)
