@@ -324,6 +324,11 @@ def _projects(given: list[str]) -> tuple[bool, tuple[int, ...]]:
     return False, tuple(int(value) for value in values)
 
 
+def _path(given: str | None) -> Path | None:
+    """A path from an environment variable; unset or empty is none."""
+    return Path(given) if given else None
+
+
 def _shard(given: str | None) -> tuple[int, int] | None:
     """``--shard K/N``: this service's share of the projects, or None for every project named.
 
@@ -352,8 +357,7 @@ def _run_serve(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         all_projects, project_ids = _projects(args.project or os.environ.get("AGREEMENT_PROJECTS", "")
                                               .replace(",", " ").split())
         mapping, scoring = _options(args)
-        settings_file = args.settings or (Path(os.environ["AGREEMENT_SETTINGS"])
-                                          if os.environ.get("AGREEMENT_SETTINGS") else None)
+        settings_file = args.settings or _path(os.environ.get("AGREEMENT_SETTINGS"))
         if settings_file is not None:  # refused here, in one line, rather than when the service starts
             from plugin.project_settings import ProjectOptions, read_project_settings
 
@@ -369,8 +373,7 @@ def _run_serve(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
                                    all_projects=all_projects, discover_interval=args.discover_interval,
                                    settings_file=settings_file,
                                    shard=_shard(args.shard or os.environ.get("AGREEMENT_SHARD")),
-                                   state_dir=args.state_dir or (Path(os.environ["AGREEMENT_STATE_DIR"])
-                                                                if os.environ.get("AGREEMENT_STATE_DIR") else None))
+                                   state_dir=args.state_dir or _path(os.environ.get("AGREEMENT_STATE_DIR")))
     except SettingsError as error:
         print(f"ls-agreement serve: error: {error}", file=stderr)
         return 2

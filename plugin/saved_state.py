@@ -233,7 +233,8 @@ def read_state(directory: Path, project: int, *, secret: str, source: str) -> Re
     if end < 0 or len(data) < end + 1 + _DIGEST:
         raise SavedStateError(f"The saved state {path.name} is cut short.")
     header, signature = data[len(MAGIC):end + 1], data[end + 1:end + 1 + _DIGEST]
-    body = memoryview(data)[end + 1 + _DIGEST:]
+    start = end + 1 + _DIGEST
+    body = memoryview(data)[start:]
     if not hmac.compare_digest(signature, _signature(secret, header, body)):
         raise SavedStateError(f"The saved state {path.name} is not signed with this service's secret, or was "
                               "altered or cut short; it is not read.")
@@ -245,8 +246,10 @@ def read_state(directory: Path, project: int, *, secret: str, source: str) -> Re
                               f"({fields.get('source')}).")
     if fields.get("project") != project:
         raise SavedStateError(f"The saved state {path.name} holds project {fields.get('project')}, not {project}.")
+    stream = io.BytesIO(data)  # shares the file's bytes (a memoryview would be copied: the whole state once more)
+    stream.seek(start)
     try:
-        state = _StateUnpickler(io.BytesIO(body)).load()
+        state = _StateUnpickler(stream).load()
     except Exception as error:  # noqa: BLE001 (signed, yet not a state this code reads)
         raise SavedStateError(f"The saved state {path.name} cannot be read back ({type(error).__name__}: "
                               f"{str(error)[:200]}).") from None

@@ -546,15 +546,15 @@ class ServiceState:
             unsaved = monitor.unsaved()  # pickled under the project's lock, written after it
             if unsaved is None:
                 return
-            state, version = unsaved
-            size = write_state(state, directory, secret=self.settings.secret, saved_at=now_iso(),
+            pickled_state, version = unsaved
+            size = write_state(pickled_state, directory, secret=self.settings.secret, saved_at=now_iso(),
                                source=self.settings.connection.url)
         except Exception as error:  # noqa: BLE001 (a full disk, memory: the service goes on without the file)
             self._state_file_error(monitor.project, "state not saved", error)
             monitor.record_saved_state("failed", {"at": now_iso(), "reason": one_line(error)})
             return
         monitor.mark_saved(version)
-        monitor.record_saved_state("saved", {"at": now_iso(), "n_tasks": state.n_tasks, "bytes": size,
+        monitor.record_saved_state("saved", {"at": now_iso(), "n_tasks": pickled_state.n_tasks, "bytes": size,
                                              "seconds": round(time.perf_counter() - started, 3)})
 
     def _state_file_error(self, project: int, what: str, error: Exception) -> None:
