@@ -21,6 +21,11 @@ full read at ``--read-rate``, 200 tasks a second by default, which makes the
 restart without a saved state slower still). Nothing is written, since both
 passes would write the same tasks.
 
+Then the same for ``ls-agreement sync`` run from cron on that project: a dry
+run without and with ``--state-dir`` (the file the service saved: ``sync``
+reads the same files), each reading, scoring the whole project and diffing
+it; both must find the same tasks to write and the same scores (asserted).
+
     python bench/restart.py [--tasks 10000]
 """
 
@@ -41,8 +46,9 @@ from plugin.labelstudio import LabelStudioClient
 from plugin.localserver import sign_up, throwaway
 from plugin.monitor import ProjectMonitor
 from plugin.reconcile import WATERMARK_MARGIN, full_pass
-from plugin.saved_state import read_state, write_state
+from plugin.saved_state import StateFiles, read_state, write_state
 from plugin.settings import Connection, MappingOptions, ScoringOptions
+from plugin.sync import sync_project
 
 SECRET = "bench-restart-secret-0123"
 
@@ -120,6 +126,23 @@ def main() -> None:
                   f"{restore:.2f} s | {report.seconds['compute']:.2f} s | {total:.1f} s |")
         print(f"Stale tasks found: {len(without.stale):,} both ways. Ratio of the first answer's time: "
               f"{cold_s / warm_s:.0f}x.")
+
+        files = StateFiles(Path(directory), secret=SECRET, source=server.url)
+        syncs = {}
+        for name, state in (("without a saved state", None), ("with --state-dir", files)):
+            started = time.perf_counter()
+            report = sync_project(client, project, **options, dry_run=True, state=state)
+            syncs[name] = (report, time.perf_counter() - started)
+        (plain, plain_s), (warm_sync, warm_sync_s) = syncs.values()
+        assert warm_sync.read["kind"] == "changed" and warm_sync.tasks_to_write == plain.tasks_to_write
+        assert warm_sync.scores.tasks == plain.scores.tasks
+        print("| sync --dry-run | read | tasks read | fetch | compute | whole run |")
+        print("| --- | --- | --- | --- | --- | --- |")
+        for name, (report, total) in syncs.items():
+            print(f"| {name} | {report.read['kind']} | {report.read['n_tasks']:,} | {report.seconds['fetch']:.1f} s | "
+                  f"{report.seconds['compute']:.2f} s | {total:.1f} s |")
+        print(f"Tasks to write: {plain.tasks_to_write:,} both ways. Ratio of the sync's time: "
+              f"{plain_s / warm_sync_s:.0f}x.")
 
 
 if __name__ == "__main__":

@@ -55,6 +55,14 @@ def _add_sync_parser(commands: _Commands) -> None:
     _add_connection_options(parser)
     _add_scoring_options(parser)
     _add_review_options(parser)
+    saved = parser.add_argument_group("saved state")
+    saved.add_argument("--state-dir", type=Path, metavar="DIR",
+                       help="restore the project's state saved here by the last sync (or by serve) and read only "
+                            "the tasks changed since, then save it again; signed with $AGREEMENT_WEBHOOK_SECRET "
+                            "(default: $AGREEMENT_STATE_DIR, or none: every task is read)")
+    saved.add_argument("--full-read", action="store_true",
+                       help="with a state directory, read every task anyway and save the state again (now and "
+                            "then, e.g. nightly: it finds tasks deleted and created while no sync ran)")
     output = parser.add_argument_group("output")
     output.add_argument("--dry-run", action="store_true", help="compute and report, write nothing")
     output.add_argument("--json", action="store_true", help="print one JSON object")
@@ -225,6 +233,11 @@ def _add_report_parser(commands: _Commands) -> None:
     output.add_argument("--target-width", type=float, default=0.1,
                         help="the width of SPA's interval the annotations still needed are counted for (0.1)")
     output.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    saved = parser.add_argument_group("saved state")
+    saved.add_argument("--state-dir", type=Path, metavar="DIR",
+                       help="restore the project's state saved here (by serve, sync or a report) and read only the "
+                            "tasks changed since, then save it again; signed with $AGREEMENT_WEBHOOK_SECRET "
+                            "(default: $AGREEMENT_STATE_DIR, or none: every task is read)")
     parser.set_defaults(handler=_run_report)
 
 
@@ -232,9 +245,11 @@ def _run_report(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int
     from plugin.clock import now_text
     from plugin.labelstudio import LabelStudioClient, LabelStudioError
     from plugin.report import build_report, write_report, written_text
+    from plugin.saved_state import StateFiles
     from plugin.settings import ReportOptions
     from plugin.state import ProjectState
-    from plugin.sync import report_project
+    from plugin.summary import saved_state_lines
+    from plugin.sync import monitor_report, read_project
 
     _settle(args)
     try:
@@ -242,19 +257,30 @@ def _run_report(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int
         chosen = _project_options(args, args.project)
         mapping, scoring = chosen.mapping, chosen.scoring
         options = ReportOptions(target_width=args.target_width)
+        said: list[str] = []
         if tasks is not None and controls is not None:
+            if args.state_dir is not None:
+                raise SettingsError("--state-dir is for a live project (--project), not --export.")
             state = ProjectState.from_tasks(tasks, controls, mapping=mapping, scoring=scoring)
             report = build_report(state.snapshot(), source=f"Export {args.export.name}", generated_at=now_text(),
                                   people=tasks.people, options=options)
         else:
             connection = _connection(args)
-            report = report_project(LabelStudioClient(connection), args.project, connection.url, mapping=mapping,
-                                    scoring=scoring, options=options, progress=_progress_bar(stderr, args.quiet))
+            state_dir = args.state_dir or _path(os.environ.get("AGREEMENT_STATE_DIR"))
+            files = None if state_dir is None else StateFiles(state_dir, secret=_state_secret(),
+                                                              source=connection.url)
+            client = LabelStudioClient(connection)
+            monitor = read_project(client, args.project, mapping=mapping, scoring=scoring,
+                                   progress=_progress_bar(stderr, args.quiet), state=files)
+            report = monitor_report(client, monitor, connection.url, options=options)
+            read = monitor.last_pass()
+            said = saved_state_lines({} if read is None else {"kind": read.kind, "n_tasks": read.n_tasks},
+                                     monitor.saved_state())
         written = write_report(report, args.out, format=args.format)
     except (SettingsError, LabelStudioError, ValueError, OSError) as error:
         print(f"ls-agreement report: error: {error}", file=stderr)
         return 2
-    print(written_text(report, args.out, written), file=stdout)
+    print("\n".join([written_text(report, args.out, written), *said]), file=stdout)
     return 0
 
 
@@ -327,6 +353,25 @@ def _projects(given: list[str]) -> tuple[bool, tuple[int, ...]]:
 def _path(given: str | None) -> Path | None:
     """A path from an environment variable; unset or empty is none."""
     return Path(given) if given else None
+
+
+def _state_secret() -> str:
+    """The key a saved state is signed with: the webhook secret (``$AGREEMENT_WEBHOOK_SECRET``), so that ``sync``
+    and a service sharing a state directory read each other's files.
+
+    Raises
+    ------
+    SettingsError
+        If it is not set, or too weak to sign with.
+    """
+    from plugin.service import check_secret_strength
+
+    secret = os.environ.get("AGREEMENT_WEBHOOK_SECRET", "")
+    try:
+        check_secret_strength(secret)
+    except SettingsError as error:
+        raise SettingsError(f"A state directory's files are signed with the webhook secret: {error}") from None
+    return secret
 
 
 def _shard(given: str | None) -> tuple[int, int] | None:
@@ -468,6 +513,7 @@ def _progress_bar(stderr: TextIO, quiet: bool) -> Progress | None:
 
 def _run_sync(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     from plugin.labelstudio import LabelStudioClient, LabelStudioError
+    from plugin.saved_state import StateFiles
     from plugin.summary import summary_text, sync_summary
     from plugin.sync import score_export, sync_project
 
@@ -477,14 +523,21 @@ def _run_sync(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         chosen = _project_options(args, args.project)
         mapping, scoring = chosen.mapping, chosen.scoring
         progress = _progress_bar(stderr, args.quiet)
+        state_dir = args.state_dir or _path(os.environ.get("AGREEMENT_STATE_DIR"))
         if tasks is not None and controls is not None:
+            if args.state_dir is not None or args.full_read:
+                raise SettingsError("--state-dir and --full-read are for a live project (--project), not --export.")
             scores, to_write = score_export(tasks, controls, mapping=mapping, scoring=scoring)
             summary = sync_summary(f"Export {args.export}", scores, scoring, dry_run=True, to_write=to_write,
                                    people=tasks.people)
         else:
-            client = LabelStudioClient(_connection(args))
+            connection = _connection(args)
+            files = None if state_dir is None else StateFiles(state_dir, secret=_state_secret(),
+                                                              source=connection.url)
+            client = LabelStudioClient(connection)
             report = sync_project(client, args.project, None, mapping=mapping, scoring=scoring,
-                                  review=chosen.review, dry_run=args.dry_run, progress=progress)
+                                  review=chosen.review, dry_run=args.dry_run, progress=progress, state=files,
+                                  full_read=args.full_read)
             summary = sync_summary(f"Project {args.project}", report.scores, scoring, dry_run=args.dry_run,
                                    to_write=report.tasks_to_write, report=report)
     except (SettingsError, LabelStudioError, ValueError, OSError) as error:

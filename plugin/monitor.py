@@ -10,6 +10,7 @@ and every step that reads or changes the state runs inside one of its methods.
 from __future__ import annotations
 
 import threading
+import time
 from collections import Counter, deque
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -23,7 +24,7 @@ from plugin.labelstudio import one_line
 from plugin.mapping import MappedControl
 from plugin.memory import deep_size
 from plugin.project_settings import ProjectOptions
-from plugin.saved_state import Unsaved, pickled
+from plugin.saved_state import SavedStateError, StateFiles, Unsaved, pickled, read_state, write_state
 from plugin.settings import MappingOptions, ReviewOptions, ScoringOptions
 from plugin.state import ProjectScores, ProjectSnapshot, ProjectState
 
@@ -205,6 +206,11 @@ class ProjectMonitor:
         """Keep what the last pass read and found (``/status`` shows it)."""
         with self._lock:
             self._last_pass = report
+
+    def last_pass(self) -> PassReport | None:
+        """What the last pass read and found (None before the first)."""
+        with self._lock:
+            return self._last_pass
 
     def publish(self, annotators: AnnotatorRows | None, references: dict[str, Any] | None = None, *,
                 source: object = None) -> dict[str, Any]:
@@ -388,6 +394,54 @@ class ProjectMonitor:
         """The state at ``version`` (:meth:`unsaved`) is on disk."""
         with self._lock:
             self._saved_version = version
+
+    def restore_saved(self, files: StateFiles, controls: Mapping[str, Any]) -> str | None:
+        """Put the project's saved state in place (:meth:`restore`) if its file is there and sound and the state
+        was mapped with ``controls`` (the label config as just read) and the project's options; return why the
+        file was refused, or None (restored, or no file). :meth:`saved_state` keeps what happened."""
+        try:
+            restored = read_state(files.directory, self.project, secret=files.secret, source=files.source)
+            options = self.options()
+            if restored is not None and (
+                    restored.state.control_specs != dict(sorted(controls.items()))
+                    or (restored.state.mapping, restored.state.scoring) != (options.mapping, options.scoring)):
+                raise SavedStateError("The saved state was mapped with another label config or other options.")
+        except Exception as error:  # noqa: BLE001 (any file that cannot be used: the project is read)
+            reason = str(error) if isinstance(error, SavedStateError) else f"unreadable ({one_line(error)})"
+            self.record_saved_state("refused", {"at": now_iso(), "reason": reason})
+            return reason
+        if restored is None:
+            self.record_saved_state("missing", {"at": now_iso()})
+            return None
+        self.restore(restored.state, watermark=restored.watermark, saved_at=restored.saved_at,
+                     n_bytes=restored.n_bytes)
+        return None
+
+    def save_changes(self, files: StateFiles) -> bool:
+        """Save the state to its file if it changed since it was last saved or restored; return whether it was
+        written. :meth:`saved_state` keeps what happened.
+
+        Raises
+        ------
+        Exception
+            Whatever stopped the save (a full disk, a directory that cannot be written, memory), recorded as
+            "failed" first; the state and its previous file stay as they were.
+        """
+        started = time.perf_counter()
+        try:
+            unsaved = self.unsaved()  # pickled under the project's lock, written after it
+            if unsaved is None:
+                return False
+            pickled_state, version = unsaved
+            size = write_state(pickled_state, files.directory, secret=files.secret, saved_at=now_iso(),
+                               source=files.source)
+        except Exception as error:
+            self.record_saved_state("failed", {"at": now_iso(), "reason": one_line(error)})
+            raise
+        self.mark_saved(version)
+        self.record_saved_state("saved", {"at": now_iso(), "n_tasks": pickled_state.n_tasks, "bytes": size,
+                                          "seconds": round(time.perf_counter() - started, 3)})
+        return True
 
     def stale_tasks(self) -> list[int]:
         """Tasks whose meta (mirrored score, overlap), as last read, differ from what they should carry."""

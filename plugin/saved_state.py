@@ -42,7 +42,7 @@ import pickle
 import sys
 import tempfile
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from types import MappingProxyType
@@ -52,8 +52,8 @@ import numpy as np
 
 from plugin.state import ProjectState
 
-__all__ = ["FORMAT", "MAGIC", "Restored", "SavedStateError", "Unsaved", "code_digest", "pickled", "read_state", "state_path",
-           "write_state"]
+__all__ = ["FORMAT", "MAGIC", "Restored", "SavedStateError", "StateFiles", "Unsaved", "code_digest", "pickled",
+           "read_state", "state_path", "write_state"]
 
 MAGIC = b"ls-agreement project state\n"
 FORMAT = 1
@@ -64,6 +64,25 @@ _DIGEST = hashlib.sha256().digest_size
 
 class SavedStateError(ValueError):
     """A saved state that cannot be used; the message says why, in one line."""
+
+
+@dataclass(frozen=True)
+class StateFiles:
+    """Where projects' states are saved, and how their files are signed and whose they are.
+
+    Attributes
+    ----------
+    directory : Path
+        One file per project (:func:`state_path`).
+    secret : str
+        The key the files are signed with (the webhook secret); never shown in a repr.
+    source : str
+        The Label Studio the states were read from (its URL); a file saved from another is refused.
+    """
+
+    directory: Path
+    secret: str = field(repr=False)
+    source: str
 
 
 @dataclass(frozen=True)

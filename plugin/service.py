@@ -68,7 +68,7 @@ from plugin.reconcile import full_pass
 from plugin.report import Report, project_report, report_json
 from plugin.report.page import render_html
 from plugin.review import below_ground_truth, ensure_ground_truth_tab, ensure_review_tab
-from plugin.saved_state import SavedStateError, read_state, state_path, write_state
+from plugin.saved_state import StateFiles, state_path
 from plugin.scoring import annotator_rows, named_rows
 from plugin.settings import Connection, MappingOptions, ReviewOptions, ScoringOptions, SettingsError
 from plugin.state import control_references
@@ -208,6 +208,13 @@ class ServiceSettings:
                 and (self.read_rate is None or self.read_rate > 0)):
             raise SettingsError("The reconcile interval (--reconcile-interval) and --unhealthy-after must be positive "
                                 "seconds, --full-pass-every at least 1, and --read-rate at least 0 (0: no limit).")
+
+    @property
+    def state_files(self) -> StateFiles | None:
+        """Where the projects' states are saved, signed with the webhook secret (None without ``state_dir``)."""
+        if self.state_dir is None:
+            return None
+        return StateFiles(self.state_dir, secret=self.secret, source=self.connection.url)
 
     def owns(self, project: int) -> bool:
         """Whether this service monitors ``project``: always without a shard; shard K of N owns the ids K, K + N,
@@ -485,9 +492,10 @@ class ServiceState:
         with self.lock:
             monitor = self.monitors[project]
         controls = None
-        if self.settings.state_dir is not None and not monitor.saved_state():  # its first pass: none tried yet
+        files = self.settings.state_files
+        if files is not None and not monitor.saved_state():  # its first pass: none tried yet
             controls = parse_label_config(self.client.label_config(project))
-            self._restore(monitor, self.settings.state_dir, controls)
+            self._restore(monitor, files, controls)
         every = max(1, self.settings.full_pass_every)
         incremental = (monitor.restored() and every > 1) or monitor.passes % every != 0
         report = full_pass(self.client, monitor, controls=controls, max_rate=self.settings.read_rate,
@@ -510,52 +518,28 @@ class ServiceState:
             ensure_ground_truth_tab(self.client, project, monitor.review, below_ground_truth(references))
         log.info("Project %s: %s pass read %d tasks in %.1f s; %d to write.", project, report.kind, report.n_tasks,
                  report.seconds.get("read", 0.0), len(report.stale))
-        if self.settings.state_dir is not None:
-            self._save(monitor, self.settings.state_dir)
+        if files is not None:
+            self._save(monitor, files)
 
-    def _restore(self, monitor: ProjectMonitor, directory: Path, controls: Mapping[str, Control]) -> None:
-        """Put the project's saved state in place, if its file is there and sound and the state was mapped with
-        ``controls`` (the label config as just read) and the project's options; else say why it was not."""
+    def _restore(self, monitor: ProjectMonitor, files: StateFiles, controls: Mapping[str, Control]) -> None:
+        """Put the project's saved state in place (:meth:`ProjectMonitor.restore_saved`) and say what happened."""
         started = time.perf_counter()
-        try:
-            restored = read_state(directory, monitor.project, secret=self.settings.secret,
-                                  source=self.settings.connection.url)
-            options = monitor.options()
-            if restored is not None and (
-                    restored.state.control_specs != dict(sorted(controls.items()))
-                    or (restored.state.mapping, restored.state.scoring) != (options.mapping, options.scoring)):
-                raise SavedStateError("The saved state was mapped with another label config or other options.")
-        except Exception as error:  # noqa: BLE001 (any file that cannot be used: the project is read)
-            reason = str(error) if isinstance(error, SavedStateError) else f"unreadable ({one_line(error)})"
-            monitor.record_saved_state("refused", {"at": now_iso(), "reason": reason})
-            log.warning("Project %s: every task is read, as its saved state is not used: %s", monitor.project, reason)
-            return
-        if restored is None:
-            monitor.record_saved_state("missing", {"at": now_iso()})
-            return
-        monitor.restore(restored.state, watermark=restored.watermark, saved_at=restored.saved_at,
-                        n_bytes=restored.n_bytes)
-        log.info("Project %s: restored %d tasks saved at %s in %.1f s; reading the tasks changed since.",
-                 monitor.project, len(restored.state.tasks), restored.saved_at, time.perf_counter() - started)
+        refused = monitor.restore_saved(files, controls)
+        if refused is not None:
+            log.warning("Project %s: every task is read, as its saved state is not used: %s", monitor.project,
+                        refused)
+        elif monitor.restored():
+            restored = monitor.saved_state()["restored"]
+            log.info("Project %s: restored %d tasks saved at %s in %.1f s; reading the tasks changed since.",
+                     monitor.project, restored["n_tasks"], restored["saved_at"], time.perf_counter() - started)
 
-    def _save(self, monitor: ProjectMonitor, directory: Path) -> None:
+    def _save(self, monitor: ProjectMonitor, files: StateFiles) -> None:
         """Save the project's state if it changed since it was last saved (or restored); a save that fails is the
         project's error, and the next pass that changes the state tries again."""
-        started = time.perf_counter()
         try:
-            unsaved = monitor.unsaved()  # pickled under the project's lock, written after it
-            if unsaved is None:
-                return
-            pickled_state, version = unsaved
-            size = write_state(pickled_state, directory, secret=self.settings.secret, saved_at=now_iso(),
-                               source=self.settings.connection.url)
+            monitor.save_changes(files)
         except Exception as error:  # noqa: BLE001 (a full disk, memory: the service goes on without the file)
             self._state_file_error(monitor.project, "state not saved", error)
-            monitor.record_saved_state("failed", {"at": now_iso(), "reason": one_line(error)})
-            return
-        monitor.mark_saved(version)
-        monitor.record_saved_state("saved", {"at": now_iso(), "n_tasks": pickled_state.n_tasks, "bytes": size,
-                                             "seconds": round(time.perf_counter() - started, 3)})
 
     def _state_file_error(self, project: int, what: str, error: Exception) -> None:
         """Count a failure with a project's saved state in ``/status`` ``errors`` and log it."""

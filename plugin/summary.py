@@ -15,7 +15,7 @@ from plugin.settings import ScoringOptions
 from plugin.state import ProjectScores
 from plugin.sync import SyncReport
 
-__all__ = ["summary_text", "sync_summary"]
+__all__ = ["saved_state_lines", "summary_text", "sync_summary"]
 
 
 def sync_summary(source: str, scores: ProjectScores, scoring: ScoringOptions, *, dry_run: bool, to_write: int,
@@ -37,6 +37,8 @@ def sync_summary(source: str, scores: ProjectScores, scoring: ScoringOptions, *,
         "tasks_failed": [] if report is None else [{"task": t, "error": e} for t, e in report.failures],
         "tasks_escalated": 0 if report is None else report.tasks_escalated,
         "seconds": {} if report is None else {k: round(v, 3) for k, v in report.seconds.items()},
+        "read": {} if report is None else report.read,
+        "saved_state": {} if report is None else report.saved_state,
         "controls": {name: _named(score.summary(), people)
                      for name, score in scores.controls.items()},
         "skipped": dict(scores.skips.reasons.most_common()),
@@ -100,6 +102,29 @@ def _fmt(value: float | None, digits: int = 3) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
 
 
+def saved_state_lines(read: Mapping[str, Any], saved: Mapping[str, Any]) -> list[str]:
+    """What a sync (a report) with a state directory read and did with the saved state, a line each (none without
+    one): ``read`` as :attr:`plugin.sync.SyncReport.read`, ``saved`` as its ``saved_state``."""
+    lines = []
+    if "restored" in saved and read.get("kind") == "changed":
+        restored = saved["restored"]
+        lines.append(f"Read {read['n_tasks']} tasks changed since the saved state of {restored['saved_at']} "
+                     f"({restored['n_tasks']} tasks restored).")
+    elif "restored" in saved:
+        lines.append(f"Read every task ({read['n_tasks']}): a saved state was restored, but the project's number "
+                     "of tasks differs from it (tasks deleted while no sync ran).")
+    if "refused" in saved:
+        lines.append(f"Read every task: the saved state was not used ({saved['refused']['reason']}).")
+    if "missing" in saved:
+        lines.append("Read every task: no saved state yet.")
+    if "saved" in saved:
+        lines.append(f"Saved the project's state ({saved['saved']['n_tasks']} tasks, {saved['saved']['bytes']:,} "
+                     f"bytes) in {saved['saved']['seconds']:.1f} s.")
+    if "failed" in saved:
+        lines.append(f"The project's state was not saved ({saved['failed']['reason']}).")
+    return lines
+
+
 def summary_text(summary: Mapping[str, Any]) -> str:
     """The summary (:func:`sync_summary`) as the lines ``ls-agreement sync`` prints."""
     lines = [(f"{summary['source']}: {summary['n_tasks']} tasks, {summary['n_annotations']} annotations by "
@@ -123,6 +148,7 @@ def summary_text(summary: Mapping[str, Any]) -> str:
                      f"{len(summary['tasks_failed'])} failed) in {sum(seconds.values()):.1f} s "
                      f"(fetch {seconds['fetch']:.1f} s, compute {seconds['compute']:.1f} s, "
                      f"write {seconds['write']:.1f} s).")
+    lines += saved_state_lines(summary.get("read") or {}, summary.get("saved_state") or {})
     if summary["tasks_escalated"]:
         lines.append(f"Asked Label Studio for one more annotator on {summary['tasks_escalated']} flagged tasks "
                      "(overlap raised by one).")

@@ -7,18 +7,20 @@ the same code ``serve`` runs on every event and on its schedule).
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from plugin.clock import now_text
-from plugin.labelconfig import Control
-from plugin.labelstudio import LabelStudioClient, annotator_names
+from plugin.labelconfig import Control, parse_label_config
+from plugin.labelstudio import LabelStudioClient, annotator_names, one_line
 from plugin.monitor import PassReport, ProjectMonitor
 from plugin.reconcile import Progress, full_pass
 from plugin.report import Report, project_report
 from plugin.review import below_ground_truth, ensure_ground_truth_tab, ensure_review_tab
+from plugin.saved_state import StateFiles
 from plugin.settings import MappingOptions, ReportOptions, ReviewOptions, ScoringOptions
 from plugin.state import ProjectScores, ProjectState
 from plugin.writer import TaskWriter
@@ -27,7 +29,9 @@ SYNC_BATCH = 16
 """Stale tasks a sync reads in one request and then writes one by one (a write takes 0.1-0.2 s: the last is still
 written within :data:`plugin.reconcile.FRESH_FOR` of the read, so none is read twice)."""
 
-__all__ = ["SyncReport", "read_project", "report_project", "score_export", "sync_project"]
+log = logging.getLogger(__name__)
+
+__all__ = ["SyncReport", "monitor_report", "read_project", "report_project", "score_export", "sync_project"]
 
 
 @dataclass
@@ -49,6 +53,11 @@ class SyncReport:
         Annotator id -> name and email, from Label Studio's users.
     seconds : dict of str to float
         Time spent reading, computing and writing.
+    read : dict
+        ``kind`` ("full": every task; "changed": the tasks changed since a saved state) and ``n_tasks`` read.
+    saved_state : dict
+        With a state directory, what happened to the project's saved state, by event ("restored", "missing",
+        "refused", "saved", "failed"; :meth:`plugin.monitor.ProjectMonitor.saved_state`); empty without one.
     """
 
     scores: ProjectScores
@@ -59,6 +68,8 @@ class SyncReport:
     failures: list[tuple[int, str]] = field(default_factory=list)
     seconds: dict[str, float] = field(default_factory=dict)
     people: dict[str, str] = field(default_factory=dict)
+    read: dict[str, Any] = field(default_factory=dict)
+    saved_state: dict[str, Any] = field(default_factory=dict)
 
     @property
     def flagged(self) -> int:
@@ -73,9 +84,36 @@ def score_export(tasks: Iterable[Mapping[str, Any]], controls: Mapping[str, Cont
     return state.scores(), len(state.stale_tasks())
 
 
+def _read(client: LabelStudioClient, monitor: ProjectMonitor, controls: Mapping[str, Control] | None, *,
+          progress: Progress | None, state: StateFiles | None, full_read: bool = False) -> PassReport:
+    """A pass over the project into ``monitor``: with ``state`` (and not ``full_read``), from the project's saved
+    state and the tasks changed since it was read, when the file is there and sound and was mapped with the
+    project's label config and options (:meth:`ProjectMonitor.restore_saved`); else every task."""
+    if state is not None and not full_read:
+        controls = parse_label_config(client.label_config(monitor.project)) if controls is None else controls
+        refused = monitor.restore_saved(state, controls)
+        if refused is not None:
+            log.warning("Project %s: every task is read, as its saved state is not used: %s", monitor.project,
+                        refused)
+    return full_pass(client, monitor, controls=controls, progress=progress, incremental=monitor.restored())
+
+
+def _save(monitor: ProjectMonitor, state: StateFiles) -> None:
+    """Save the project's state if it changed; a save that fails is said (:meth:`ProjectMonitor.saved_state`, the
+    log) and the command goes on: the next one reads from the file saved before, or every task."""
+    try:
+        monitor.save_changes(state)
+    except Exception as error:  # noqa: BLE001 (what was read and written stands)
+        log.warning("Project %s: state not saved (%s).", monitor.project, one_line(error))
+
+
 def read_project(client: LabelStudioClient, project: int, *, mapping: MappingOptions, scoring: ScoringOptions,
-                 progress: Progress | None = None) -> ProjectState:
-    """Read every task of ``project`` into a project state, writing nothing (the report's read).
+                 progress: Progress | None = None, state: StateFiles | None = None) -> ProjectMonitor:
+    """Read ``project`` into a project state, writing nothing to Label Studio (the report's read); return the
+    monitor that holds it, its pass (:meth:`ProjectMonitor.last_pass`) and what happened to its saved state.
+
+    With ``state``, the read starts from the project's saved state (see :func:`sync_project`), and the state is
+    saved again after it.
 
     Raises
     ------
@@ -83,9 +121,11 @@ def read_project(client: LabelStudioClient, project: int, *, mapping: MappingOpt
         If the project cannot be read.
     """
     monitor = ProjectMonitor(project, mapping=mapping, scoring=scoring)
-    full_pass(client, monitor, progress=progress)
+    _read(client, monitor, None, progress=progress, state=state)
+    if state is not None:
+        _save(monitor, state)
     assert monitor.state is not None
-    return monitor.state
+    return monitor
 
 
 def report_project(client: LabelStudioClient, project: int, url: str, *, mapping: MappingOptions,
@@ -98,19 +138,39 @@ def report_project(client: LabelStudioClient, project: int, url: str, *, mapping
     LabelStudioError
         If the project cannot be read.
     """
-    state = read_project(client, project, mapping=mapping, scoring=scoring, progress=progress)
-    return project_report(state.snapshot(), project=project, url=url, generated_at=now_text(),
+    monitor = read_project(client, project, mapping=mapping, scoring=scoring, progress=progress)
+    return monitor_report(client, monitor, url, options=options)
+
+
+def monitor_report(client: LabelStudioClient, monitor: ProjectMonitor, url: str, *,
+                   options: ReportOptions | None = None) -> Report:
+    """The admin report of the project ``monitor`` holds (:func:`read_project`), its annotators named from the
+    Label Studio at ``url``."""
+    snapshot = monitor.snapshot()
+    assert snapshot is not None
+    return project_report(snapshot, project=monitor.project, url=url, generated_at=now_text(),
                           people=annotator_names(client), options=options)
 
 
 def sync_project(client: LabelStudioClient, project: int, controls: Mapping[str, Control] | None = None, *,
                  mapping: MappingOptions, scoring: ScoringOptions, review: ReviewOptions | None = None,
                  dry_run: bool = False, progress: Progress | None = None,
-                 retry_delays: tuple[float, ...] = (1.0, 4.0)) -> SyncReport:
+                 retry_delays: tuple[float, ...] = (1.0, 4.0), state: StateFiles | None = None,
+                 full_read: bool = False) -> SyncReport:
     """One reconcile pass: read every task of ``project``, score it, and write the tasks whose meta is stale.
 
     Each stale task is read again just before its write, and its block merged
     into that fresh meta, so keys other clients wrote meanwhile survive.
+
+    With ``state``, the project's state saved by the last sync (or by a
+    service sharing the directory) is restored first, when it is sound and
+    was mapped with the project's label config and options now
+    (:meth:`plugin.monitor.ProjectMonitor.restore_saved`), and only the tasks
+    changed since it was read are read, with every check a pass of changed
+    tasks makes (:func:`plugin.reconcile.full_pass`); the state is saved
+    again after the writes (not on a dry run). A file that cannot be used, or
+    a save that fails, is said in :attr:`SyncReport.saved_state` and the log,
+    and the sync goes on as without one.
 
     Parameters
     ----------
@@ -129,6 +189,12 @@ def sync_project(client: LabelStudioClient, project: int, controls: Mapping[str,
     retry_delays : tuple of float
         Waits before each further attempt at a task whose write failed (on top
         of the client's own retries of each request).
+    state : StateFiles, optional
+        Where the project's state is saved between syncs.
+    full_read : bool
+        With ``state``: read every task anyway (the saved state is not
+        restored, and is saved again), as now and then a sync should, to
+        find tasks deleted and created while no sync ran.
 
     Raises
     ------
@@ -138,7 +204,7 @@ def sync_project(client: LabelStudioClient, project: int, controls: Mapping[str,
     """
     review = review or ReviewOptions()
     monitor = ProjectMonitor(project, mapping=mapping, scoring=scoring, review=review)
-    read: PassReport = full_pass(client, monitor, controls=controls, progress=progress)
+    read = _read(client, monitor, controls, progress=progress, state=state, full_read=full_read)
     if not dry_run:
         ensure_review_tab(client, project, review)
     started = time.perf_counter()
@@ -158,6 +224,9 @@ def sync_project(client: LabelStudioClient, project: int, controls: Mapping[str,
         finally:
             writer.stop()
         written = writer.outcomes["written"]
+    wrote = time.perf_counter() - started
+    if state is not None and not dry_run:
+        _save(monitor, state)
     scores = monitor.scores()
     if not dry_run and scoring.min_gt_accuracy is not None:
         ensure_ground_truth_tab(client, project, review, below_ground_truth(
@@ -167,4 +236,5 @@ def sync_project(client: LabelStudioClient, project: int, controls: Mapping[str,
                       tasks_unchanged=len(scores.tasks) - written, failures=monitor.failed(),
                       tasks_escalated=monitor.counted("escalated"),
                       seconds={"fetch": read.seconds["read"], "compute": read.seconds["compute"],
-                               "write": time.perf_counter() - started})
+                               "write": wrote},
+                      read={"kind": read.kind, "n_tasks": read.n_tasks}, saved_state=monitor.saved_state())

@@ -1,9 +1,13 @@
-"""``ls-agreement serve --state-dir`` against a real Label Studio: a restart restores each project's state and reads
-only the tasks changed while the service was down; a file it cannot trust is refused and every task is read."""
+"""``ls-agreement serve --state-dir`` and ``sync --state-dir`` against a real Label Studio: a restart (a sync)
+restores each project's state and reads only the tasks changed while the service was down (since the last sync); a
+file it cannot trust is refused and every task is read."""
+
+import json
 
 import pytest
 from label_studio_sdk import LabelStudio
 
+from plugin.cli import main
 from plugin.labelconfig import parse_label_config
 from plugin.labelstudio import LabelStudioClient
 from plugin.localserver import free_port
@@ -11,7 +15,7 @@ from plugin.settings import Connection, MappingOptions, ScoringOptions
 from plugin.state import ProjectState
 
 from .conftest import text_project
-from .test_serve import CONFIG, results, start_service, status_of, stop, wait_for
+from .test_serve import CONFIG, SECRET, results, start_service, status_of, stop, wait_for
 
 
 def test_a_restart_restores_the_state_and_reads_only_what_changed_while_it_was_down(label_studio, tmp_path):
@@ -67,3 +71,52 @@ def test_a_restart_restores_the_state_and_reads_only_what_changed_while_it_was_d
         finally:
             stop(process)
     assert "integration-secret" not in (tmp_path / "service.log").read_text()
+
+
+def test_a_sync_restores_the_last_one_s_state_and_reads_only_what_changed_since(label_studio, tmp_path, capsys,
+                                                                                monkeypatch):
+    admin, project, tasks, users = text_project(label_studio, title="sync state", config=CONFIG, n_tasks=12,
+                                                annotators=("syncstate0@example.com", "syncstate1@example.com"))
+    for number, task in enumerate(tasks):
+        users[0].annotations.create(id=task, result=results("pos"))
+        users[1].annotations.create(id=task, result=results("pos" if number % 3 else "neg", "ORG"))
+    monkeypatch.setenv("AGREEMENT_WEBHOOK_SECRET", SECRET)
+    states = tmp_path / "states"
+
+    def sync(*extra):
+        status = main(["sync", "--project", str(project), "--url", label_studio.url, "--api-key", label_studio.token,
+                       "--state-dir", str(states), "--json", "--quiet", *extra])
+        out = capsys.readouterr().out
+        assert status == 0, out
+        return json.loads(out)
+
+    first = sync()
+    assert first["read"] == {"kind": "full", "n_tasks": 12} and first["tasks_written"] == 12
+    assert first["saved_state"]["saved"]["n_tasks"] == 12 and "missing" in first["saved_state"]
+    again = sync()  # the tasks the first wrote changed after its read: read back, and nothing to write
+    assert again["read"] == {"kind": "changed", "n_tasks": 12} and again["tasks_written"] == 0
+    # (each pass of changed tasks also reads again what changed in the minute before its watermark: here, every task)
+    annotation = admin.annotations.list(id=tasks[4])[0]
+    admin.annotations.update(id=annotation.id, result=results("neg", "ORG"))
+    second = sync()
+    assert second["read"]["kind"] == "changed" and 1 <= second["read"]["n_tasks"] <= 12, second["read"]
+    assert second["saved_state"]["restored"]["n_tasks"] == 12 and second["tasks_written"] >= 1
+    assert second["n_tasks"] == 12  # the whole project is reported
+    client = LabelStudioClient(Connection(url=label_studio.url, api_key=label_studio.token))
+    batch = ProjectState.from_tasks(list(client.tasks(project)), parse_label_config(CONFIG),
+                                    mapping=MappingOptions(), scoring=ScoringOptions())
+    assert batch.stale_tasks() == []  # every block, the changed task's too, as a full read computes it
+    assert second["controls"]["sentiment"]["alpha"] == pytest.approx(batch.scores().controls["sentiment"].summary()[
+        "alpha"])
+    out = tmp_path / "report.html"  # a report starts from the state the sync saved
+    assert main(["report", "--project", str(project), "--url", label_studio.url, "--api-key", label_studio.token,
+                 "--state-dir", str(states), "--out", str(out), "--quiet"]) == 0
+    said = capsys.readouterr().out.splitlines()
+    assert said[0].startswith("Wrote the report of 12 tasks") and out.stat().st_size > 0
+    assert said[1].startswith("Read ") and "tasks changed since the saved state of" in said[1], said
+    assert said[2].startswith("Saved the project's state (12 tasks, "), said
+    monkeypatch.setenv("AGREEMENT_WEBHOOK_SECRET", "another-" + SECRET)
+    third = sync()
+    assert third["read"] == {"kind": "full", "n_tasks": 12} and third["tasks_written"] == 0
+    assert "not signed with this service's secret" in third["saved_state"]["refused"]["reason"]
+    assert SECRET not in json.dumps(third)

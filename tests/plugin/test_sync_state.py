@@ -1,0 +1,156 @@
+"""``sync`` and ``report`` with a state directory, against an in-memory Label Studio: a sync (a report) restores the
+state the last one saved and reads only the tasks changed since; a file it cannot use, a full read asked for, a dry
+run, a failed save."""
+
+import pandas as pd
+import pytest
+
+from plugin.cli import main
+from plugin.report import project_report
+from plugin.saved_state import StateFiles, state_path
+from plugin.settings import MappingOptions, ScoringOptions
+from plugin.state import ProjectState
+from plugin.summary import saved_state_lines, summary_text, sync_summary
+from plugin.sync import monitor_report, read_project, sync_project
+from tests.plugin.test_service import SECRET, FakeLabelStudio, annotation
+from tests.plugin.test_state import CONTROLS
+
+SCORING = ScoringOptions(n_resamples=50)
+
+
+@pytest.fixture
+def fake():
+    return FakeLabelStudio([{"id": t, "meta": {}, "annotations": [annotation(2 * t, t, 1, "pos"),
+                                                                  annotation(2 * t + 1, t, 2, "neg" if t % 3 else "pos")]}
+                            for t in range(1, 31)])
+
+
+def files(directory, secret=SECRET):
+    return StateFiles(directory, secret=secret, source="http://ls.test")
+
+
+def sync(fake, state, **options):
+    fake.reads.clear()
+    report = sync_project(fake, 1, None, mapping=MappingOptions(), scoring=SCORING,
+                          retry_delays=(0.01,), state=state, **options)
+    return report, summary_text(sync_summary("Project 1", report.scores, SCORING, dry_run=options.get("dry_run", False),
+                                             to_write=report.tasks_to_write, report=report))
+
+
+def in_label_studio(fake):
+    """The project as a full read of Label Studio scores it now."""
+    return ProjectState.from_tasks(fake.tasks(1), CONTROLS, mapping=MappingOptions(), scoring=SCORING)
+
+
+def test_a_sync_restores_the_last_one_s_state_and_reads_only_the_tasks_changed_since(fake, tmp_path):
+    first, text = sync(fake, files(tmp_path))
+    assert fake.reads[0] == ("all", 30) and first.read == {"kind": "full", "n_tasks": 30}
+    assert first.tasks_written == 30 and "missing" in first.saved_state
+    assert first.saved_state["saved"]["n_tasks"] == 30
+    assert first.saved_state["saved"]["bytes"] == state_path(tmp_path, 1).stat().st_size
+    assert "Read every task: no saved state yet." in text and "Saved the project's state (30 tasks," in text
+
+    again, text = sync(fake, files(tmp_path))  # reads back what the first wrote (changed since its read)
+    assert again.read["kind"] == "changed" and again.saved_state["restored"]["n_tasks"] == 30
+    assert again.tasks_written == 0 and in_label_studio(fake).stale_tasks() == []
+
+    fake.annotate(7, annotation(99, 7, 3, "neu"))
+    stale = in_label_studio(fake).stale_tasks()  # what a sync reading every task writes: task 7, and the tasks
+    assert 7 in stale and len(stale) > 1  # whose alpha moved with the project's expected disagreement
+    third, text = sync(fake, files(tmp_path))
+    assert fake.reads[0][0] == "changed" and fake.reads[0][1] <= 2, fake.reads  # task 7, and the newest again
+    assert third.read == {"kind": "changed", "n_tasks": fake.reads[0][1]}
+    assert f"Read {fake.reads[0][1]} tasks changed since the saved state of" in text and "(30 tasks restored)" in text
+    assert third.tasks_written == len(stale) and fake.meta(7)["agreement"]["n_annotations"] == 3
+    batch = in_label_studio(fake)
+    assert batch.stale_tasks() == []  # every block in Label Studio, task 7's too, as a full read computes it
+    assert third.scores.tasks == batch.scores().tasks  # the whole project is reported, not only what was read
+    assert third.scores.controls["sentiment"].summary() == batch.scores().controls["sentiment"].summary()
+
+
+def test_a_full_read_reads_every_task_and_saves_the_state_again(fake, tmp_path):
+    sync(fake, files(tmp_path))
+    saved_at = state_path(tmp_path, 1).stat().st_mtime_ns
+    fake.annotate(7, annotation(99, 7, 3, "neu"))
+    stale = in_label_studio(fake).stale_tasks()
+    report, text = sync(fake, files(tmp_path), full_read=True)
+    assert fake.reads[0] == ("all", 30) and report.read == {"kind": "full", "n_tasks": 30}
+    assert set(report.saved_state) == {"saved"} and state_path(tmp_path, 1).stat().st_mtime_ns > saved_at
+    assert "Saved the project's state (30 tasks," in text and "Read " not in text
+    assert report.tasks_written == len(stale) and in_label_studio(fake).stale_tasks() == []
+
+
+def test_a_state_signed_with_another_secret_is_refused_and_every_task_is_read(fake, tmp_path):
+    sync(fake, files(tmp_path))
+    report, text = sync(fake, files(tmp_path, secret="another-s3cret-Secret"))
+    assert fake.reads[0] == ("all", 30) and report.read["kind"] == "full"
+    assert "not signed with this service's secret" in report.saved_state["refused"]["reason"]
+    assert "Read every task: the saved state was not used (" in text
+    assert SECRET not in text and "another-s3cret" not in text and SECRET not in repr(files(tmp_path))
+    assert "saved" in report.saved_state  # saved again, signed with the secret in use
+
+
+def test_a_task_deleted_while_no_sync_ran_takes_a_full_read(fake, tmp_path):
+    sync(fake, files(tmp_path))
+    del fake.store[30]
+    report, text = sync(fake, files(tmp_path))
+    assert report.read == {"kind": "full", "n_tasks": 29} and "restored" in report.saved_state
+    assert "Read every task (29): a saved state was restored, but the project's number of tasks differs" in text
+    assert len(report.scores.tasks) == 29
+
+
+def test_a_dry_run_reads_from_the_saved_state_and_saves_nothing(fake, tmp_path):
+    sync(fake, files(tmp_path))
+    before = state_path(tmp_path, 1).read_bytes()
+    fake.annotate(7, annotation(99, 7, 3, "neu"))
+    writes = len(fake.writes)
+    report, text = sync(fake, files(tmp_path), dry_run=True)
+    assert report.read["kind"] == "changed" and len(fake.writes) == writes
+    assert report.tasks_to_write == len(in_label_studio(fake).stale_tasks()) > 0
+    assert "saved" not in report.saved_state and state_path(tmp_path, 1).read_bytes() == before
+    assert "tasks changed since the saved state of" in text and "Saved the project's state" not in text
+
+
+def test_a_state_that_cannot_be_saved_is_said_and_the_sync_s_writes_stand(fake, tmp_path):
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a directory")
+    report, text = sync(fake, files(blocked))
+    assert report.tasks_written == 30 and "failed" in report.saved_state
+    assert "The project's state was not saved (" in text and in_label_studio(fake).stale_tasks() == []
+
+
+def test_a_state_directory_needs_the_webhook_secret_and_a_live_project(capsys, monkeypatch, tmp_path):
+    monkeypatch.setenv("LABEL_STUDIO_URL", "http://127.0.0.1:9")
+    monkeypatch.setenv("LABEL_STUDIO_API_KEY", "k")
+    monkeypatch.delenv("AGREEMENT_WEBHOOK_SECRET", raising=False)
+    assert main(["sync", "--project", "1", "--state-dir", str(tmp_path), "--quiet"]) == 2
+    error = capsys.readouterr().err.strip()
+    assert error == ("ls-agreement sync: error: A state directory's files are signed with the webhook secret: Set "
+                     "AGREEMENT_WEBHOOK_SECRET to a shared secret of at least 16 characters.")
+    monkeypatch.setenv("AGREEMENT_STATE_DIR", str(tmp_path))  # from the environment too
+    assert main(["sync", "--project", "1", "--quiet"]) == 2
+    assert "signed with the webhook secret" in capsys.readouterr().err
+    export = tmp_path / "export.json"
+    export.write_text("[]")
+    assert main(["sync", "--export", str(export), "--state-dir", str(tmp_path), "--quiet"]) == 2
+    assert capsys.readouterr().err.strip() == ("ls-agreement sync: error: --state-dir and --full-read are for a live "
+                                               "project (--project), not --export.")
+
+
+def test_a_report_reads_from_the_saved_state_writes_nothing_to_label_studio_and_saves_the_state(fake, tmp_path):
+    first = read_project(fake, 1, mapping=MappingOptions(), scoring=SCORING, state=files(tmp_path))
+    assert first.last_pass().kind == "full" and first.saved_state()["saved"]["n_tasks"] == 30
+    fake.annotate(7, annotation(99, 7, 3, "neu"))
+    fake.reads.clear()
+    second = read_project(fake, 1, mapping=MappingOptions(), scoring=SCORING, state=files(tmp_path))
+    read = second.last_pass()
+    assert read.kind == "changed" and fake.reads[0] == ("changed", read.n_tasks) and read.n_tasks <= 2
+    assert fake.writes == [] and second.saved_state()["saved"]["n_tasks"] == 30
+    report = monitor_report(fake, second, "http://ls.test")
+    batch = project_report(in_label_studio(fake).snapshot(), project=1, url="http://ls.test",
+                           generated_at=report.generated_at, people=fake.users())
+    pd.testing.assert_frame_equal(report.tasks, batch.tasks)  # every task, as a full read reports them
+    pd.testing.assert_frame_equal(report.headline, batch.headline)
+    lines = saved_state_lines({"kind": read.kind, "n_tasks": read.n_tasks}, second.saved_state())
+    assert lines[0].startswith(f"Read {read.n_tasks} tasks changed since the saved state of ")
+    assert lines[1].startswith("Saved the project's state (30 tasks, ")
