@@ -59,10 +59,10 @@ def _add_sync_parser(commands: _Commands) -> None:
     saved.add_argument("--state-dir", type=Path, metavar="DIR",
                        help="restore the project's state saved here by the last sync (or by serve) and read only "
                             "the tasks changed since, then save it again; signed with $AGREEMENT_WEBHOOK_SECRET "
-                            "(default: $AGREEMENT_STATE_DIR, or none: every task is read)")
+                            "(default: none, every task is read)")
     saved.add_argument("--full-read", action="store_true",
-                       help="with a state directory, read every task anyway and save the state again (now and "
-                            "then, e.g. nightly: it finds tasks deleted and created while no sync ran)")
+                       help="with --state-dir, read every task anyway and save the state again (now and then, e.g. "
+                            "weekly, as serve does every --full-pass-every passes)")
     output = parser.add_argument_group("output")
     output.add_argument("--dry-run", action="store_true", help="compute and report, write nothing")
     output.add_argument("--json", action="store_true", help="print one JSON object")
@@ -237,7 +237,7 @@ def _add_report_parser(commands: _Commands) -> None:
     saved.add_argument("--state-dir", type=Path, metavar="DIR",
                        help="restore the project's state saved here (by serve, sync or a report) and read only the "
                             "tasks changed since, then save it again; signed with $AGREEMENT_WEBHOOK_SECRET "
-                            "(default: $AGREEMENT_STATE_DIR, or none: every task is read)")
+                            "(default: none, every task is read)")
     parser.set_defaults(handler=_run_report)
 
 
@@ -266,9 +266,8 @@ def _run_report(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int
                                   people=tasks.people, options=options)
         else:
             connection = _connection(args)
-            state_dir = args.state_dir or _path(os.environ.get("AGREEMENT_STATE_DIR"))
-            files = None if state_dir is None else StateFiles(state_dir, secret=_state_secret(),
-                                                              source=connection.url)
+            files = None if args.state_dir is None else StateFiles(args.state_dir, secret=_state_secret(),
+                                                                   source=connection.url)
             client = LabelStudioClient(connection)
             monitor = read_project(client, args.project, mapping=mapping, scoring=scoring,
                                    progress=_progress_bar(stderr, args.quiet), state=files)
@@ -523,17 +522,18 @@ def _run_sync(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         chosen = _project_options(args, args.project)
         mapping, scoring = chosen.mapping, chosen.scoring
         progress = _progress_bar(stderr, args.quiet)
-        state_dir = args.state_dir or _path(os.environ.get("AGREEMENT_STATE_DIR"))
+        if args.full_read and args.state_dir is None:
+            raise SettingsError("--full-read is for a sync with --state-dir (without it, every sync reads every task).")
         if tasks is not None and controls is not None:
-            if args.state_dir is not None or args.full_read:
-                raise SettingsError("--state-dir and --full-read are for a live project (--project), not --export.")
+            if args.state_dir is not None:
+                raise SettingsError("--state-dir is for a live project (--project), not --export.")
             scores, to_write = score_export(tasks, controls, mapping=mapping, scoring=scoring)
             summary = sync_summary(f"Export {args.export}", scores, scoring, dry_run=True, to_write=to_write,
                                    people=tasks.people)
         else:
             connection = _connection(args)
-            files = None if state_dir is None else StateFiles(state_dir, secret=_state_secret(),
-                                                              source=connection.url)
+            files = None if args.state_dir is None else StateFiles(args.state_dir, secret=_state_secret(),
+                                                                   source=connection.url)
             client = LabelStudioClient(connection)
             report = sync_project(client, args.project, None, mapping=mapping, scoring=scoring,
                                   review=chosen.review, dry_run=args.dry_run, progress=progress, state=files,

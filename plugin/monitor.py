@@ -321,6 +321,11 @@ class ProjectMonitor:
         with self._lock:
             return self.state, self._watermark
 
+    def n_tasks(self) -> int:
+        """The number of tasks the state holds (0 before the first pass)."""
+        with self._lock:
+            return 0 if self.state is None else len(self.state.tasks)
+
     @contextmanager
     def reading(self) -> Iterator[None]:
         """While a pass reads pages: refreshes meanwhile are done again after it."""

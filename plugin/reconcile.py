@@ -148,9 +148,11 @@ def full_pass(client: LabelStudioClient, monitor: ProjectMonitor, *, controls: M
     old one at the end. With ``incremental``, only the tasks Label Studio
     changed since the last read (by its ``updated_at``, less
     :data:`WATERMARK_MARGIN`) are read into the current state, unless the
-    label config or the project's options changed, or the number of tasks
-    differs from the state's (a deletion whose event was lost), which take a
-    full read. Either way, tasks
+    label config or the project's options changed, which take a full read;
+    and when, once they are read (tasks created since among them), the number
+    of tasks still differs from the state's, tasks were deleted without the
+    state hearing of it (a lost event, or while no service ran), and every
+    task is read then. Either way, tasks
     refreshed by events while the pages were read, and tasks the old state
     knew that a full read missed (pages shift when tasks are added or deleted
     meanwhile), are refreshed one by one afterwards; then every task's block
@@ -171,8 +173,7 @@ def full_pass(client: LabelStudioClient, monitor: ProjectMonitor, *, controls: M
     current, watermark = monitor.read_position()
     changed_only = (incremental and current is not None and watermark is not None
                     and current.control_specs == dict(sorted(controls.items()))
-                    and (current.mapping, current.scoring) == (monitor.mapping, monitor.scoring)
-                    and client.task_count(monitor.project) == len(current.tasks))
+                    and (current.mapping, current.scoring) == (monitor.mapping, monitor.scoring))
     target = current if changed_only else ProjectState(monitor.project, controls, mapping=monitor.mapping,
                                                        scoring=monitor.scoring)
     assert target is not None
@@ -192,6 +193,10 @@ def full_pass(client: LabelStudioClient, monitor: ProjectMonitor, *, controls: M
             if progress is not None:
                 progress("fetch", report.n_tasks, max(total[0], report.n_tasks))
     read = time.perf_counter()
+    if changed_only and client.task_count(monitor.project) != monitor.n_tasks():  # tasks deleted unheard of
+        full = full_pass(client, monitor, controls=controls, max_rate=max_rate, progress=progress)
+        full.seconds["read"] += read - started  # the changed tasks' read too
+        return full
     recheck = monitor.install(target, watermark=newest)
     for start in range(0, len(recheck), BATCH):  # usually a handful: one read
         chunk = recheck[start:start + BATCH]

@@ -9,9 +9,10 @@ only the tasks Label Studio changed since (:func:`plugin.reconcile.full_pass`
 with ``incremental``): the file is a hint, Label Studio the truth. The
 service does not restore a state mapped with another label config or other
 options than the project's now (events would be scored with the old ones);
-the pass after a restore reads every task when the number of tasks differs
-from the state's, as any pass of changed tasks does, and every
-``--full-pass-every`` passes read every task anyway.
+the pass after a restore reads every task when tasks were deleted since
+(the task count still differs once the changed tasks are read), as any
+pass of changed tasks does, and every ``--full-pass-every`` passes read
+every task anyway. ``sync`` and ``report`` read and save the same files.
 
 The file holds the state as Python's pickle, which can run code when read, so
 it is signed (an HMAC-SHA256 keyed by the webhook secret over its header and
@@ -33,6 +34,7 @@ header line and the body (32 bytes), then the body.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import hmac
 import io
@@ -192,7 +194,10 @@ def write_state(unsaved: Unsaved, directory: Path, *, secret: str, saved_at: str
     file's size in bytes.
 
     The file replaces the project's previous one only once it is complete and
-    synced; what a save that was killed half-way left is removed first.
+    synced; what a save that was killed half-way left is removed first. Saves
+    into one directory take turns (a lock on the directory: ``serve``,
+    ``sync`` and ``report`` may share it), so no save removes another's file
+    while it is written.
 
     Raises
     ------
@@ -205,24 +210,25 @@ def write_state(unsaved: Unsaved, directory: Path, *, secret: str, saved_at: str
                         sort_keys=True).encode() + b"\n"
     directory.mkdir(parents=True, exist_ok=True)
     target = state_path(directory, unsaved.project)
-    for leftover in directory.glob(f".{target.name}.*.part"):  # one saver per project: these are a killed save's
-        leftover.unlink(missing_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=directory, prefix=f".{target.name}.", suffix=".part")
-    try:
-        with os.fdopen(handle, "wb") as out:  # mkstemp's file is readable by its owner only
-            out.write(MAGIC)
-            out.write(header)
-            out.write(_signature(secret, header, unsaved.body))
-            out.write(unsaved.body)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(temporary, target)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
     folder = os.open(directory, os.O_RDONLY)
-    try:  # the rename itself survives a crash
-        os.fsync(folder)
+    try:
+        fcntl.flock(folder, fcntl.LOCK_EX)  # released when closed, or when the process dies
+        for leftover in directory.glob(f".{target.name}.*.part"):  # under the lock: these are a killed save's
+            leftover.unlink(missing_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=directory, prefix=f".{target.name}.", suffix=".part")
+        try:
+            with os.fdopen(handle, "wb") as out:  # mkstemp's file is readable by its owner only
+                out.write(MAGIC)
+                out.write(header)
+                out.write(_signature(secret, header, unsaved.body))
+                out.write(unsaved.body)
+                out.flush()
+                os.fsync(out.fileno())
+            os.replace(temporary, target)
+        except BaseException:
+            Path(temporary).unlink(missing_ok=True)
+            raise
+        os.fsync(folder)  # the rename itself survives a crash
     finally:
         os.close(folder)
     return len(MAGIC) + len(header) + _DIGEST + len(unsaved.body)

@@ -7,15 +7,15 @@ the same code ``serve`` runs on every event and on its schedule).
 
 from __future__ import annotations
 
-import logging
 import time
 from collections.abc import Iterable, Mapping
+from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import Any
 
-from plugin.clock import now_text
+from plugin.clock import now_iso, now_text
 from plugin.labelconfig import Control, parse_label_config
-from plugin.labelstudio import LabelStudioClient, annotator_names, one_line
+from plugin.labelstudio import LabelStudioClient, annotator_names
 from plugin.monitor import PassReport, ProjectMonitor
 from plugin.reconcile import Progress, full_pass
 from plugin.report import Report, project_report
@@ -28,8 +28,6 @@ from plugin.writer import TaskWriter
 SYNC_BATCH = 16
 """Stale tasks a sync reads in one request and then writes one by one (a write takes 0.1-0.2 s: the last is still
 written within :data:`plugin.reconcile.FRESH_FOR` of the read, so none is read twice)."""
-
-log = logging.getLogger(__name__)
 
 __all__ = ["SyncReport", "monitor_report", "read_project", "report_project", "score_export", "sync_project"]
 
@@ -57,7 +55,8 @@ class SyncReport:
         ``kind`` ("full": every task; "changed": the tasks changed since a saved state) and ``n_tasks`` read.
     saved_state : dict
         With a state directory, what happened to the project's saved state, by event ("restored", "missing",
-        "refused", "saved", "failed"; :meth:`plugin.monitor.ProjectMonitor.saved_state`); empty without one.
+        "refused", "not used", "saved", "failed"; :meth:`plugin.monitor.ProjectMonitor.saved_state`); empty
+        without one.
     """
 
     scores: ProjectScores
@@ -89,22 +88,20 @@ def _read(client: LabelStudioClient, monitor: ProjectMonitor, controls: Mapping[
     """A pass over the project into ``monitor``: with ``state`` (and not ``full_read``), from the project's saved
     state and the tasks changed since it was read, when the file is there and sound and was mapped with the
     project's label config and options (:meth:`ProjectMonitor.restore_saved`); else every task."""
-    if state is not None and not full_read:
+    if state is not None and full_read:
+        monitor.record_saved_state("not used", {"at": now_iso(), "reason": "a full read was asked (--full-read)"})
+    elif state is not None:
         controls = parse_label_config(client.label_config(monitor.project)) if controls is None else controls
-        refused = monitor.restore_saved(state, controls)
-        if refused is not None:
-            log.warning("Project %s: every task is read, as its saved state is not used: %s", monitor.project,
-                        refused)
+        monitor.restore_saved(state, controls)  # refused: said in the summary (saved_state), every task is read
     return full_pass(client, monitor, controls=controls, progress=progress, incremental=monitor.restored())
 
 
 def _save(monitor: ProjectMonitor, state: StateFiles) -> None:
-    """Save the project's state if it changed; a save that fails is said (:meth:`ProjectMonitor.saved_state`, the
-    log) and the command goes on: the next one reads from the file saved before, or every task."""
-    try:
+    """Save the project's state if it changed; a save that fails is said in the summary
+    (:meth:`ProjectMonitor.saved_state`) and the command goes on: the next one reads from the file saved before, or
+    every task."""
+    with suppress(Exception):  # recorded as "failed" with the reason; what was read and written stands
         monitor.save_changes(state)
-    except Exception as error:  # noqa: BLE001 (what was read and written stands)
-        log.warning("Project %s: state not saved (%s).", monitor.project, one_line(error))
 
 
 def read_project(client: LabelStudioClient, project: int, *, mapping: MappingOptions, scoring: ScoringOptions,
@@ -157,7 +154,7 @@ def sync_project(client: LabelStudioClient, project: int, controls: Mapping[str,
                  dry_run: bool = False, progress: Progress | None = None,
                  retry_delays: tuple[float, ...] = (1.0, 4.0), state: StateFiles | None = None,
                  full_read: bool = False) -> SyncReport:
-    """One reconcile pass: read every task of ``project``, score it, and write the tasks whose meta is stale.
+    """One reconcile pass: read ``project``'s tasks, score them, and write the tasks whose meta is stale.
 
     Each stale task is read again just before its write, and its block merged
     into that fresh meta, so keys other clients wrote meanwhile survive.

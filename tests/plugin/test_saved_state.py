@@ -5,6 +5,9 @@ import os
 import pickle
 import posix
 import shutil
+import subprocess
+import sys
+import threading
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -190,6 +193,33 @@ def test_a_killed_save_s_leftover_is_removed_by_the_next_save(tmp_path):
     other.write_bytes(b"")
     saved(tmp_path, state)
     assert sorted(p.name for p in tmp_path.iterdir()) == [other.name, "project-7.state"]
+
+
+def test_a_save_waits_for_another_process_s_save_under_way_and_never_removes_its_file(tmp_path):
+    """``serve``, ``sync`` and ``report`` may share a directory: a save under way in another process (here, the lock
+    it holds and its file) is waited for, then the leftover of a save that died is removed."""
+    state, _ = demo_state(n=3)
+    under_way = tmp_path / ".project-7.state.0th3r.part"
+    under_way.write_bytes(b"half a state")
+    script = (f"import fcntl, os, sys, time; fd = os.open({str(tmp_path)!r}, os.O_RDONLY); "
+              "fcntl.flock(fd, fcntl.LOCK_EX); print('locked', flush=True); sys.stdin.readline()")
+    other = subprocess.Popen([sys.executable, "-c", script], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert other.stdout.readline().strip() == "locked"
+        saving = threading.Thread(target=saved, args=(tmp_path, state))
+        saving.start()
+        saving.join(0.5)
+        assert saving.is_alive() and under_way.exists()  # waits: the other's file is left alone
+        other.stdin.write("done\n")
+        other.stdin.flush()
+        assert other.wait(10) == 0
+        saving.join(10)
+        assert not saving.is_alive()
+    finally:
+        other.kill()
+        other.wait()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["project-7.state"]  # the other died: its file goes
+    same_scores(read(tmp_path).state, state)
 
 
 def test_only_a_label_studio_project_s_state_is_saved():

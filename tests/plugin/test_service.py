@@ -67,6 +67,11 @@ class FakeLabelStudio:
                 self.store[task["id"]] = {"project": project, **copy.deepcopy(task)}
                 self._touch(task["id"])
 
+    def add_task(self, task, project=1):
+        with self.lock:
+            self.store[task["id"]] = {"project": project, **copy.deepcopy(task)}
+            self._touch(task["id"])
+
     def delete_project(self, project):
         with self.lock:
             del self.configs[project]

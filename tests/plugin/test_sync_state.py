@@ -75,8 +75,9 @@ def test_a_full_read_reads_every_task_and_saves_the_state_again(fake, tmp_path):
     stale = in_label_studio(fake).stale_tasks()
     report, text = sync(fake, files(tmp_path), full_read=True)
     assert fake.reads[0] == ("all", 30) and report.read == {"kind": "full", "n_tasks": 30}
-    assert set(report.saved_state) == {"saved"} and state_path(tmp_path, 1).stat().st_mtime_ns > saved_at
-    assert "Saved the project's state (30 tasks," in text and "Read " not in text
+    assert set(report.saved_state) == {"not used", "saved"} and state_path(tmp_path, 1).stat().st_mtime_ns > saved_at
+    assert "Read every task: a full read was asked (--full-read)." in text
+    assert "Saved the project's state (30 tasks," in text
     assert report.tasks_written == len(stale) and in_label_studio(fake).stale_tasks() == []
 
 
@@ -86,7 +87,7 @@ def test_a_state_signed_with_another_secret_is_refused_and_every_task_is_read(fa
     assert fake.reads[0] == ("all", 30) and report.read["kind"] == "full"
     assert "not signed with this service's secret" in report.saved_state["refused"]["reason"]
     assert "Read every task: the saved state was not used (" in text
-    assert SECRET not in text and "another-s3cret" not in text and SECRET not in repr(files(tmp_path))
+    assert SECRET not in repr(files(tmp_path))
     assert "saved" in report.saved_state  # saved again, signed with the secret in use
 
 
@@ -95,8 +96,37 @@ def test_a_task_deleted_while_no_sync_ran_takes_a_full_read(fake, tmp_path):
     del fake.store[30]
     report, text = sync(fake, files(tmp_path))
     assert report.read == {"kind": "full", "n_tasks": 29} and "restored" in report.saved_state
-    assert "Read every task (29): a saved state was restored, but the project's number of tasks differs" in text
-    assert len(report.scores.tasks) == 29
+    assert "Read every task (29): a saved state was restored, but tasks were deleted since it was read." in text
+    assert len(report.scores.tasks) == 29 and in_label_studio(fake).stale_tasks() == []
+
+
+def test_tasks_created_since_the_state_was_read_are_read_as_changed_not_every_task(fake, tmp_path):
+    sync(fake, files(tmp_path))
+    sync(fake, files(tmp_path))  # reads back what the first wrote
+    for task in (31, 32):  # imported since
+        fake.add_task({"id": task, "meta": {}, "annotations": [annotation(2 * task, task, 1, "pos"),
+                                                               annotation(2 * task + 1, task, 2, "neg")]})
+    report, text = sync(fake, files(tmp_path))
+    assert fake.reads == [("changed", report.read["n_tasks"])] and report.read["kind"] == "changed"
+    assert 2 <= report.read["n_tasks"] <= 4  # the two, and the newest again
+    assert len(report.scores.tasks) == 32 and in_label_studio(fake).stale_tasks() == []
+    assert report.scores.tasks == in_label_studio(fake).scores().tasks
+
+
+def test_a_state_saved_with_other_options_is_refused_and_replaced(fake, tmp_path):
+    sync(fake, files(tmp_path))
+    fake.reads.clear()
+    other = ScoringOptions(n_resamples=50, threshold=0.25)
+    report = sync_project(fake, 1, None, mapping=MappingOptions(), scoring=other, retry_delays=(0.01,),
+                          state=files(tmp_path))
+    assert fake.reads[0] == ("all", 30) and report.read["kind"] == "full"
+    assert report.saved_state["refused"]["reason"] == ("The saved state was mapped with another label config or "
+                                                       "other options.")
+    assert report.saved_state["saved"]["n_tasks"] == 30
+    fake.reads.clear()
+    again = sync_project(fake, 1, None, mapping=MappingOptions(), scoring=other, retry_delays=(0.01,),
+                         state=files(tmp_path))
+    assert again.read["kind"] == "changed" and "refused" not in again.saved_state
 
 
 def test_a_dry_run_reads_from_the_saved_state_and_saves_nothing(fake, tmp_path):
@@ -127,14 +157,18 @@ def test_a_state_directory_needs_the_webhook_secret_and_a_live_project(capsys, m
     error = capsys.readouterr().err.strip()
     assert error == ("ls-agreement sync: error: A state directory's files are signed with the webhook secret: Set "
                      "AGREEMENT_WEBHOOK_SECRET to a shared secret of at least 16 characters.")
-    monkeypatch.setenv("AGREEMENT_STATE_DIR", str(tmp_path))  # from the environment too
-    assert main(["sync", "--project", "1", "--quiet"]) == 2
-    assert "signed with the webhook secret" in capsys.readouterr().err
+    assert main(["sync", "--project", "1", "--full-read", "--quiet"]) == 2
+    assert capsys.readouterr().err.strip() == ("ls-agreement sync: error: --full-read is for a sync with --state-dir "
+                                               "(without it, every sync reads every task).")
     export = tmp_path / "export.json"
     export.write_text("[]")
-    assert main(["sync", "--export", str(export), "--state-dir", str(tmp_path), "--quiet"]) == 2
-    assert capsys.readouterr().err.strip() == ("ls-agreement sync: error: --state-dir and --full-read are for a live "
-                                               "project (--project), not --export.")
+    for command in (["sync"], ["report", "--out", str(tmp_path / "r.html")]):
+        assert main([*command, "--export", str(export), "--state-dir", str(tmp_path), "--quiet"]) == 2
+        assert capsys.readouterr().err.strip() == (f"ls-agreement {command[0]}: error: --state-dir is for a live "
+                                                   "project (--project), not --export.")
+    monkeypatch.setenv("AGREEMENT_STATE_DIR", str(tmp_path))  # serve's: sync and report take only the flag
+    assert main(["sync", "--export", str(export), "--quiet"]) == 0
+    assert not any(tmp_path.glob("*.state"))
 
 
 def test_a_report_reads_from_the_saved_state_writes_nothing_to_label_studio_and_saves_the_state(fake, tmp_path):
