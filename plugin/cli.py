@@ -498,14 +498,19 @@ def _progress_bar(stderr: TextIO, quiet: bool) -> Progress | None:
     bars: dict[str, tqdm[None]] = {}
 
     def progress(stage: str, done: int, total: int) -> None:
+        """``total`` 0: not known yet (a counter); a stage that ends (``done >= total``) and starts again gets a new
+        bar."""
         bar = bars.get(stage)
         if bar is None:
-            label = {"fetch": "reading tasks", "write": "writing scores"}.get(stage, stage)
-            bar = bars[stage] = tqdm(total=total, desc=label, unit="task", file=stderr, mininterval=1.0)
-        bar.total = max(bar.total or 0, total)
+            label = {"fetch": "reading tasks", "fetch changed": "reading changed tasks",
+                     "write": "writing scores"}.get(stage, stage)
+            bar = bars[stage] = tqdm(total=total or None, desc=label, unit="task", file=stderr, mininterval=1.0)
+        if total:
+            bar.total = max(bar.total or 0, total)
         bar.update(done - bar.n)
-        if done >= total:
+        if total and done >= total:
             bar.close()
+            del bars[stage]
 
     return progress
 

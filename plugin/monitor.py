@@ -377,7 +377,7 @@ class ProjectMonitor:
 
     def record_saved_state(self, event: str, detail: dict[str, Any]) -> None:
         """Keep what happened to the state's file (``/status`` shows the latest of each: "restored", "missing",
-        "refused", "saved", "failed")."""
+        "refused", "not used", "saved", "failed")."""
         with self._lock:
             self._saved[event] = detail
 

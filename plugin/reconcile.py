@@ -141,7 +141,7 @@ def _newest(current: datetime | None, task: Mapping[str, Any]) -> datetime | Non
 
 def full_pass(client: LabelStudioClient, monitor: ProjectMonitor, *, controls: Mapping[str, Control] | None = None,
               max_rate: float | None = None, progress: Progress | None = None,
-              incremental: bool = False) -> PassReport:
+              incremental: bool = False, recount: bool = True) -> PassReport:
     """Read the project, bring the state up to date, and find the tasks whose meta is stale.
 
     A full read rebuilds the state from every task; the new state replaces the
@@ -150,9 +150,11 @@ def full_pass(client: LabelStudioClient, monitor: ProjectMonitor, *, controls: M
     :data:`WATERMARK_MARGIN`) are read into the current state, unless the
     label config or the project's options changed, which take a full read;
     and when, once they are read (tasks created since among them), the number
-    of tasks still differs from the state's, tasks were deleted without the
-    state hearing of it (a lost event, or while no service ran), and every
-    task is read then. Either way, tasks
+    of tasks still differs from the state's, the tasks changed since that
+    read are read once more (``recount``: tasks created while the first was
+    read), and if it still differs, tasks were deleted without the state
+    hearing of it (a lost event, or while no service ran), and every task is
+    read then. Either way, tasks
     refreshed by events while the pages were read, and tasks the old state
     knew that a full read missed (pages shift when tasks are added or deleted
     meanwhile), are refreshed one by one afterwards; then every task's block
@@ -179,6 +181,7 @@ def full_pass(client: LabelStudioClient, monitor: ProjectMonitor, *, controls: M
     assert target is not None
     report.kind = "changed" if changed_only else "full"
     total = [0]
+    stage = "fetch changed" if changed_only else "fetch"
     newest = watermark if changed_only else None
     with monitor.reading(), (nullcontext() if changed_only else target.batch()):
         since = watermark - WATERMARK_MARGIN if changed_only and watermark is not None else None
@@ -190,13 +193,20 @@ def full_pass(client: LabelStudioClient, monitor: ProjectMonitor, *, controls: M
                 target.set_task(task)
             newest = _newest(newest, task)
             report.n_tasks += 1
-            if progress is not None:
-                progress("fetch", report.n_tasks, max(total[0], report.n_tasks))
+            if progress is not None:  # a read of changed tasks does not know their number: 0, until it ends
+                progress(stage, report.n_tasks, 0 if changed_only else max(total[0], report.n_tasks))
+    if progress is not None and changed_only:
+        progress(stage, report.n_tasks, report.n_tasks)
     read = time.perf_counter()
-    if changed_only and client.task_count(monitor.project) != monitor.n_tasks():  # tasks deleted unheard of
-        full = full_pass(client, monitor, controls=controls, max_rate=max_rate, progress=progress)
-        full.seconds["read"] += read - started  # the changed tasks' read too
-        return full
+    if changed_only and client.task_count(monitor.project) != monitor.n_tasks():
+        # Tasks created since were read as changed, so the count differs by tasks deleted unheard of, or created
+        # while the changed tasks were read: once more from the newest read, and then every task.
+        monitor.defer(monitor.install(target, watermark=newest))  # refreshed after the next read, as by a pass
+        again = full_pass(client, monitor, controls=controls, max_rate=max_rate, progress=progress,
+                          incremental=recount, recount=False)
+        again.started_at, again.n_tasks = report.started_at, again.n_tasks + report.n_tasks
+        again.seconds["read"] += read - started
+        return again
     recheck = monitor.install(target, watermark=newest)
     for start in range(0, len(recheck), BATCH):  # usually a handful: one read
         chunk = recheck[start:start + BATCH]

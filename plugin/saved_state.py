@@ -34,7 +34,6 @@ header line and the body (32 bytes), then the body.
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import hmac
 import io
@@ -43,6 +42,7 @@ import os
 import pickle
 import sys
 import tempfile
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -54,8 +54,8 @@ import numpy as np
 
 from plugin.state import ProjectState
 
-__all__ = ["FORMAT", "MAGIC", "Restored", "SavedStateError", "StateFiles", "Unsaved", "code_digest", "pickled",
-           "read_state", "state_path", "write_state"]
+__all__ = ["FORMAT", "LOCK_WAIT", "MAGIC", "Restored", "SavedStateError", "StateFiles", "Unsaved", "code_digest",
+           "pickled", "read_state", "state_path", "write_state"]
 
 MAGIC = b"ls-agreement project state\n"
 FORMAT = 1
@@ -189,7 +189,34 @@ def pickled(state: ProjectState, *, watermark: datetime | None) -> Unsaved:
     return Unsaved(state.project, pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL), len(state.tasks), watermark)
 
 
-def write_state(unsaved: Unsaved, directory: Path, *, secret: str, saved_at: str, source: str) -> int:
+LOCK_WAIT = 120.0
+"""Seconds a save waits for another's in the same directory (a million tasks' state takes a few) before it fails."""
+
+
+def _take_turn(folder: int, *, wait: float) -> None:
+    """Hold the lock of the directory open as ``folder`` (released when it is closed, or when the process dies).
+
+    Raises
+    ------
+    OSError
+        If another save holds it for longer than ``wait`` seconds (a process stopped while saving).
+    """
+    import fcntl  # POSIX: a save is where it is needed
+
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            fcntl.flock(folder, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                raise OSError(f"Another save has held the state directory for {wait:.0f} s; this one gave up "
+                              "(the previous file stays).") from None
+            time.sleep(0.05)
+
+
+def write_state(unsaved: Unsaved, directory: Path, *, secret: str, saved_at: str, source: str,
+                lock_wait: float = LOCK_WAIT) -> int:
     """Save a state (:func:`pickled`) of the Label Studio at ``source`` (its URL) in ``directory``; return the
     file's size in bytes.
 
@@ -202,7 +229,8 @@ def write_state(unsaved: Unsaved, directory: Path, *, secret: str, saved_at: str
     Raises
     ------
     OSError
-        If the directory cannot be written (the previous file stays).
+        If the directory cannot be written, or another save held it for ``lock_wait`` seconds (the previous file
+        stays).
     """
     header = json.dumps({"format": FORMAT, "project": unsaved.project, "source": source, "code": code_digest(),
                          "saved_at": saved_at, "n_tasks": unsaved.n_tasks,
@@ -212,7 +240,7 @@ def write_state(unsaved: Unsaved, directory: Path, *, secret: str, saved_at: str
     target = state_path(directory, unsaved.project)
     folder = os.open(directory, os.O_RDONLY)
     try:
-        fcntl.flock(folder, fcntl.LOCK_EX)  # released when closed, or when the process dies
+        _take_turn(folder, wait=lock_wait)
         for leftover in directory.glob(f".{target.name}.*.part"):  # under the lock: these are a killed save's
             leftover.unlink(missing_ok=True)
         handle, temporary = tempfile.mkstemp(dir=directory, prefix=f".{target.name}.", suffix=".part")

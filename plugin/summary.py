@@ -111,8 +111,8 @@ def saved_state_lines(read: Mapping[str, Any], saved: Mapping[str, Any]) -> list
         lines.append(f"Read {read['n_tasks']} tasks changed since the saved state of {restored['saved_at']} "
                      f"({restored['n_tasks']} tasks restored).")
     elif "restored" in saved:
-        lines.append(f"Read every task ({read['n_tasks']}): a saved state was restored, but tasks were deleted "
-                     "since it was read.")
+        lines.append(f"Read every task ({read['n_tasks']} tasks read): a saved state was restored, but the "
+                     "project's task count differed from it (tasks deleted since).")
     if "refused" in saved:
         lines.append(f"Read every task: the saved state was not used ({saved['refused']['reason']}).")
     if "not used" in saved:

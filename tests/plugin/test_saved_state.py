@@ -222,6 +222,25 @@ def test_a_save_waits_for_another_process_s_save_under_way_and_never_removes_its
     same_scores(read(tmp_path).state, state)
 
 
+def test_a_save_gives_up_on_a_directory_another_save_holds_too_long(tmp_path):
+    state, _ = demo_state(n=3)
+    saved(tmp_path, state)
+    before = state_path(tmp_path, 7).read_bytes()
+    script = (f"import fcntl, os, sys; fd = os.open({str(tmp_path)!r}, os.O_RDONLY); "
+              "fcntl.flock(fd, fcntl.LOCK_EX); print('locked', flush=True); sys.stdin.readline()")
+    other = subprocess.Popen([sys.executable, "-c", script], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:  # a process stopped while it saves: this one fails in one line, and the service goes on
+        assert other.stdout.readline().strip() == "locked"
+        with pytest.raises(OSError, match=r"^Another save has held the state directory for 0 s; this one gave up "
+                                          r"\(the previous file stays\)\.$"):
+            write_state(pickled(state, watermark=WATERMARK), tmp_path, secret=SECRET, saved_at="now", source=SOURCE,
+                        lock_wait=0.2)
+    finally:
+        other.kill()
+        other.wait()
+    assert state_path(tmp_path, 7).read_bytes() == before and not list(tmp_path.glob(".*.part"))
+
+
 def test_only_a_label_studio_project_s_state_is_saved():
     state, _ = demo_state(n=3, project=None)
     with pytest.raises(ValueError, match="read from an export"):

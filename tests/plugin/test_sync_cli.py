@@ -1,6 +1,8 @@
 """``ls-agreement sync`` on an export file (offline) and its errors."""
 
+import io
 import json
+import re
 
 import pytest
 
@@ -119,3 +121,25 @@ def test_a_command_run_as_a_program_freezes_its_startup_objects_and_a_call_does_
     frozen = gc.get_freeze_count()
     assert main(args) == 0 and json.loads(capsys.readouterr().out)["n_tasks"] == 3
     assert gc.get_freeze_count() == frozen
+
+
+def test_the_progress_bars_count_changed_tasks_and_start_again_for_a_full_read_after():
+    """A read of changed tasks does not know their number (a counter, closed when it ends); a full read after it (tasks
+    deleted) gets a bar of its own, as does each stage that starts again."""
+    from plugin.cli import _progress_bar
+
+    out = io.StringIO()
+    progress = _progress_bar(out, quiet=False)
+    for done in (1, 2, 3):
+        progress("fetch changed", done, 0)
+    progress("fetch changed", 3, 3)
+    for done in (1, 2, 4):
+        progress("fetch", done, 4)
+    for done in (1, 2):
+        progress("fetch", done, 2)
+    text = out.getvalue()
+    assert "reading changed tasks: 0task [" in text  # a counter: no total, no percentage
+    assert len(re.findall(r"reading changed tasks: 100%\|[^|]*\| 3/3", text)) == 1, text
+    assert len(re.findall(r"reading tasks: 100%\|[^|]*\| 4/4", text)) == 1, text
+    assert len(re.findall(r"reading tasks: 100%\|[^|]*\| 2/2", text)) == 1, text
+    assert _progress_bar(out, quiet=True) is None

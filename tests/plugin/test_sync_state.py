@@ -20,9 +20,8 @@ SCORING = ScoringOptions(n_resamples=50)
 
 @pytest.fixture
 def fake():
-    return FakeLabelStudio([{"id": t, "meta": {}, "annotations": [annotation(2 * t, t, 1, "pos"),
-                                                                  annotation(2 * t + 1, t, 2, "neg" if t % 3 else "pos")]}
-                            for t in range(1, 31)])
+    return FakeLabelStudio([{"id": t, "meta": {}, "annotations": [
+        annotation(2 * t, t, 1, "pos"), annotation(2 * t + 1, t, 2, "neg" if t % 3 else "pos")]} for t in range(1, 31)])
 
 
 def files(directory, secret=SECRET):
@@ -95,8 +94,11 @@ def test_a_task_deleted_while_no_sync_ran_takes_a_full_read(fake, tmp_path):
     sync(fake, files(tmp_path))
     del fake.store[30]
     report, text = sync(fake, files(tmp_path))
-    assert report.read == {"kind": "full", "n_tasks": 29} and "restored" in report.saved_state
-    assert "Read every task (29): a saved state was restored, but tasks were deleted since it was read." in text
+    assert [kind for kind, _ in fake.reads] == ["changed", "changed", "all"] and fake.reads[-1] == ("all", 29)
+    assert report.read == {"kind": "full", "n_tasks": sum(n for _, n in fake.reads)}
+    assert "restored" in report.saved_state
+    assert (f"Read every task ({report.read['n_tasks']} tasks read): a saved state was restored, but the project's "
+            "task count differed from it (tasks deleted since)." in text)
     assert len(report.scores.tasks) == 29 and in_label_studio(fake).stale_tasks() == []
 
 
@@ -109,8 +111,26 @@ def test_tasks_created_since_the_state_was_read_are_read_as_changed_not_every_ta
     report, text = sync(fake, files(tmp_path))
     assert fake.reads == [("changed", report.read["n_tasks"])] and report.read["kind"] == "changed"
     assert 2 <= report.read["n_tasks"] <= 4  # the two, and the newest again
+    assert f"Read {report.read['n_tasks']} tasks changed since the saved state of " in text
     assert len(report.scores.tasks) == 32 and in_label_studio(fake).stale_tasks() == []
     assert report.scores.tasks == in_label_studio(fake).scores().tasks
+
+
+def test_a_task_created_while_the_changed_tasks_are_read_is_read_by_a_second_read_not_by_a_full_one(fake, tmp_path):
+    sync(fake, files(tmp_path))
+    sync(fake, files(tmp_path))
+    read = fake.tasks
+
+    def read_then_import(project, **options):
+        found = read(project, **options)
+        if 31 not in fake.store:  # after the page was served, before the count
+            fake.add_task({"id": 31, "meta": {}, "annotations": [annotation(62, 31, 1, "pos")]})
+        return found
+
+    fake.tasks = read_then_import
+    report, _ = sync(fake, files(tmp_path))
+    assert [kind for kind, _ in fake.reads] == ["changed", "changed"] and report.read["kind"] == "changed"
+    assert len(report.scores.tasks) == 31 and in_label_studio(fake).stale_tasks() == []
 
 
 def test_a_state_saved_with_other_options_is_refused_and_replaced(fake, tmp_path):
