@@ -166,8 +166,8 @@ def sync_project(client: LabelStudioClient, project: int, controls: Mapping[str,
     changed since it was read are read, with every check a pass of changed
     tasks makes (:func:`plugin.reconcile.full_pass`); the state is saved
     again after the writes (not on a dry run). A file that cannot be used, or
-    a save that fails, is said in :attr:`SyncReport.saved_state` and the log,
-    and the sync goes on as without one.
+    a save that fails, is said in :attr:`SyncReport.saved_state` (the
+    summary's lines), and the sync goes on as without one.
 
     Parameters
     ----------
@@ -190,8 +190,9 @@ def sync_project(client: LabelStudioClient, project: int, controls: Mapping[str,
         Where the project's state is saved between syncs.
     full_read : bool
         With ``state``: read every task anyway (the saved state is not
-        restored, and is saved again), as now and then a sync should, to
-        find tasks deleted and created while no sync ran.
+        restored, and is saved again), as now and then a sync should, for
+        what a read of changed tasks cannot see (a change that did not move a
+        task's ``updated_at``, a database restored from an older backup).
 
     Raises
     ------
