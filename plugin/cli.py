@@ -354,14 +354,15 @@ def _path(given: str | None) -> Path | None:
     return Path(given) if given else None
 
 
-def _state_secret() -> str:
-    """The key a saved state is signed with: the webhook secret (``$AGREEMENT_WEBHOOK_SECRET``), so that ``sync``
-    and a service sharing a state directory read each other's files.
+def _webhook_secret(*, purpose: str = "") -> str:
+    """The webhook secret (``$AGREEMENT_WEBHOOK_SECRET``): ``serve``'s, and the key its saved states are signed
+    with, so that ``sync`` and ``report`` sharing a state directory read its files (``purpose`` says which, in
+    the error).
 
     Raises
     ------
     SettingsError
-        If it is not set, or too weak to sign with.
+        If it is not set, or too weak.
     """
     from plugin.service import check_secret_strength
 
@@ -369,8 +370,13 @@ def _state_secret() -> str:
     try:
         check_secret_strength(secret)
     except SettingsError as error:
-        raise SettingsError(f"A state directory's files are signed with the webhook secret: {error}") from None
+        raise SettingsError(f"{purpose}{error}") from None
     return secret
+
+
+def _state_secret() -> str:
+    """The key a saved state is signed with (:func:`_webhook_secret`)."""
+    return _webhook_secret(purpose="A state directory's files are signed with the webhook secret: ")
 
 
 def _shard(given: str | None) -> tuple[int, int] | None:
@@ -393,11 +399,10 @@ def _run_serve(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     import uvicorn
 
     from plugin.labelstudio import LabelStudioClient
-    from plugin.service import ServiceSettings, check_secret_strength, create_app
+    from plugin.service import ServiceSettings, create_app
 
     try:
-        secret = os.environ.get("AGREEMENT_WEBHOOK_SECRET", "")
-        check_secret_strength(secret)
+        secret = _webhook_secret()
         all_projects, project_ids = _projects(args.project or os.environ.get("AGREEMENT_PROJECTS", "")
                                               .replace(",", " ").split())
         mapping, scoring = _options(args)

@@ -407,9 +407,8 @@ class ProjectMonitor:
         try:
             restored = read_state(files.directory, self.project, secret=files.secret, source=files.source)
             options = self.options()
-            if restored is not None and (
-                    restored.state.control_specs != dict(sorted(controls.items()))
-                    or (restored.state.mapping, restored.state.scoring) != (options.mapping, options.scoring)):
+            if restored is not None and not restored.state.mapped_with(controls, mapping=options.mapping,
+                                                                        scoring=options.scoring):
                 raise SavedStateError("The saved state was mapped with another label config or other options.")
         except Exception as error:  # noqa: BLE001 (any file that cannot be used: the project is read)
             reason = str(error) if isinstance(error, SavedStateError) else f"unreadable ({one_line(error)})"

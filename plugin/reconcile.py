@@ -174,8 +174,7 @@ def full_pass(client: LabelStudioClient, monitor: ProjectMonitor, *, controls: M
         controls = parse_label_config(client.label_config(monitor.project))
     current, watermark = monitor.read_position()
     changed_only = (incremental and current is not None and watermark is not None
-                    and current.control_specs == dict(sorted(controls.items()))
-                    and (current.mapping, current.scoring) == (monitor.mapping, monitor.scoring))
+                    and current.mapped_with(controls, mapping=monitor.mapping, scoring=monitor.scoring))
     target = current if changed_only else ProjectState(monitor.project, controls, mapping=monitor.mapping,
                                                        scoring=monitor.scoring)
     assert target is not None

@@ -904,6 +904,13 @@ class ProjectState:
         self.reference_authors: dict[int, str] = {}
         self.latest_models: dict[int, str] = {}
 
+    def mapped_with(self, controls: Mapping[str, Control], *, mapping: MappingOptions,
+                    scoring: ScoringOptions) -> bool:
+        """Whether this state was mapped with ``controls`` (a label config as read now) and these options: a state
+        mapped otherwise is read again in full, never added to."""
+        same_options = (self.mapping, self.scoring) == (mapping, scoring)
+        return same_options and self.control_specs == dict(sorted(controls.items()))
+
     @classmethod
     def from_tasks(cls, tasks: Iterable[Mapping[str, Any]], controls: Mapping[str, Control], *,
                    mapping: MappingOptions, scoring: ScoringOptions, project: int | None = None) -> ProjectState:

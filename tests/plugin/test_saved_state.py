@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 import threading
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -195,17 +196,27 @@ def test_a_killed_save_s_leftover_is_removed_by_the_next_save(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == [other.name, "project-7.state"]
 
 
+@contextmanager
+def another_save_under_way(directory):
+    """Another process holding the directory's lock, as a save under way does; it lets go when told, or is killed."""
+    script = (f"import fcntl, os, sys; fd = os.open({str(directory)!r}, os.O_RDONLY); "
+              "fcntl.flock(fd, fcntl.LOCK_EX); print('locked', flush=True); sys.stdin.readline()")
+    other = subprocess.Popen([sys.executable, "-c", script], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert other.stdout.readline().strip() == "locked"
+        yield other
+    finally:
+        other.kill()
+        other.wait()
+
+
 def test_a_save_waits_for_another_process_s_save_under_way_and_never_removes_its_file(tmp_path):
     """``serve``, ``sync`` and ``report`` may share a directory: a save under way in another process (here, the lock
     it holds and its file) is waited for, then the leftover of a save that died is removed."""
     state, _ = demo_state(n=3)
     under_way = tmp_path / ".project-7.state.0th3r.part"
     under_way.write_bytes(b"half a state")
-    script = (f"import fcntl, os, sys, time; fd = os.open({str(tmp_path)!r}, os.O_RDONLY); "
-              "fcntl.flock(fd, fcntl.LOCK_EX); print('locked', flush=True); sys.stdin.readline()")
-    other = subprocess.Popen([sys.executable, "-c", script], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    try:
-        assert other.stdout.readline().strip() == "locked"
+    with another_save_under_way(tmp_path) as other:
         saving = threading.Thread(target=saved, args=(tmp_path, state))
         saving.start()
         saving.join(0.5)
@@ -215,9 +226,6 @@ def test_a_save_waits_for_another_process_s_save_under_way_and_never_removes_its
         assert other.wait(10) == 0
         saving.join(10)
         assert not saving.is_alive()
-    finally:
-        other.kill()
-        other.wait()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["project-7.state"]  # the other died: its file goes
     same_scores(read(tmp_path).state, state)
 
@@ -226,18 +234,11 @@ def test_a_save_gives_up_on_a_directory_another_save_holds_too_long(tmp_path):
     state, _ = demo_state(n=3)
     saved(tmp_path, state)
     before = state_path(tmp_path, 7).read_bytes()
-    script = (f"import fcntl, os, sys; fd = os.open({str(tmp_path)!r}, os.O_RDONLY); "
-              "fcntl.flock(fd, fcntl.LOCK_EX); print('locked', flush=True); sys.stdin.readline()")
-    other = subprocess.Popen([sys.executable, "-c", script], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    try:  # a process stopped while it saves: this one fails in one line, and the service goes on
-        assert other.stdout.readline().strip() == "locked"
-        with pytest.raises(OSError, match=r"^Another save has held the state directory for 0 s; this one gave up "
-                                          r"\(the previous file stays\)\.$"):
-            write_state(pickled(state, watermark=WATERMARK), tmp_path, secret=SECRET, saved_at="now", source=SOURCE,
-                        lock_wait=0.2)
-    finally:
-        other.kill()
-        other.wait()
+    gave_up = r"^Another save has held the state directory for 0 s; this one gave up \(the previous file stays\)\.$"
+    # a process stopped while it saves: this one fails in one line
+    with another_save_under_way(tmp_path), pytest.raises(OSError, match=gave_up):
+        write_state(pickled(state, watermark=WATERMARK), tmp_path, secret=SECRET, saved_at="now", source=SOURCE,
+                    lock_wait=0.2)
     assert state_path(tmp_path, 7).read_bytes() == before and not list(tmp_path.glob(".*.part"))
 
 

@@ -63,9 +63,8 @@ class FakeLabelStudio:
     def add_project(self, project, tasks):
         with self.lock:
             self.configs[project] = CONFIG
-            for task in tasks:
-                self.store[task["id"]] = {"project": project, **copy.deepcopy(task)}
-                self._touch(task["id"])
+        for task in tasks:
+            self.add_task(task, project)
 
     def add_task(self, task, project=1):
         with self.lock:
