@@ -23,8 +23,10 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
+from scipy import sparse
+from scipy.sparse.csgraph import connected_components
 
-from agreement.alignment import alignment_totals, matrix_entries
+from agreement.alignment import alignment_reach, alignment_totals, matrix_entries
 from agreement.ranges import ranges
 from agreement.undefined import warn_undefined
 from agreement.units import Units
@@ -180,12 +182,64 @@ PAIRS_AT_ONCE = 4_000_000
 """Unit pairs whose dissimilarities are held at once at most (a project's continua are aligned in chunks)."""
 
 
+def _components_within_reach(doc: NDArray[np.intp], annotator: NDArray[np.intp], start: NDArray[np.float64],
+                             end: NDArray[np.float64], label: NDArray[np.intp], *, reach: float, alpha: float,
+                             beta: float, delta_empty: float, label_distance: ArrayLike | None) -> NDArray[np.intp]:
+    """Each unit's connected component among the units of its continuum, two units of different annotators being
+    connected when their dissimilarity is at most ``reach``.
+
+    Only pairs that can be that near are compared. Since ``d(u, v) >= Δ∅ (α d_pos(u, v) + f)``, with ``f`` the
+    least categorical term (0 unless a label distance or β is negative), a pair within reach has
+    ``|s_u - s_v| + |e_u - e_v| <= r ((e_u - s_u) + (e_v - s_v))`` with ``r = sqrt((reach / Δ∅ - f) / α)``: the
+    units ordered by start, a unit is compared with those that start at most ``r (its length + the continuum's
+    longest)`` after it, not with every unit of its continuum. Without a positional term (``α <= 0``), with every
+    unit of its continuum.
+    """
+    n = len(doc)
+    order = np.lexsort((start, doc))
+    d, s = doc[order], start[order]
+    length = np.abs(end[order] - s)
+    opens = np.ones(n, dtype=bool)
+    opens[1:] = d[1:] != d[:-1]
+    rank = np.cumsum(opens) - 1
+    first = np.flatnonzero(opens)
+    last = np.append(first[1:], n)[rank]  # where each unit's continuum ends, in this order
+    distances = np.array([0.0, 1.0]) if label_distance is None else np.asarray(label_distance, dtype=float)
+    floor = min(0.0, beta * float(distances.min(initial=0.0)), beta * float(distances.max(initial=0.0)))
+    radius = np.sqrt((reach / delta_empty - floor) / alpha) if alpha > 0 and delta_empty > 0 else np.inf
+    if np.isfinite(radius):
+        window = radius * (length + np.maximum.reduceat(length, first)[rank])
+        # one increasing line for all continua (each from its first start), so one search finds every window
+        base = s - s[first][rank]
+        key = rank * (float(base.max()) + float(window.max()) + 1.0) + base
+        window = window * (1 + 1e-9) + 1e-12 * float(np.abs(key).max())  # rounding in the line never drops a pair
+        stop = np.minimum(np.searchsorted(key, key + window, side="right"), last)
+    else:
+        stop = last
+    count = stop - np.arange(n) - 1
+    u = order[np.repeat(np.arange(n), count)]
+    v = order[ranges(np.arange(n) + 1, count)]
+    apart = annotator[u] != annotator[v]
+    u, v = u[apart], v[apart]
+    cost = _pair_dissimilarity(start[u], end[u], label[u], start[v], end[v], label[v], alpha=alpha, beta=beta,
+                               delta_empty=delta_empty, label_distance=label_distance)
+    near = cost <= reach
+    graph = sparse.coo_array((np.ones(int(near.sum())), (u[near], v[near])), shape=(n, n))
+    return connected_components(graph, directed=False)[1].astype(np.intp)
+
+
 def _disorders(doc: NDArray[np.intp], annotator: NDArray[np.intp], start: NDArray[np.float64],
                end: NDArray[np.float64], label: NDArray[np.intp], n_annotators: NDArray[np.intp], *, alpha: float,
                beta: float, delta_empty: float, label_distance: ArrayLike | None) -> ObservedDisorder:
     """Best-alignment disorders of continua given end to end: units ordered by ``doc``, each one's annotator
-    coded in ``range(n_annotators[doc])``. Continua with as many annotators are aligned together, a chunk of at
-    most about :data:`PAIRS_AT_ONCE` unit pairs at a time (:func:`agreement.alignment.alignment_totals`)."""
+    coded in ``range(n_annotators[doc])``.
+
+    No unitary alignment of a best alignment holds two units further apart than the reach of
+    :func:`agreement.alignment.alignment_reach`, so a continuum's best alignment is the union of those of its
+    components of units within reach of each other (:func:`_components_within_reach`), and its disorder their
+    sum. Continua with as many annotators are aligned together, their components a chunk of at most about
+    :data:`PAIRS_AT_ONCE` unit pairs at a time (:func:`agreement.alignment.alignment_totals`).
+    """
     size = np.bincount(doc, minlength=len(n_annotators))
     total = np.zeros(len(n_annotators))
     defined = (n_annotators >= 2) & (size > 0)
@@ -193,19 +247,27 @@ def _disorders(doc: NDArray[np.intp], annotator: NDArray[np.intp], start: NDArra
     bounds = np.concatenate([[0], np.cumsum(size)])
     for n in np.unique(n_annotators[defined]).tolist():
         docs = np.flatnonzero(defined & (n_annotators == n))
-        pairs_through = np.cumsum(size[docs] ** 2)
+        units = ranges(bounds[docs], size[docs])
+        component = _components_within_reach(doc[units], annotator[units], start[units], end[units], label[units],
+                                             reach=alignment_reach(n, delta_empty=delta_empty), alpha=alpha,
+                                             beta=beta, delta_empty=delta_empty, label_distance=label_distance)
+        units = units[np.argsort(component, kind="stable")]  # components end to end
+        part = np.bincount(component).astype(np.intp)
+        owner = doc[units[np.cumsum(part) - part]]
+        unit_bounds = np.concatenate([[0], np.cumsum(part)])
+        pairs_through = np.cumsum(part * part)
         first = 0
-        while first < len(docs):
+        while first < len(part):
             done = pairs_through[first - 1] if first else 0
             last = max(int(np.searchsorted(pairs_through, done + PAIRS_AT_ONCE, side="right")), first + 1)
-            chunk = docs[first:last]
-            sizes = size[chunk]
-            units = ranges(bounds[chunk], sizes)
-            s, e, code = start[units], end[units], label[units]
-            row, column = matrix_entries(sizes)  # each continuum's matrix, its entries' units in the chunk
+            chunk = units[unit_bounds[first]:unit_bounds[last]]
+            s, e, code = start[chunk], end[chunk], label[chunk]
+            row, column = matrix_entries(part[first:last])  # each component's matrix, its entries' units in chunk
             cost = _pair_dissimilarity(s[row], e[row], code[row], s[column], e[column], code[column], alpha=alpha,
                                        beta=beta, delta_empty=delta_empty, label_distance=label_distance)
-            total[chunk] = alignment_totals(annotator[units], sizes, cost, n_annotators=n, delta_empty=delta_empty)
+            totals = alignment_totals(annotator[chunk], part[first:last], cost, n_annotators=n,
+                                      delta_empty=delta_empty, connected=True)
+            total += np.bincount(owner[first:last], weights=totals, minlength=len(total))
             first = last
     return ObservedDisorder(total, weight)
 

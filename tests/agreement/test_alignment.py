@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from scipy.optimize import linear_sum_assignment
 
 from agreement.alignment import (
+    SMALL_COMPONENT,
     alignment_totals,
     best_alignment,
     best_alignments,
@@ -37,12 +38,13 @@ def brute_force_disorder(annotator, matrix, n_annotators, delta_empty):
 
 
 @st.composite
-def continua(draw, *, min_annotators=2, max_annotators=4, max_units=7):
+def continua(draw, *, min_annotators=2, max_annotators=4, max_units=7, max_cost=3.0):
     """A continuum's annotator codes and a symmetric non-negative dissimilarity between its units."""
     n_annotators = draw(st.integers(min_annotators, max_annotators))
     n_units = draw(st.integers(0, max_units))
     annotator = np.array(draw(st.lists(st.integers(0, n_annotators - 1), min_size=n_units, max_size=n_units)))
-    values = draw(st.lists(st.floats(0, 3, allow_nan=False), min_size=n_units * n_units, max_size=n_units * n_units))
+    values = draw(st.lists(st.floats(0, max_cost, allow_nan=False), min_size=n_units * n_units,
+                           max_size=n_units * n_units))
     matrix = np.array(values, dtype=float).reshape(n_units, n_units)
     matrix = (matrix + matrix.T) / 2
     np.fill_diagonal(matrix, 0.0)
@@ -56,17 +58,19 @@ def test_set_partition_chooses_the_cheaper_cover():
 
 
 def test_set_partition_branches_where_the_relaxation_is_fractional():
-    # five elements in a cycle, its five pairs at 1 and the singletons at 0.8: the relaxation takes every pair at
-    # 1/2 (2.5), the integer optimum two pairs and a singleton (2.8); a sixth element apart is a small component
-    pairs = [(0, 1), (1, 2), (2, 3), (3, 4), (4, 0)]
-    incidence = np.zeros((6, 11))
+    # an odd cycle of 11 elements (too many for the dynamic program), its pairs at 1 and the singletons at 0.8: the
+    # relaxation takes every pair at 1/2 (5.5), the integer optimum five pairs and a singleton (5.8); a twelfth
+    # element apart is a small component
+    assert SMALL_COMPONENT < 11
+    pairs = [(i, (i + 1) % 11) for i in range(11)]
+    incidence = np.zeros((12, 11 + 12))
     for g, (i, j) in enumerate(pairs):
         incidence[[i, j], g] = 1
-    incidence[np.arange(6), 5 + np.arange(6)] = 1
-    cost = [1.0] * 5 + [0.8] * 5 + [0.3]
+    incidence[np.arange(12), 11 + np.arange(12)] = 1
+    cost = [1.0] * 11 + [0.8] * 11 + [0.3]
     chosen = solve_set_partition(incidence, cost)
-    assert (incidence @ chosen).tolist() == [1] * 6
-    assert float(np.dot(cost, chosen)) == pytest.approx(3.1)
+    assert (incidence @ chosen).tolist() == [1] * 12
+    assert float(np.dot(cost, chosen)) == pytest.approx(5.8 + 0.3)
 
 
 def test_set_partition_of_a_small_component_tries_its_partitions():
@@ -82,12 +86,12 @@ def test_set_partition_of_a_small_component_tries_its_partitions():
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.integers(1, 9).flatmap(lambda n: st.tuples(
+@given(st.integers(1, 13).flatmap(lambda n: st.tuples(
     st.just(n), st.lists(st.tuples(st.sets(st.integers(0, n - 1), min_size=1, max_size=n),
                                    st.floats(0.0, 5.0, allow_nan=False)), min_size=1, max_size=10))))
 def test_set_partition_equals_brute_force(problem):
-    # small components (up to 6 elements) are tried partition by partition, larger ones through the relaxation:
-    # both exact
+    # small components (up to SMALL_COMPONENT elements) by dynamic programming over their subsets, larger ones
+    # through the relaxation: both exact
     n, groups = problem
     incidence = np.zeros((n, len(groups)))
     for g, (elements, _) in enumerate(groups):
@@ -145,13 +149,15 @@ def test_a_corpus_solved_in_several_programs_equals_one_program(corpus):
     assert [a.total for a in whole] == pytest.approx([brute_force_disorder(*c, 1.0) for c in corpus], abs=1e-9)
 
 
-@settings(max_examples=60, deadline=None)
-@given(st.integers(2, 3).flatmap(lambda n: st.lists(continua(min_annotators=n, max_annotators=n), min_size=1,
-                                                    max_size=8)),
+@settings(max_examples=80, deadline=None)
+@given(st.tuples(st.integers(2, 3), st.sampled_from([3.0, 12.0])).flatmap(
+    lambda drawn: st.lists(continua(min_annotators=drawn[0], max_annotators=drawn[0], max_cost=drawn[1]),
+                           min_size=1, max_size=8)),
        st.sampled_from([0.5, 1.0, 2.0]))
 def test_totals_of_continua_end_to_end_equal_each_ones_best_alignment(corpus, delta_empty):
     # the vectorised two-annotator pairing (and its fallback where a unit has two near partners) and the batched
-    # programs give each continuum's optimum, as the per-continuum solver and brute force do
+    # programs of continua cut where units are out of each other's reach (costs up to 12: many are) give each
+    # continuum's optimum, as the per-continuum solver and brute force do
     corpus = [c for c in corpus if len(c[0])] or [(np.array([0]), np.zeros((1, 1)), corpus[0][2])]
     n = corpus[0][2]
     totals = alignment_totals(np.concatenate([who for who, _, _ in corpus]), [len(who) for who, _, _ in corpus],
@@ -160,6 +166,23 @@ def test_totals_of_continua_end_to_end_equal_each_ones_best_alignment(corpus, de
     expected = [a.total for a in best_alignments(corpus, delta_empty=delta_empty)]
     assert totals.tolist() == pytest.approx(expected, abs=1e-9)
     assert totals.tolist() == pytest.approx([brute_force_disorder(*c, delta_empty) for c in corpus], abs=1e-9)
+
+
+def test_totals_of_a_continuum_out_of_reach_of_itself_are_its_parts_totals():
+    # three annotators (reach (2 + 3) Δ∅ = 5): two clusters 100 apart, and a unit 6 from everything, which stands
+    # alone (Δ∅); the continuum's total is its parts' totals
+    cluster = np.array([[0.0, 0.3, 1.2], [0.3, 0.0, 0.6], [1.2, 0.6, 0.0]])
+    other = np.array([[0.0, 2.0], [2.0, 0.0]])
+    whole = np.full((6, 6), 100.0)
+    whole[:3, :3], whole[3:5, 3:5] = cluster, other
+    whole[5, :5] = whole[:5, 5] = 6.0
+    whole[5, 5] = 0.0
+    who = np.array([0, 1, 2, 0, 2, 1])
+    parts = alignment_totals(np.concatenate([who[:3], who[3:5], who[5:]]), [3, 2, 1],
+                             np.concatenate([cluster.ravel(), other.ravel(), [0.0]]), n_annotators=3)
+    assert parts[2] == 1.0
+    assert alignment_totals(who, [6], whole.ravel(), n_annotators=3).tolist() == pytest.approx([parts.sum()])
+    assert parts.sum() == pytest.approx(brute_force_disorder(who, whole, 3, 1.0))
 
 
 def test_totals_of_two_annotators_fall_back_where_a_unit_has_two_near_partners():
