@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from agreement.alignment import best_alignment
 from agreement.gamma import (
     _sample,
     _statistics,
@@ -153,13 +154,13 @@ def test_task_gamma_of_a_task_nobody_marked_is_undefined():
 # ---- properties --------------------------------------------------------------------------------------------------
 
 @st.composite
-def projects(draw, *, max_docs=3, max_annotators=3, max_units=3):
+def projects(draw, *, max_docs=3, max_annotators=3, max_units=3, max_start=40):
     """A unit table: a few tasks, each annotated by two to four annotators with up to three units each."""
     rows = []
     for doc in range(draw(st.integers(1, max_docs))):
         for a in range(draw(st.integers(2, max_annotators))):
             for _ in range(draw(st.integers(0, max_units))):
-                start = draw(st.integers(0, 40))
+                start = draw(st.integers(0, max_start))
                 rows.append((doc, f"a{a}", draw(st.sampled_from("xyz")), start, start + draw(st.integers(1, 9))))
     frame = pd.DataFrame(rows, columns=["doc", "annotator", "label", "start", "end"])
     if frame.empty or frame["annotator"].nunique() < 2:
@@ -237,3 +238,28 @@ def test_continua_aligned_in_chunks_give_the_same_disorders(frame):
         module.PAIRS_AT_ONCE = saved
     assert chunked.total.tolist() == whole.total.tolist()
     assert chunked.units_per_annotator.tolist() == whole.units_per_annotator.tolist()
+
+
+@settings(max_examples=60, deadline=None)
+@given(projects(max_annotators=4, max_units=4, max_start=120), st.sampled_from([0.0, 0.5, 1.0, 3.0]),
+       st.sampled_from([0.0, 1.0, 2.0]), st.sampled_from([0.5, 1.0, 2.0]), st.booleans())
+def test_disorders_equal_each_continuums_best_alignment_over_every_pair(frame, alpha, beta, delta_empty, distances):
+    # a continuum is aligned as components of units within reach of each other, found without comparing units
+    # that start too far apart: the same totals as the best alignment of all its units over every pair
+    units = units_from_frame(frame)
+    label_distance = None
+    if distances:
+        label_distance = np.array([[0.0, 0.25, 1.0], [0.25, 0.0, 0.5], [1.0, 0.5, 0.0]])[:len(units.labels),
+                                                                                       :len(units.labels)]
+    options = {"alpha": alpha, "beta": beta, "delta_empty": delta_empty, "label_distance": label_distance}
+    observed = observed_disorder(units, **options)
+    for d in range(len(units.docs)):
+        here = units.doc == d
+        present = np.flatnonzero(units.present[d])
+        if len(present) < 2 or not here.any():
+            assert observed.total[d] == 0.0
+            continue
+        matrix = dissimilarity(units.start[here], units.end[here], units.label[here], **options)
+        who = np.searchsorted(present, units.annotator[here])
+        best = best_alignment(who, matrix, n_annotators=len(present), delta_empty=delta_empty)
+        assert observed.total[d] == pytest.approx(best.total, abs=1e-9)
