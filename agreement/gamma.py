@@ -181,6 +181,9 @@ def _pair_dissimilarity(s_u: NDArray[np.float64], e_u: NDArray[np.float64], l_u:
 PAIRS_AT_ONCE = 4_000_000
 """Unit pairs whose dissimilarities are held at once at most (a project's continua are aligned in chunks)."""
 
+UNITS_AT_ONCE = 100_000
+"""Units whose neighbours within reach are found at once at most (a project's continua, a chunk at a time)."""
+
 
 def _components_within_reach(doc: NDArray[np.intp], annotator: NDArray[np.intp], start: NDArray[np.float64],
                              end: NDArray[np.float64], label: NDArray[np.intp], *, reach: float, alpha: float,
@@ -237,39 +240,59 @@ def _disorders(doc: NDArray[np.intp], annotator: NDArray[np.intp], start: NDArra
     No unitary alignment of a best alignment holds two units further apart than the reach of
     :func:`agreement.alignment.alignment_reach`, so a continuum's best alignment is the union of those of its
     components of units within reach of each other (:func:`_components_within_reach`), and its disorder their
-    sum. Continua with as many annotators are aligned together, their components a chunk of at most about
-    :data:`PAIRS_AT_ONCE` unit pairs at a time (:func:`agreement.alignment.alignment_totals`).
+    sum. Continua with as many annotators are aligned together, about :data:`UNITS_AT_ONCE` units at a time, their
+    components a chunk of at most about :data:`PAIRS_AT_ONCE` unit pairs at a time
+    (:func:`agreement.alignment.alignment_totals`).
     """
     size = np.bincount(doc, minlength=len(n_annotators))
     total = np.zeros(len(n_annotators))
     defined = (n_annotators >= 2) & (size > 0)
     weight = np.where(defined, size / np.maximum(n_annotators, 1), 0.0)
     bounds = np.concatenate([[0], np.cumsum(size)])
+    options = {"alpha": alpha, "beta": beta, "delta_empty": delta_empty, "label_distance": label_distance}
     for n in np.unique(n_annotators[defined]).tolist():
         docs = np.flatnonzero(defined & (n_annotators == n))
-        units = ranges(bounds[docs], size[docs])
-        component = _components_within_reach(doc[units], annotator[units], start[units], end[units], label[units],
-                                             reach=alignment_reach(n, delta_empty=delta_empty), alpha=alpha,
-                                             beta=beta, delta_empty=delta_empty, label_distance=label_distance)
-        units = units[np.argsort(component, kind="stable")]  # components end to end
-        part = np.bincount(component).astype(np.intp)
-        owner = doc[units[np.cumsum(part) - part]]
-        unit_bounds = np.concatenate([[0], np.cumsum(part)])
-        pairs_through = np.cumsum(part * part)
-        first = 0
-        while first < len(part):
-            done = pairs_through[first - 1] if first else 0
-            last = max(int(np.searchsorted(pairs_through, done + PAIRS_AT_ONCE, side="right")), first + 1)
-            chunk = units[unit_bounds[first]:unit_bounds[last]]
-            s, e, code = start[chunk], end[chunk], label[chunk]
-            row, column = matrix_entries(part[first:last])  # each component's matrix, its entries' units in chunk
-            cost = _pair_dissimilarity(s[row], e[row], code[row], s[column], e[column], code[column], alpha=alpha,
-                                       beta=beta, delta_empty=delta_empty, label_distance=label_distance)
-            totals = alignment_totals(annotator[chunk], part[first:last], cost, n_annotators=n,
-                                      delta_empty=delta_empty, connected=True)
-            total += np.bincount(owner[first:last], weights=totals, minlength=len(total))
-            first = last
+        units_through = np.cumsum(size[docs])
+        first_doc = 0
+        while first_doc < len(docs):  # continua a chunk of at most about UNITS_AT_ONCE units at a time
+            done = units_through[first_doc - 1] if first_doc else 0
+            last_doc = max(int(np.searchsorted(units_through, done + UNITS_AT_ONCE, side="right")), first_doc + 1)
+            chunk = docs[first_doc:last_doc]
+            total += _component_disorders(ranges(bounds[chunk], size[chunk]), doc, annotator, start, end, label,
+                                          n_annotators=n, n_docs=len(total), **options)
+            first_doc = last_doc
     return ObservedDisorder(total, weight)
+
+
+def _component_disorders(units: NDArray[np.intp], doc: NDArray[np.intp], annotator: NDArray[np.intp],
+                         start: NDArray[np.float64], end: NDArray[np.float64], label: NDArray[np.intp], *,
+                         n_annotators: int, n_docs: int, alpha: float, beta: float, delta_empty: float,
+                         label_distance: ArrayLike | None) -> NDArray[np.float64]:
+    """The best-alignment disorder of each continuum of ``units`` (all of ``n_annotators``), by continuum: the sum
+    over its components of units within reach, aligned a chunk of at most about :data:`PAIRS_AT_ONCE` pairs at a
+    time."""
+    options = {"alpha": alpha, "beta": beta, "delta_empty": delta_empty, "label_distance": label_distance}
+    component = _components_within_reach(doc[units], annotator[units], start[units], end[units], label[units],
+                                         reach=alignment_reach(n_annotators, delta_empty=delta_empty), **options)
+    units = units[np.argsort(component, kind="stable")]  # components end to end
+    part = np.bincount(component).astype(np.intp)
+    owner = doc[units[np.cumsum(part) - part]]
+    unit_bounds = np.concatenate([[0], np.cumsum(part)])
+    pairs_through = np.cumsum(part * part)
+    total = np.zeros(n_docs)
+    first = 0
+    while first < len(part):
+        done = pairs_through[first - 1] if first else 0
+        last = max(int(np.searchsorted(pairs_through, done + PAIRS_AT_ONCE, side="right")), first + 1)
+        chunk = units[unit_bounds[first]:unit_bounds[last]]
+        s, e, code = start[chunk], end[chunk], label[chunk]
+        row, column = matrix_entries(part[first:last])  # each component's matrix, its entries' units in chunk
+        cost = _pair_dissimilarity(s[row], e[row], code[row], s[column], e[column], code[column], **options)
+        totals = alignment_totals(annotator[chunk], part[first:last], cost, n_annotators=n_annotators,
+                                  delta_empty=delta_empty, connected=True)
+        total += np.bincount(owner[first:last], weights=totals, minlength=n_docs)
+        first = last
+    return total
 
 
 def observed_disorder(units: Units, *, alpha: float = 1.0, beta: float = 1.0, delta_empty: float = 1.0,

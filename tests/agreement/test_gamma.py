@@ -225,18 +225,19 @@ def test_task_gamma_live_equals_batch(frame):
 @settings(max_examples=25, deadline=None)
 @given(projects())
 def test_continua_aligned_in_chunks_give_the_same_disorders(frame):
-    # a project's continua are aligned a chunk of pairs at a time: one continuum a chunk changes nothing
+    # a project's continua are aligned a chunk of units and of pairs at a time: one continuum, one component a
+    # chunk changes nothing
     import agreement.gamma as module
 
     units = units_from_frame(frame)
     whole = observed_disorder(units)
-    saved = module.PAIRS_AT_ONCE
-    module.PAIRS_AT_ONCE = 1
+    saved = module.PAIRS_AT_ONCE, module.UNITS_AT_ONCE
+    module.PAIRS_AT_ONCE = module.UNITS_AT_ONCE = 1
     try:
         chunked = observed_disorder(units)
     finally:
-        module.PAIRS_AT_ONCE = saved
-    assert chunked.total.tolist() == whole.total.tolist()
+        module.PAIRS_AT_ONCE, module.UNITS_AT_ONCE = saved
+    assert chunked.total.tolist() == pytest.approx(whole.total.tolist(), abs=1e-12)
     assert chunked.units_per_annotator.tolist() == whole.units_per_annotator.tolist()
 
 
