@@ -710,8 +710,19 @@ def _two_annotator_totals(who: NDArray[np.intp], size: NDArray[np.intp], cost: N
     flat = np.concatenate([[0], np.cumsum(size * size)]).astype(np.intp)
     for c in np.flatnonzero(tangled).tolist():  # a unit near two others: an assignment problem of its own
         matrix = cost[flat[c]:flat[c + 1]].reshape(size[c], size[c])
-        totals[c] = _assignment(who[bounds[c]:bounds[c + 1]], matrix, delta_empty).total
+        here = who[bounds[c]:bounds[c + 1]]
+        if size[c] > SMALL_ASSIGNMENT:  # cut into its components first
+            totals[c] = _assignment(here, matrix, delta_empty).total
+            continue
+        cross = matrix[np.ix_(here == 0, here == 1)]
+        rows, cols = _padded_assignment(cross, delta_empty)
+        totals[c] = cross[rows, cols].sum() + delta_empty * (size[c] - 2 * len(rows))
     return totals
+
+
+SMALL_ASSIGNMENT = 40
+"""Units of a two-annotator continuum solved as one padded assignment, without looking for its components first
+(a continuum cut into components within reach is usually one already)."""
 
 
 def best_alignment(annotator: ArrayLike, dissimilarity: ArrayLike, *, n_annotators: int | None = None,
