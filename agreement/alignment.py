@@ -112,7 +112,8 @@ choices at most), vectorised over all components of one size; larger components 
 annotators' units that align, with a neighbour or two, come in components of 2 to 9 units: numpy, not HiGHS."""
 
 CHUNK_CELLS = 1 << 22
-"""Components' subsets (``n_components * 2**k``) held in one dynamic-programming table at most."""
+"""Cells of the dynamic program's tables held at once at most: components times the larger of their ``2**k``
+subsets and the blocks tried for the subsets of one size."""
 
 
 @functools.cache
@@ -182,7 +183,10 @@ def _choose_small(matrix: sparse.csc_array, c: NDArray[np.float64], component: N
         groups = np.flatnonzero(size[group_component] == k)
         groups = groups[np.argsort(place[group_component[groups]], kind="stable")]
         row = place[group_component[groups]]
-        per_chunk = max(CHUNK_CELLS >> k, 1)
+        # no block larger than the largest group need be tried (a unitary alignment: one unit per annotator)
+        steps = _subset_steps(k, int(_popcounts(k)[mask[groups]].max(initial=1)))
+        widest = max([1 << k, *(blocks.size for _, blocks, _ in steps)])  # a component's cells in one table
+        per_chunk = max(CHUNK_CELLS // widest, 1)
         cuts = np.searchsorted(row, np.arange(0, len(components) + per_chunk, per_chunk))
         for number, (g0, g1) in enumerate(zip(cuts[:-1].tolist(), cuts[1:].tolist())):
             first = number * per_chunk
@@ -195,8 +199,7 @@ def _choose_small(matrix: sparse.csc_array, c: NDArray[np.float64], component: N
             best = np.full((n, 1 << k), np.inf)
             best[:, 0] = 0.0
             choice = np.zeros((n, 1 << k), dtype=np.intp)
-            # no block larger than the largest group need be tried (a unitary alignment: one unit per annotator)
-            for level, blocks, rest in _subset_steps(k, int(_popcounts(k)[bit].max(initial=1))):
+            for level, blocks, rest in steps:
                 totals = table[:, blocks] + best[:, rest]  # (n, subsets of this size, blocks of each)
                 at = np.argmin(totals, axis=2)
                 best[:, level] = np.take_along_axis(totals, at[:, :, None], axis=2)[:, :, 0]

@@ -193,41 +193,52 @@ def _components_within_reach(doc: NDArray[np.intp], annotator: NDArray[np.intp],
 
     Only pairs that can be that near are compared. Since ``d(u, v) >= Δ∅ (α d_pos(u, v) + f)``, with ``f`` the
     least categorical term (0 unless a label distance or β is negative), a pair within reach has
-    ``|s_u - s_v| + |e_u - e_v| <= r ((e_u - s_u) + (e_v - s_v))`` with ``r = sqrt((reach / Δ∅ - f) / α)``: the
-    units ordered by start, a unit is compared with those that start at most ``r (its length + the continuum's
-    longest)`` after it, not with every unit of its continuum. Without a positional term (``α <= 0``), with every
-    unit of its continuum.
+    ``|s_u - s_v| <= |s_u - s_v| + |e_u - e_v| <= r (l_u + l_v)`` with ``r = sqrt((reach / Δ∅ - f) / α)`` and ``l``
+    a unit's length: the intervals ``[s - r l, s + r l]`` of the two units overlap. A unit is compared with the
+    units whose interval starts within its own (a sort, never all against all), and without a positional term
+    (``α <= 0``) with every unit of its continuum; in either case at most :data:`PAIRS_AT_ONCE` pairs at a time.
     """
     n = len(doc)
-    order = np.lexsort((start, doc))
-    d, s = doc[order], start[order]
-    length = np.abs(end[order] - s)
+    distances = np.array([0.0, 1.0]) if label_distance is None else np.asarray(label_distance, dtype=float)
+    floor = min(0.0, beta * float(distances.min(initial=0.0)), beta * float(distances.max(initial=0.0)))
+    radius = np.sqrt((reach / delta_empty - floor) / alpha) if alpha > 0 and delta_empty > 0 else np.inf
+    low = start - radius * np.abs(end - start) if np.isfinite(radius) else start
+    order = np.lexsort((low, doc))
+    d = doc[order]
     opens = np.ones(n, dtype=bool)
     opens[1:] = d[1:] != d[:-1]
     rank = np.cumsum(opens) - 1
     first = np.flatnonzero(opens)
     last = np.append(first[1:], n)[rank]  # where each unit's continuum ends, in this order
-    distances = np.array([0.0, 1.0]) if label_distance is None else np.asarray(label_distance, dtype=float)
-    floor = min(0.0, beta * float(distances.min(initial=0.0)), beta * float(distances.max(initial=0.0)))
-    radius = np.sqrt((reach / delta_empty - floor) / alpha) if alpha > 0 and delta_empty > 0 else np.inf
     if np.isfinite(radius):
-        window = radius * (length + np.maximum.reduceat(length, first)[rank])
-        # one increasing line for all continua (each from its first start), so one search finds every window
-        base = s - s[first][rank]
-        key = rank * (float(base.max()) + float(window.max()) + 1.0) + base
-        window = window * (1 + 1e-9) + 1e-12 * float(np.abs(key).max())  # rounding in the line never drops a pair
-        stop = np.minimum(np.searchsorted(key, key + window, side="right"), last)
+        lo = low[order]
+        hi = start[order] + radius * np.abs(end[order] - start[order])
+        # one increasing line for all continua (each from its first interval), so one search finds every overlap
+        base = lo[first][rank]
+        key = rank * (float((hi - base).max()) + 1.0) + (lo - base)
+        margin = 1e-9 * (hi - lo) + 1e-12 * float(np.abs(key).max())  # rounding in the line never drops a pair
+        stop = np.minimum(np.searchsorted(key, key + (hi - lo) + margin, side="right"), last)
     else:
         stop = last
     count = stop - np.arange(n) - 1
-    u = order[np.repeat(np.arange(n), count)]
-    v = order[ranges(np.arange(n) + 1, count)]
-    apart = annotator[u] != annotator[v]
-    u, v = u[apart], v[apart]
-    cost = _pair_dissimilarity(start[u], end[u], label[u], start[v], end[v], label[v], alpha=alpha, beta=beta,
-                               delta_empty=delta_empty, label_distance=label_distance)
-    near = cost <= reach
-    graph = sparse.coo_array((np.ones(int(near.sum())), (u[near], v[near])), shape=(n, n))
+    through = np.cumsum(count)
+    edges: list[tuple[NDArray[np.intp], NDArray[np.intp]]] = []
+    begin = 0
+    while begin < n:  # the candidate pairs of a slice of units, at most about PAIRS_AT_ONCE of them
+        done = through[begin - 1] if begin else 0
+        finish = max(int(np.searchsorted(through, done + PAIRS_AT_ONCE, side="right")), begin + 1)
+        here = np.arange(begin, finish)
+        u = order[np.repeat(here, count[begin:finish])]
+        v = order[ranges(here + 1, count[begin:finish])]
+        apart = annotator[u] != annotator[v]
+        u, v = u[apart], v[apart]
+        cost = _pair_dissimilarity(start[u], end[u], label[u], start[v], end[v], label[v], alpha=alpha, beta=beta,
+                                   delta_empty=delta_empty, label_distance=label_distance)
+        near = cost <= reach
+        edges.append((u[near], v[near]))
+        begin = finish
+    u, v = (np.concatenate(side) for side in zip(*edges, strict=True)) if edges else (np.zeros(0, np.intp),) * 2
+    graph = sparse.coo_array((np.ones(len(u)), (u, v)), shape=(n, n))
     return connected_components(graph, directed=False)[1].astype(np.intp)
 
 

@@ -109,6 +109,38 @@ def test_set_partition_equals_brute_force(problem):
     assert float(cost @ chosen) == pytest.approx(best, abs=1e-9)
 
 
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 6), st.lists(st.tuples(st.sets(st.integers(0, 5), min_size=1, max_size=3),
+                                                                  st.floats(0.0, 5.0, allow_nan=False)),
+                                                        max_size=8)),
+                min_size=1, max_size=12))
+def test_set_partition_in_small_tables_equals_one_table(problems):
+    # many components of each size, solved a component per table: the same costs as in one table
+    import agreement.alignment as module
+
+    rows, columns, cost, offset = [], [], [], 0
+    for n, groups in problems:
+        groups = [*groups, *(({e}, 1.0) for e in range(n))]  # every element can stand alone
+        for elements, value in groups:
+            kept = sorted(e for e in elements if e < n)
+            if kept:
+                rows += [offset + e for e in kept]
+                columns += [len(cost)] * len(kept)
+                cost.append(value)
+        offset += n
+    incidence = np.zeros((offset, len(cost)))
+    incidence[rows, columns] = 1
+    whole = solve_set_partition(incidence, cost)
+    saved = module.CHUNK_CELLS
+    module.CHUNK_CELLS = 1
+    try:
+        apart = solve_set_partition(incidence, cost)
+    finally:
+        module.CHUNK_CELLS = saved
+    assert (incidence @ apart).tolist() == [1] * offset
+    assert float(np.dot(cost, apart)) == pytest.approx(float(np.dot(cost, whole)), abs=1e-9)
+
+
 def test_set_partition_refuses_an_element_in_no_group():
     with pytest.raises(ValueError, match="in no group"):
         solve_set_partition([[1], [0]], [1.0])

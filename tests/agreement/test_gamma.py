@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from agreement.alignment import best_alignment
 from agreement.gamma import (
+    _components_within_reach,
     _sample,
     _statistics,
     dissimilarity,
@@ -264,3 +265,35 @@ def test_disorders_equal_each_continuums_best_alignment_over_every_pair(frame, a
         who = np.searchsorted(present, units.annotator[here])
         best = best_alignment(who, matrix, n_annotators=len(present), delta_empty=delta_empty)
         assert observed.total[d] == pytest.approx(best.total, abs=1e-9)
+
+
+def test_a_long_unit_costs_its_own_pairs_not_every_pair_of_its_continuum():
+    # 3,000 short units 20 apart and one over the whole text: the long unit is compared with every unit, the short
+    # ones only with their neighbours (all against all would be 4.5 million pairs), a slice of pairs at a time
+    import agreement.gamma as module
+
+    n = 3000
+    start = np.append(np.arange(n) * 20.0, 0.0)
+    end = np.append(start[:n] + 5.0, n * 20.0)
+    annotator = np.append(np.arange(n) % 3, 0)
+    compared = []
+    original = module._pair_dissimilarity
+
+    def counting(*args, **kwargs):
+        compared.append(len(args[0]))
+        return original(*args, **kwargs)
+
+    saved = module.PAIRS_AT_ONCE
+    module._pair_dissimilarity, module.PAIRS_AT_ONCE = counting, 2_000
+    try:
+        component = _components_within_reach(np.zeros(n + 1, dtype=np.intp), annotator, start, end,
+                                             np.zeros(n + 1, dtype=np.intp), reach=5.0, alpha=1.0, beta=1.0,
+                                             delta_empty=1.0, label_distance=None)
+    finally:
+        module._pair_dissimilarity, module.PAIRS_AT_ONCE = original, saved
+    assert sum(compared) < 4 * n
+    assert max(compared) <= 2_000 + n  # a slice, or the long unit's own pairs
+    # the long unit (annotator 0) is within reach of every short unit of annotators 1 and 2; annotator 0's own short
+    # units, 40 apart from one another's ends, stand alone
+    assert len(set(component[annotator != 0].tolist())) == 1
+    assert len(set(component.tolist())) == 1 + n // 3
