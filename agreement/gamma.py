@@ -269,19 +269,20 @@ def _disorders(doc: NDArray[np.intp], annotator: NDArray[np.intp], start: NDArra
             done = units_through[first_doc - 1] if first_doc else 0
             last_doc = max(int(np.searchsorted(units_through, done + UNITS_AT_ONCE, side="right")), first_doc + 1)
             chunk = docs[first_doc:last_doc]
-            total += _component_disorders(ranges(bounds[chunk], size[chunk]), doc, annotator, start, end, label,
-                                          n_annotators=n, n_docs=len(total), **options)
+            owner, disorder = _component_disorders(ranges(bounds[chunk], size[chunk]), doc, annotator, start, end,
+                                                   label, n_annotators=n, **options)
+            total += np.bincount(owner, weights=disorder, minlength=len(total))
             first_doc = last_doc
     return ObservedDisorder(total, weight)
 
 
 def _component_disorders(units: NDArray[np.intp], doc: NDArray[np.intp], annotator: NDArray[np.intp],
                          start: NDArray[np.float64], end: NDArray[np.float64], label: NDArray[np.intp], *,
-                         n_annotators: int, n_docs: int, alpha: float, beta: float, delta_empty: float,
-                         label_distance: ArrayLike | None) -> NDArray[np.float64]:
-    """The best-alignment disorder of each continuum of ``units`` (all of ``n_annotators``), by continuum: the sum
-    over its components of units within reach, aligned a chunk of at most about :data:`PAIRS_AT_ONCE` pairs at a
-    time."""
+                         n_annotators: int, alpha: float, beta: float, delta_empty: float,
+                         label_distance: ArrayLike | None) -> tuple[NDArray[np.intp], NDArray[np.float64]]:
+    """The components of units within reach of each other among ``units`` (continua of ``n_annotators``): each
+    one's continuum and best-alignment disorder, aligned a chunk of at most about :data:`PAIRS_AT_ONCE` pairs at a
+    time. A continuum's disorder is the sum over its components."""
     options = {"alpha": alpha, "beta": beta, "delta_empty": delta_empty, "label_distance": label_distance}
     component = _components_within_reach(doc[units], annotator[units], start[units], end[units], label[units],
                                          reach=alignment_reach(n_annotators, delta_empty=delta_empty), **options)
@@ -290,7 +291,7 @@ def _component_disorders(units: NDArray[np.intp], doc: NDArray[np.intp], annotat
     owner = doc[units[np.cumsum(part) - part]]
     unit_bounds = np.concatenate([[0], np.cumsum(part)])
     pairs_through = np.cumsum(part * part)
-    total = np.zeros(n_docs)
+    disorder = np.zeros(len(part))
     first = 0
     while first < len(part):
         done = pairs_through[first - 1] if first else 0
@@ -299,11 +300,10 @@ def _component_disorders(units: NDArray[np.intp], doc: NDArray[np.intp], annotat
         s, e, code = start[chunk], end[chunk], label[chunk]
         row, column = matrix_entries(part[first:last])  # each component's matrix, its entries' units in chunk
         cost = _pair_dissimilarity(s[row], e[row], code[row], s[column], e[column], code[column], **options)
-        totals = alignment_totals(annotator[chunk], part[first:last], cost, n_annotators=n_annotators,
-                                  delta_empty=delta_empty, connected=True)
-        total += np.bincount(owner[first:last], weights=totals, minlength=n_docs)
+        disorder[first:last] = alignment_totals(annotator[chunk], part[first:last], cost, n_annotators=n_annotators,
+                                                delta_empty=delta_empty, connected=True)
         first = last
-    return total
+    return owner, disorder
 
 
 def observed_disorder(units: Units, *, alpha: float = 1.0, beta: float = 1.0, delta_empty: float = 1.0,
