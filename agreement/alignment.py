@@ -187,12 +187,9 @@ def _choose_small(matrix: sparse.csc_array, c: NDArray[np.float64], component: N
         steps = _subset_steps(k, int(_popcounts(k)[mask[groups]].max(initial=1)))
         widest = max([1 << k, *(blocks.size for _, blocks, _ in steps)])  # a component's cells in one table
         per_chunk = max(CHUNK_CELLS // widest, 1)
-        cuts = np.searchsorted(row, np.arange(0, len(components) + per_chunk, per_chunk))
-        for number, (g0, g1) in enumerate(zip(cuts[:-1].tolist(), cuts[1:].tolist())):
-            first = number * per_chunk
+        for first in range(0, len(components), per_chunk):
             n = min(per_chunk, len(components) - first)
-            if n <= 0:
-                break
+            g0, g1 = np.searchsorted(row, [first, first + n]).tolist()
             part, bit = row[g0:g1] - first, mask[groups[g0:g1]]
             table = np.full((n, 1 << k), np.inf)
             np.minimum.at(table, (part, bit), c[groups[g0:g1]])
@@ -397,7 +394,9 @@ def _assignment(annotator: NDArray[np.intp], dissimilarity: NDArray[np.float64],
 
     A pair costing 2Δ∅ or more is no better than its two units alone, so the problem splits into the connected
     components of the pairs that cost less; a component of one unit stands alone, one of two units is a pair, and
-    the others are solved by :func:`scipy.optimize.linear_sum_assignment` each.
+    the others are solved by :func:`scipy.optimize.linear_sum_assignment` each. A continuum of at most
+    :data:`SMALL_ASSIGNMENT` units where a unit is near two others is one padded assignment, without that search
+    (a continuum cut within reach, as :func:`alignment_totals` cuts them, is usually one component already).
     """
     first, second = np.flatnonzero(annotator == 0), np.flatnonzero(annotator == 1)
     p, q = len(first), len(second)
@@ -406,6 +405,8 @@ def _assignment(annotator: NDArray[np.intp], dissimilarity: NDArray[np.float64],
     if len(set(near_first.tolist())) == len(near_first) and len(set(near_second.tolist())) == len(near_second):
         # no unit is near two others (the usual case): every component is a pair or a unit alone
         pair_first, pair_second = near_first, near_second
+    elif p + q <= SMALL_ASSIGNMENT:
+        pair_first, pair_second = _padded_assignment(cross, delta_empty)
     else:
         graph = sparse.coo_array((np.ones(len(near_first)), (near_first, p + near_second)), shape=(p + q, p + q))
         _, component = connected_components(graph, directed=False)
@@ -429,6 +430,9 @@ def _assignment(annotator: NDArray[np.intp], dissimilarity: NDArray[np.float64],
     disorder = np.concatenate([cross[pair_first, pair_second], np.full(len(alone), float(delta_empty))])
     return Alignment(group, disorder)
 
+
+SMALL_ASSIGNMENT = 40
+"""Units of a two-annotator continuum solved as one padded assignment, without looking for its components first."""
 
 PROGRAM_GROUPS = 50_000
 """Candidate groups gathered into one mixed-integer program at most (continua are independent, so a corpus is
@@ -713,19 +717,8 @@ def _two_annotator_totals(who: NDArray[np.intp], size: NDArray[np.intp], cost: N
     flat = np.concatenate([[0], np.cumsum(size * size)]).astype(np.intp)
     for c in np.flatnonzero(tangled).tolist():  # a unit near two others: an assignment problem of its own
         matrix = cost[flat[c]:flat[c + 1]].reshape(size[c], size[c])
-        here = who[bounds[c]:bounds[c + 1]]
-        if size[c] > SMALL_ASSIGNMENT:  # cut into its components first
-            totals[c] = _assignment(here, matrix, delta_empty).total
-            continue
-        cross = matrix[np.ix_(here == 0, here == 1)]
-        rows, cols = _padded_assignment(cross, delta_empty)
-        totals[c] = cross[rows, cols].sum() + delta_empty * (size[c] - 2 * len(rows))
+        totals[c] = _assignment(who[bounds[c]:bounds[c + 1]], matrix, delta_empty).total
     return totals
-
-
-SMALL_ASSIGNMENT = 40
-"""Units of a two-annotator continuum solved as one padded assignment, without looking for its components first
-(a continuum cut into components within reach is usually one already)."""
 
 
 def best_alignment(annotator: ArrayLike, dissimilarity: ArrayLike, *, n_annotators: int | None = None,

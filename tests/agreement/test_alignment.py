@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from scipy.optimize import linear_sum_assignment
 
 from agreement.alignment import (
+    SMALL_ASSIGNMENT,
     SMALL_COMPONENT,
     alignment_totals,
     best_alignment,
@@ -169,6 +170,23 @@ def test_two_annotators_assignment_equals_the_mixed_integer_program(continuum):
     assignment = best_alignment(annotator, matrix, n_annotators=n)
     program = best_alignment(annotator, matrix, n_annotators=n, method="milp")
     assert assignment.total == pytest.approx(program.total, abs=1e-9)
+
+
+@pytest.mark.parametrize("n_units", [12, 60])
+def test_two_annotators_of_many_tangled_units_equal_the_mixed_integer_program(n_units):
+    # units on a line, each near its neighbours of the other annotator: one padded assignment up to
+    # SMALL_ASSIGNMENT units, a search for components beyond
+    rng = np.random.default_rng(n_units)
+    position = np.sort(rng.uniform(0, n_units / 2, n_units))
+    annotator = (np.arange(n_units) % 2).astype(np.intp)
+    matrix = np.abs(position[:, None] - position[None, :]) * 1.5
+    np.fill_diagonal(matrix, 0.0)
+    assert (n_units <= SMALL_ASSIGNMENT) == (n_units == 12)
+    assignment = best_alignment(annotator, matrix, n_annotators=2)
+    program = best_alignment(annotator, matrix, n_annotators=2, method="milp")
+    assert assignment.total == pytest.approx(program.total, abs=1e-9)
+    assert alignment_totals(annotator, [n_units], matrix.ravel(), n_annotators=2).tolist() == pytest.approx(
+        [program.total], abs=1e-9)
 
 
 @settings(max_examples=30, deadline=None)
