@@ -71,6 +71,7 @@ bench: $(STAMP) $(LS_STAMP) $(PYGAMMA)
 	$(BIN)/python bench/mapping_throughput.py --serve
 	$(BIN)/python bench/report_render.py --serve --references --repeat 3
 	$(BIN)/python bench/free_text.py
+	$(BIN)/python bench/load_floor.py
 	$(BIN)/python bench/scale.py --peer --shapes demo --sizes 10000 100000
 	$(BIN)/python bench/scale.py --peer --shapes spans --sizes 10000 30000
 	$(BIN)/python bench/span_measures.py --serve

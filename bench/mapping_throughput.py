@@ -3,7 +3,7 @@
 Makes a project of N tasks (10,000 by default) for each of four families:
 boxes (RectangleLabels), polygons (PolygonLabels), spans (Labels on text) and
 per-region OCR (Labels + Rectangle + a per-region TextArea, Label Studio's OCR
-template). Each task has three annotators who each drew five regions, near
+template). Each task has three annotators who each drew five regions (``--regions``), near
 each other's (jittered), one in five with another label. Times
 ``plugin.mapping.map_project`` on every task (best of ``--repeat``) and prints
 results per second.
@@ -14,7 +14,7 @@ through the client this project uses (``LabelStudioClient.tasks``, pages of
 1,000): Label Studio's time to serve the same tasks. The goal: mapping costs
 less than a fifth of that.
 
-    python bench/mapping_throughput.py [--tasks 10000] [--repeat 3] [--serve]
+    python bench/mapping_throughput.py [--tasks 10000] [--repeat 3] [--regions 5] [--serve]
 """
 
 from __future__ import annotations
@@ -43,11 +43,12 @@ CONFIGS = {
       <TextArea name="transcription" toName="image" perRegion="true"/></View>""",
 }
 REGIONS, ANNOTATORS = 5, 3
+"""Regions each annotator draws in a task (by default: ``--regions``), and annotators per task."""
 
 
-def _results(family: str, rng: np.random.Generator, who: int, task: int) -> list[dict[str, Any]]:
+def _results(family: str, rng: np.random.Generator, who: int, task: int, regions: int) -> list[dict[str, Any]]:
     out = []
-    for index in range(REGIONS):
+    for index in range(regions):
         label = ("car", "person")[int(rng.random() < 0.2)]
         rid = f"r{task}-{who}-{index}"
         x, y = 5 + 18 * index + rng.normal(0, 0.5), 20 + rng.normal(0, 0.5)
@@ -77,13 +78,15 @@ def _results(family: str, rng: np.random.Generator, who: int, task: int) -> list
     return out
 
 
-def make_tasks(family: str, n_tasks: int, users: list[int], seed: int = 0) -> list[dict[str, Any]]:
-    """N tasks of one family, each with three annotators' results (see the module notes)."""
+def make_tasks(family: str, n_tasks: int, users: list[int], seed: int = 0, *, regions: int = REGIONS
+               ) -> list[dict[str, Any]]:
+    """N tasks of one family, each with three annotators' results of ``regions`` regions each (see the module
+    notes)."""
     rng = np.random.default_rng(seed)
     data = {"image": "/static/images/logo.png", "text": "word " * 40}
     return [{"id": task + 1, "data": data, "annotations": [
         {"id": task * ANNOTATORS + who + 1, "completed_by": user, "ground_truth": False,
-         "result": _results(family, rng, who, task)} for who, user in enumerate(users)]}
+         "result": _results(family, rng, who, task, regions)} for who, user in enumerate(users)]}
         for task in range(n_tasks)]
 
 
@@ -103,7 +106,7 @@ def time_mapping(family: str, tasks: list[dict[str, Any]], repeat: int) -> tuple
     return best, results, rows
 
 
-def time_serving(families: list[str], n_tasks: int) -> dict[str, float]:
+def time_serving(families: list[str], n_tasks: int, *, regions: int = REGIONS) -> dict[str, float]:
     """Seconds Label Studio takes to serve each family's project (tasks.list pages of 1,000)."""
     from label_studio_sdk import LabelStudio
 
@@ -118,7 +121,7 @@ def time_serving(families: list[str], n_tasks: int) -> dict[str, float]:
         client = LabelStudioClient(Connection(url=server.url, api_key=server.token, timeout=600, page_size=1000))
         for family in families:
             project = admin.projects.create(title=family, label_config=CONFIGS[family])
-            tasks = [{k: v for k, v in t.items() if k != "id"} for t in make_tasks(family, n_tasks, users)]
+            tasks = [{k: v for k, v in t.items() if k != "id"} for t in make_tasks(family, n_tasks, users, regions=regions)]
             for task in tasks:
                 for annotation in task["annotations"]:
                     annotation.pop("id")
@@ -138,13 +141,16 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--serve", action="store_true", help="also time Label Studio serving the same tasks")
     parser.add_argument("--families", nargs="+", default=list(CONFIGS), choices=list(CONFIGS))
+    parser.add_argument("--regions", type=int, default=REGIONS,
+                        help="regions each annotator draws in a task (a long document: hundreds)")
     args = parser.parse_args()
-    served = time_serving(args.families, args.tasks) if args.serve else {}
-    print(f"{args.tasks} tasks x {ANNOTATORS} annotators x {REGIONS} regions; best of {args.repeat}")
+    served = time_serving(args.families, args.tasks, regions=args.regions) if args.serve else {}
+    print(f"{args.tasks} tasks x {ANNOTATORS} annotators x {args.regions} regions; best of {args.repeat}")
     print("| family | results | rows | mapping s | results per s | Label Studio serving s | mapping / serving |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
     for family in args.families:
-        seconds, results, rows = time_mapping(family, make_tasks(family, args.tasks, [1, 2, 3]), args.repeat)
+        seconds, results, rows = time_mapping(family, make_tasks(family, args.tasks, [1, 2, 3], regions=args.regions),
+                                               args.repeat)
         serving = served.get(family)
         ratio = f"{seconds / serving:.3f}" if serving else "-"
         print(f"| {family} | {results:,} | {rows:,} | {seconds:.2f} | {results / seconds:,.0f} | "

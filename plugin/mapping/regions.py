@@ -171,6 +171,33 @@ def _threshold(a: Family, b: Family, options: MappingOptions) -> float | None:
 
 def _groups(regions: list[Region], options: MappingOptions) -> list[list[Region]]:
     """The grouping of greatest total similarity of regions of one scope; see the module notes."""
+    families = {region.geometry.family for region in regions}
+    if len(families) == 1 and families.pop().threshold(options) is None:
+        equal = _equal_positions(regions)
+        if equal is not None:
+            return equal
+    return _most_similar(regions, options)
+
+
+def _equal_positions(regions: list[Region]) -> list[list[Region]] | None:
+    """The groups of regions of one family matched exactly: the regions at each position, in their order.
+
+    The same grouping as :func:`_most_similar` gives them, found in one pass: a pair matches when, and only when,
+    its positions are equal (similarity 1), :func:`_dedupe` left each annotator one region at a position, so the
+    regions at one position are a clique of distinct annotators, one group, and regions at different positions
+    share none. None when two regions at one position have different bounds (an XPath span whose global offsets
+    differ): whether those meet is for the pairwise search to say.
+    """
+    at: dict[tuple[Any, ...], list[Region]] = {}
+    for region in regions:
+        at.setdefault(region.geometry.key, []).append(region)
+    if any(len({region.geometry.bounds for region in group}) > 1 for group in at.values() if len(group) > 1):
+        return None
+    return list(at.values())
+
+
+def _most_similar(regions: list[Region], options: MappingOptions) -> list[list[Region]]:
+    """:func:`_groups` by comparing every two regions whose bounds meet, and :func:`best_groups` over the pairs."""
     n = len(regions)
     candidates: dict[tuple[int, int], float] = {}
     order = sorted(range(n), key=lambda i: regions[i].geometry.bounds[0])

@@ -8,8 +8,9 @@ from hypothesis import strategies as st
 
 from plugin.annotations import Skips, Submission
 from plugin.labelconfig import Control
-from plugin.mapping import grouping
+from plugin.mapping import grouping, regions
 from plugin.mapping.grouping import best_groups
+from plugin.mapping.regions import _equal_positions as equal_positions
 from plugin.mapping.regions import span_jaccard
 from plugin.settings import MappingOptions
 from tests.agreement.strategies import set_partitions
@@ -105,3 +106,52 @@ def test_the_mapping_reaches_the_brute_force_optimum(units):
     assert sorted(u for g in groups for u in g) == list(range(len(flat)))
     assert all(_valid(g, annotators, candidates) for g in groups)
     assert abs(_total(groups, candidates) - _brute_force(annotators, candidates)[0]) < 1e-9
+
+
+# Spans of up to three annotators at a few positions: character offsets, or XPath ranges whose global offsets may
+# differ for one range (then equal positions do not say whether two spans meet, and the pairwise search decides).
+offsets = st.builds(lambda s, n: {"start": s, "end": s + n}, st.integers(0, 6), st.integers(1, 3))
+xpaths = st.builds(lambda s, n, g: {"start": f"/p[{s}]", "startOffset": 0, "end": f"/p[{s}]", "endOffset": n,
+                                    **({"globalOffsets": {"start": g, "end": g + n}} if g is not None else {})},
+                   st.integers(1, 2), st.integers(1, 3), st.sampled_from([None, 0, 10]))
+marks = st.lists(st.tuples(st.sampled_from("abc"), st.one_of(offsets, xpaths), st.sampled_from(["PER", "ORG"])),
+                 max_size=10)
+
+
+@given(marks)
+@settings(max_examples=200, deadline=None)
+def test_exact_spans_grouped_by_position_as_the_pairwise_search_groups_them(marks):
+    by_annotator = {}
+    for k, (annotator, value, label) in enumerate(marks):
+        by_annotator.setdefault(annotator, []).append(
+            {"id": f"r{k}", "from_name": "ner", "type": "labels", "value": {**value, "labels": [label]}})
+    submissions = {1: [Submission(1, k + 1, a, tuple(results)) for k, (a, results) in enumerate(by_annotator.items())]}
+    controls = {"ner": Control("ner", "labels", labels=("PER", "ORG"))}
+    shortcut, pairwise = Skips(), Skips()
+    taken = []
+
+    def counted(found):
+        taken.append(found is not None)
+        return found
+
+    with patch.object(regions, "_equal_positions", lambda r: counted(equal_positions(r))):
+        fast = map_one(controls, submissions, "ner", MappingOptions(), shortcut)
+    with patch.object(regions, "_equal_positions", lambda r: None):
+        slow = map_one(controls, submissions, "ner", MappingOptions(), pairwise)
+    assert fast.records == slow.records
+    assert shortcut.as_dict() == pairwise.as_dict()
+    assert all(taken) or not all(isinstance(v["start"], int) for _, v, _ in marks)
+
+
+def test_spans_at_one_xpath_with_different_global_offsets_go_to_the_pairwise_search():
+    def xpath(rid, offset):
+        value = {"start": "/p[1]", "startOffset": 0, "end": "/p[1]", "endOffset": 4, "labels": ["PER"],
+                 "globalOffsets": {"start": offset, "end": offset + 4}}
+        return {"id": rid, "from_name": "ner", "type": "labels", "value": value}
+
+    controls = {"ner": Control("ner", "labels", labels=("PER",))}
+    apart = {1: [Submission(1, 1, "a", (xpath("x", 0),)), Submission(1, 2, "b", (xpath("y", 10),))]}
+    same = {1: [Submission(1, 1, "a", (xpath("x", 0),)), Submission(1, 2, "b", (xpath("y", 0),))]}
+    # equal positions whose bounds do not meet are never compared: two items, each with one annotator's span
+    assert len({item for _, item, _, label in map_one(controls, apart, "ner").records if label == "PER"}) == 2
+    assert len({item for _, item, _, label in map_one(controls, same, "ner").records if label == "PER"}) == 1

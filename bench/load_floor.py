@@ -1,0 +1,121 @@
+"""The floor of a full load in a Python process: parsing the tasks' JSON and reading every result once.
+
+Issue "A million tasks on one machine" asks for a full load of 1,000,000 tasks in under 60 s: 60 µs a task for
+everything a read does in this process once Label Studio has served the page. This script measures, on the pages
+``bench/scale.py`` feeds its build (the demo's shape and the span shape, 1,000 tasks a page, the process's startup
+objects frozen out of the garbage collector's passes as ``ls-agreement`` does), three costs per task:
+
+* **parse**: the page's JSON text made into Python objects, by ``json.loads`` (what a read uses) and by ``ujson``
+  and ``orjson`` where they are installed; best of ``--repeat``, each page dropped once parsed, as a read drops it;
+* **touch**: one pass that reads every task's id, every annotation's id and author, and every result's
+  ``from_name``, ``type``, ``id`` and value, and does nothing else: the least a mapper written in Python does;
+* **build**: :meth:`plugin.state.ProjectState.load` of the same pages, once (what ``bench/scale.py`` times as
+  "build").
+
+Parse plus touch is what any Python build pays before it checks a single value; the script prints it against the
+goal's 60 µs. It never asserts a time.
+
+Usage: ``python bench/load_floor.py [--tasks 10000] [--repeat 3] [--shapes demo spans]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import platform
+import time
+from collections.abc import Callable
+from typing import Any
+
+from scale import PAGE, config, pages
+
+from plugin.labelconfig import parse_label_config
+from plugin.memory import freeze_startup_objects
+from plugin.settings import MappingOptions, ScoringOptions
+from plugin.state import ProjectState
+
+GOAL_US = 60.0
+"""The issue's goal per task: a million tasks loaded in 60 s."""
+
+
+def parsers() -> dict[str, Callable[[str], Any]]:
+    """``json.loads`` and the faster parsers that are installed, by the name and version printed."""
+    found: dict[str, Callable[[str], Any]] = {"json (standard library)": json.loads}
+    for name in ("ujson", "orjson"):
+        try:
+            module = importlib.import_module(name)
+        except ImportError:
+            continue
+        found[f"{name} {getattr(module, '__version__', '')}".strip()] = module.loads
+    return found
+
+
+def touch(page: list[dict[str, Any]]) -> int:
+    """Read every task's id, annotation's id and author and result's fields once; return the results read."""
+    read = 0
+    for task in page:
+        task.get("id")
+        for annotation in task.get("annotations") or ():
+            annotation.get("id"), annotation.get("completed_by")
+            for result in annotation.get("result") or ():
+                result.get("from_name"), result.get("type"), result.get("id")
+                value = result.get("value")
+                if isinstance(value, dict):
+                    read += len(value) > 0
+    return read
+
+
+def parse_each(texts: list[str], loads: Callable[[str], Any]) -> None:
+    """Parse every page, dropping each once parsed (a read holds one page at a time)."""
+    for text in texts:
+        loads(text)
+
+
+def best_of(repeat: int, run: Callable[[], Any]) -> float:
+    """The least wall time of ``repeat`` runs of ``run``."""
+    times = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - started)
+    return min(times)
+
+
+def measure(shape: str, tasks: int, repeat: int) -> list[tuple[str, float]]:
+    """Microseconds a task of each cost, for ``tasks`` tasks of ``shape``."""
+    texts = [json.dumps(read) for read in pages(shape, tasks)]
+    freeze_startup_objects()
+    rows = []
+    for name, loads in parsers().items():
+        rows.append((f"parse: {name}", best_of(repeat, lambda loads=loads: parse_each(texts, loads)) / tasks))
+    parsed = [json.loads(text) for text in texts]
+    rows.append(("touch: every result's fields read once", best_of(repeat, lambda: sum(map(touch, parsed))) / tasks))
+    state = ProjectState(1, parse_label_config(config(shape)), mapping=MappingOptions(), scoring=ScoringOptions())
+    started = time.perf_counter()
+    for read in parsed:
+        state.load(read)
+    rows.append(("build: ProjectState.load", (time.perf_counter() - started) / tasks))
+    return [(name, seconds * 1e6) for name, seconds in rows]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tasks", type=int, default=10_000, help=f"tasks per shape, in pages of {PAGE}")
+    parser.add_argument("--repeat", type=int, default=3, help="parses and touches per parser (best kept)")
+    parser.add_argument("--shapes", nargs="+", default=["demo", "spans"], choices=["demo", "spans"])
+    args = parser.parse_args()
+    print(f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}; "
+          f"{args.tasks:,} tasks a shape, best of {args.repeat}; the goal: {GOAL_US:.0f} µs a task")
+    for shape in args.shapes:
+        rows = measure(shape, args.tasks, args.repeat)
+        print(f"\n{shape}\n| cost | µs a task | share of the goal |\n| --- | --- | --- |")
+        for name, micros in rows:
+            print(f"| {name} | {micros:.1f} | {micros / GOAL_US:.0%} |")
+        floor = min(m for n, m in rows if n.startswith("parse")) + next(m for n, m in rows if n.startswith("touch"))
+        print(f"| floor: the fastest parse and the touch | {floor:.1f} | {floor / GOAL_US:.0%} |")
+
+
+if __name__ == "__main__":
+    main()
