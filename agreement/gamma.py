@@ -363,12 +363,13 @@ def _statistics(units: Units) -> _Statistics:
     Gaps are, for each annotator on each continuum, the gap before the first unit (when it starts after 0) and
     between consecutive units (negative where they overlap), with one gap of 0 as pygamma-agreement adds.
     """
-    counts = np.zeros(units.present.shape)
-    np.add.at(counts, (units.doc, units.annotator), 1)
-    order = np.lexsort((units.end, units.start, units.annotator, units.doc))
-    doc, who, s, e = units.doc[order], units.annotator[order], units.start[order], units.end[order]
+    # one key per (continuum, annotator), in their order: a count is a bincount, and the sort has one key less
+    owner = units.doc * units.present.shape[1] + units.annotator
+    counts = np.bincount(owner, minlength=units.present.size).reshape(units.present.shape).astype(float)
+    order = np.lexsort((units.end, units.start, owner))
+    key, s, e = owner[order], units.start[order], units.end[order]
     first = np.ones(len(order), dtype=bool)
-    first[1:] = (doc[1:] != doc[:-1]) | (who[1:] != who[:-1])
+    first[1:] = key[1:] != key[:-1]
     gaps = np.concatenate([[0.0], s[first][s[first] > 0], s[~first] - e[np.flatnonzero(~first) - 1]])
     lengths = e - s
     frequency = np.bincount(units.label, minlength=len(units.labels)).astype(float)
