@@ -67,6 +67,11 @@ class Units:
                              f"{len(self.annotators)}), not {self.present.shape}.")
         if len(self.lengths) != len(self.docs):
             raise ValueError(f"Units need one length per continuum: {len(self.lengths)} for {len(self.docs)}.")
+        for name, names in (("doc", self.docs), ("annotator", self.annotators), ("label", self.labels)):
+            codes = getattr(self, name)
+            if n and (codes.min() < 0 or codes.max() >= len(names)):
+                raise ValueError(f"Every unit's {name} must be a code of one of the {len(names)} {name}s given "
+                                 f"(0 to {len(names) - 1}), not {int(codes.min() if codes.min() < 0 else codes.max())}.")
         if n and not (np.all(np.isfinite(self.start)) and np.all(np.isfinite(self.end))):
             raise ValueError("Every unit's start and end must be finite numbers.")
         if n and np.any(self.end <= self.start):

@@ -83,7 +83,7 @@ def make_tasks(family: str, n_tasks: int, users: list[int], seed: int = 0, *, re
     """N tasks of one family, each with three annotators' results of ``regions`` regions each (see the module
     notes)."""
     rng = np.random.default_rng(seed)
-    data = {"image": "/static/images/logo.png", "text": "word " * 40}
+    data = {"image": "/static/images/logo.png", "text": "word " * max(40, 4 * regions)}  # every span within it
     return [{"id": task + 1, "data": data, "annotations": [
         {"id": task * ANNOTATORS + who + 1, "completed_by": user, "ground_truth": False,
          "result": _results(family, rng, who, task, regions)} for who, user in enumerate(users)]}
@@ -142,7 +142,7 @@ def main() -> None:
     parser.add_argument("--serve", action="store_true", help="also time Label Studio serving the same tasks")
     parser.add_argument("--families", nargs="+", default=list(CONFIGS), choices=list(CONFIGS))
     parser.add_argument("--regions", type=int, default=REGIONS,
-                        help="regions each annotator draws in a task (a long document: hundreds)")
+                        help="regions each annotator draws in a task, side by side (spans: the text grows with them)")
     args = parser.parse_args()
     served = time_serving(args.families, args.tasks, regions=args.regions) if args.serve else {}
     print(f"{args.tasks} tasks x {ANNOTATORS} annotators x {args.regions} regions; best of {args.repeat}")
