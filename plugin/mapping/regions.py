@@ -182,9 +182,9 @@ def _groups(regions: list[Region], options: MappingOptions) -> list[list[Region]
 def _equal_positions(regions: list[Region]) -> list[list[Region]] | None:
     """The groups of regions of one family matched exactly: the regions at each position, in their order.
 
-    The same grouping as :func:`_most_similar` gives them, found in one pass: a pair matches when, and only when,
-    its positions are equal (similarity 1), :func:`_dedupe` left each annotator one region at a position, so the
-    regions at one position are a clique of distinct annotators, one group, and regions at different positions
+    The same grouping as :func:`_most_similar` gives them, found in one pass. A pair matches when, and only when,
+    its positions are equal (similarity 1), and :func:`_dedupe` left each annotator one region at a position; so
+    the regions at one position are a clique of distinct annotators, one group, and regions at different positions
     share none. None when two regions at one position have different bounds (an XPath span whose global offsets
     differ): whether those meet is for the pairwise search to say.
     """
