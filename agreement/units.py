@@ -70,8 +70,9 @@ class Units:
         for name, names in (("doc", self.docs), ("annotator", self.annotators), ("label", self.labels)):
             codes = getattr(self, name)
             if n and (codes.min() < 0 or codes.max() >= len(names)):
+                wrong = int(codes.min() if codes.min() < 0 else codes.max())
                 raise ValueError(f"Every unit's {name} must be a code of one of the {len(names)} {name}s given "
-                                 f"(0 to {len(names) - 1}), not {int(codes.min() if codes.min() < 0 else codes.max())}.")
+                                 f"(0 to {len(names) - 1}), not {wrong}.")
         if n and not (np.all(np.isfinite(self.start)) and np.all(np.isfinite(self.end))):
             raise ValueError("Every unit's start and end must be finite numbers.")
         if n and np.any(self.end <= self.start):

@@ -3,8 +3,8 @@
 Makes a project of N tasks (10,000 by default) for each of four families:
 boxes (RectangleLabels), polygons (PolygonLabels), spans (Labels on text) and
 per-region OCR (Labels + Rectangle + a per-region TextArea, Label Studio's OCR
-template). Each task has three annotators who each drew five regions (``--regions``), near
-each other's (jittered), one in five with another label. Times
+template). Each task has three annotators who each drew five regions
+(``--regions``), near each other's (jittered), one in five with another label. Times
 ``plugin.mapping.map_project`` on every task (best of ``--repeat``) and prints
 results per second.
 
@@ -121,7 +121,8 @@ def time_serving(families: list[str], n_tasks: int, *, regions: int = REGIONS) -
         client = LabelStudioClient(Connection(url=server.url, api_key=server.token, timeout=600, page_size=1000))
         for family in families:
             project = admin.projects.create(title=family, label_config=CONFIGS[family])
-            tasks = [{k: v for k, v in t.items() if k != "id"} for t in make_tasks(family, n_tasks, users, regions=regions)]
+            made = make_tasks(family, n_tasks, users, regions=regions)
+            tasks = [{k: v for k, v in t.items() if k != "id"} for t in made]
             for task in tasks:
                 for annotation in task["annotations"]:
                     annotation.pop("id")
