@@ -43,7 +43,7 @@ def text_span(value: Mapping[str, Any], options: MappingOptions) -> Geometry | N
         key = tuple(extent)
         return Geometry(SPAN, key, (extent[0], extent[1]), (key, (extent[0], extent[1])))
     key = (value.get("start"), value.get("startOffset"), value.get("end"), value.get("endOffset"))
-    if any(part is None for part in key):
+    if not all(isinstance(part, (str, int, float)) for part in key):  # absent, or a list or object: no position
         return None
     offsets = value.get("globalOffsets")
     if isinstance(offsets, Mapping):

@@ -83,3 +83,22 @@ def test_broken_spans_are_skipped_and_counted():
     assert mapped.rows.empty
     assert skips.total == 5
     assert isinstance(mapped.rows, pd.DataFrame) and list(mapped.rows.columns) == ["task", "item", "annotator", "label"]
+
+
+def test_an_xpath_span_with_a_list_for_an_offset_is_skipped_alone():
+    # a JSON list where an offset belongs is no position: that region is counted, the task's others are scored
+    control = Control("html_ner", "hypertextlabels", labels=("PER",))
+
+    def xpath(rid, offset):
+        return {"id": rid, "from_name": "html_ner", "type": "hypertextlabels",
+                "value": {"start": "/p[1]", "startOffset": offset, "end": "/p[1]", "endOffset": 4,
+                          "hypertextlabels": ["PER"]}}
+
+    submissions = {1: [Submission(1, 1, "a", (xpath("x", 0), xpath("y", [1]))),
+                       Submission(1, 2, "b", (xpath("z", 0),))]}
+    skips = Skips()
+    mapped = map_one({control.name: control}, submissions, control.name, MappingOptions(), skips)
+    assert rows_of(mapped) == {("1:/p[1]-0-/p[1]-4", "a", "PER"), ("1:/p[1]-0-/p[1]-4", "b", "PER")}
+    counted = skips.as_dict()
+    assert counted["malformed value (no readable position): HyperTextLabels 'html_ner'"] == 1
+    assert not any("failed" in reason for reason in counted)
