@@ -19,6 +19,7 @@ project's expected disagreement: ``1 - D_o(task) / D_e(project)``, computed live
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any
 
 import numpy as np
@@ -27,7 +28,7 @@ from scipy import sparse
 from scipy.sparse.csgraph import connected_components
 
 from agreement.alignment import alignment_reach, alignment_totals, matrix_entries
-from agreement.ranges import ranges
+from agreement.ranges import block_edges, ranges
 from agreement.undefined import warn_undefined
 from agreement.units import Units
 
@@ -221,12 +222,9 @@ def _components_within_reach(doc: NDArray[np.intp], annotator: NDArray[np.intp],
     else:
         stop = last
     count = stop - np.arange(n) - 1
-    through = np.cumsum(count)
     edges: list[tuple[NDArray[np.intp], NDArray[np.intp]]] = []
-    begin = 0
-    while begin < n:  # the candidate pairs of a slice of units, at most about PAIRS_AT_ONCE of them
-        done = through[begin - 1] if begin else 0
-        finish = max(int(np.searchsorted(through, done + PAIRS_AT_ONCE, side="right")), begin + 1)
+    cuts = block_edges(count, at_most=PAIRS_AT_ONCE)  # slices of units, of at most about PAIRS_AT_ONCE pairs
+    for begin, finish in pairwise(cuts):
         here = np.arange(begin, finish)
         u = order[np.repeat(here, count[begin:finish])]
         v = order[ranges(here + 1, count[begin:finish])]
@@ -236,7 +234,6 @@ def _components_within_reach(doc: NDArray[np.intp], annotator: NDArray[np.intp],
                                    delta_empty=delta_empty, label_distance=label_distance)
         near = cost <= reach
         edges.append((u[near], v[near]))
-        begin = finish
     u, v = (np.concatenate(side) for side in zip(*edges, strict=True)) if edges else (np.zeros(0, np.intp),) * 2
     graph = sparse.coo_array((np.ones(len(u)), (u, v)), shape=(n, n))
     return connected_components(graph, directed=False)[1].astype(np.intp)
@@ -263,16 +260,12 @@ def _disorders(doc: NDArray[np.intp], annotator: NDArray[np.intp], start: NDArra
     options = {"alpha": alpha, "beta": beta, "delta_empty": delta_empty, "label_distance": label_distance}
     for n in np.unique(n_annotators[defined]).tolist():
         docs = np.flatnonzero(defined & (n_annotators == n))
-        units_through = np.cumsum(size[docs])
-        first_doc = 0
-        while first_doc < len(docs):  # continua a chunk of at most about UNITS_AT_ONCE units at a time
-            done = units_through[first_doc - 1] if first_doc else 0
-            last_doc = max(int(np.searchsorted(units_through, done + UNITS_AT_ONCE, side="right")), first_doc + 1)
+        cuts = block_edges(size[docs], at_most=UNITS_AT_ONCE)
+        for first_doc, last_doc in pairwise(cuts):  # continua of at most about UNITS_AT_ONCE units
             chunk = docs[first_doc:last_doc]
             owner, disorder = _component_disorders(ranges(bounds[chunk], size[chunk]), doc, annotator, start, end,
                                                    label, n_annotators=n, **options)
             total += np.bincount(owner, weights=disorder, minlength=len(total))
-            first_doc = last_doc
     return ObservedDisorder(total, weight)
 
 
@@ -290,19 +283,15 @@ def _component_disorders(units: NDArray[np.intp], doc: NDArray[np.intp], annotat
     part = np.bincount(component).astype(np.intp)
     owner = doc[units[np.cumsum(part) - part]]
     unit_bounds = np.concatenate([[0], np.cumsum(part)])
-    pairs_through = np.cumsum(part * part)
     disorder = np.zeros(len(part))
-    first = 0
-    while first < len(part):
-        done = pairs_through[first - 1] if first else 0
-        last = max(int(np.searchsorted(pairs_through, done + PAIRS_AT_ONCE, side="right")), first + 1)
+    cuts = block_edges(part * part, at_most=PAIRS_AT_ONCE)
+    for first, last in pairwise(cuts):
         chunk = units[unit_bounds[first]:unit_bounds[last]]
         s, e, code = start[chunk], end[chunk], label[chunk]
         row, column = matrix_entries(part[first:last])  # each component's matrix, its entries' units in chunk
         cost = _pair_dissimilarity(s[row], e[row], code[row], s[column], e[column], code[column], **options)
         disorder[first:last] = alignment_totals(annotator[chunk], part[first:last], cost, n_annotators=n_annotators,
                                                 delta_empty=delta_empty, connected=True)
-        first = last
     return owner, disorder
 
 

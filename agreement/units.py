@@ -68,9 +68,9 @@ class Units:
         if len(self.lengths) != len(self.docs):
             raise ValueError(f"Units need one length per continuum: {len(self.lengths)} for {len(self.docs)}.")
         for name, names in (("doc", self.docs), ("annotator", self.annotators), ("label", self.labels)):
-            codes = getattr(self, name)
-            if n and (codes.min() < 0 or codes.max() >= len(names)):
-                wrong = int(codes.min() if codes.min() < 0 else codes.max())
+            low, high = (int(getattr(self, name).min()), int(getattr(self, name).max())) if n else (0, -1)
+            if low < 0 or high >= len(names):
+                wrong = low if low < 0 else high
                 raise ValueError(f"Every unit's {name} must be a code of one of the {len(names)} {name}s given "
                                  f"(0 to {len(names) - 1}), not {wrong}.")
         if n and not (np.all(np.isfinite(self.start)) and np.all(np.isfinite(self.end))):

@@ -172,7 +172,7 @@ def _threshold(a: Family, b: Family, options: MappingOptions) -> float | None:
 def _groups(regions: list[Region], options: MappingOptions) -> list[list[Region]]:
     """The grouping of greatest total similarity of regions of one scope; see the module notes."""
     families = {region.geometry.family for region in regions}
-    if len(families) == 1 and families.pop().threshold(options) is None:
+    if len(families) == 1 and next(iter(families)).threshold(options) is None:
         equal = _equal_positions(regions)
         if equal is not None:
             return equal
