@@ -16,7 +16,7 @@ export LABEL_STUDIO_BIN := $(CURDIR)/$(LS_VENV)/bin/label-studio
 CHROMIUM := /usr/bin/chromium
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
-.PHONY: demo test bench compat clean
+.PHONY: demo test test-fast bench compat clean
 
 $(STAMP): setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -54,6 +54,11 @@ $(POSTGRES):
 
 test: $(STAMP) $(LS_STAMP) $(CHROMIUM) $(PODMAN) $(POSTGRES)
 	$(BIN)/python -m pytest -q
+
+# The unit tier, a few minutes on two cores: no Label Studio, Chromium, podman or PostgreSQL (the markers are in
+# pyproject.toml; `make test` runs every tier).
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -q -m "not integration and not containers and not slow"
 
 # The whole thing on a local Label Studio: a demo project, simulated annotators, the live monitor and its scores.
 demo: $(STAMP) $(LS_STAMP)

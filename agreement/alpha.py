@@ -81,7 +81,10 @@ class Metric:
 
 def resolve_metric(counts: ArrayLike | LabelCounts, level: Level, values: ArrayLike | None
                    ) -> tuple[NDArray[np.float64], Metric]:
-    """Validate the arguments of :func:`krippendorff_alpha`; return the count matrix and its :class:`Metric`."""
+    """Validate the arguments of :func:`krippendorff_alpha`.
+
+    Returns the count matrix and its :class:`Metric`.
+    """
     x = as_count_matrix(counts)
     n_categories = x.shape[1]
     if not isinstance(level, str):
@@ -180,7 +183,10 @@ def distance_matrix(
 
 
 def _interval_terms(n: NDArray[np.float64], s1: NDArray[np.float64], s2: NDArray[np.float64]) -> NDArray[np.float64]:
-    """``sum_{c,k} x_c x_k (v_c - v_k)^2 = 2 (n S2 - S1^2)`` per row, from ``S1 = x @ v``, ``S2 = x @ v^2``."""
+    """``sum_{c,k} x_c x_k (v_c - v_k)^2 = 2 (n S2 - S1^2)`` per row.
+
+    From ``S1 = x @ v``, ``S2 = x @ v^2``.
+    """
     return np.maximum(2.0 * (n * s2 - s1**2), 0.0)
 
 

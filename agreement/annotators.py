@@ -52,9 +52,11 @@ def robust_outliers(values: pd.Series, *, k: float = 2.0) -> pd.Series:
 def _with_majority(item: NDArray[np.intp], annotator: NDArray[np.intp], label: NDArray[np.intp], *,
                    n_annotators: int, n_categories: int) -> tuple[NDArray[np.int64], NDArray[np.float64],
                                                                   NDArray[np.float64]]:
-    """Per annotator, from each label given (``item``, ``annotator``, ``label`` codes, items ascending): the
-    items with at least one other annotator, and on the items with at least two others whose labels have a
-    single most frequent one, how often it is the annotator's (and on how many).
+    """Per annotator: the items shared with another, and how often they gave the others' majority label.
+
+    From each label given (``item``, ``annotator``, ``label`` codes, items ascending): the items with at least one other
+    annotator, and on the items with at least two others whose labels have a single most frequent one, how often it is
+    the annotator's (and on how many).
 
     From each item's counts per label alone, in O(labels given): with ``m1`` the highest count on the item,
     ``t1`` the labels that reach it and ``m2`` the next count below, an annotator whose label has ``own``

@@ -91,8 +91,10 @@ class RankedLabels:
 
     @property
     def single(self) -> NDArray[np.bool_]:
-        """Dense indicator, shape (n_annotators, n_items, n_labels): annotator ``a`` gave item ``x`` only label
-        ``y``."""
+        """Dense indicator, shape (n_annotators, n_items, n_labels).
+
+        Entry ``[a, x, y]``: annotator ``a`` gave item ``x`` only label ``y``.
+        """
         return self._indicator(self.row_second < 0, self.row_first)
 
     @property
@@ -106,8 +108,10 @@ class RankedLabels:
         return self._indicator(self.row_second >= 0, self.row_second)
 
     def weights(self, *, p: float) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        """Each row's weight on its first and on its second label in M at weight ``p`` (section 5.1): 1 and 0
-        for a single label, ``p`` and ``1 - p`` for a pair."""
+        """Each row's weight on its first and on its second label in M at weight ``p`` (section 5.1).
+
+        1 and 0 for a single label, ``p`` and ``1 - p`` for a pair.
+        """
         _check_p(p)
         paired = self.row_second >= 0
         return np.where(paired, p, 1.0), np.where(paired, 1.0 - p, 0.0)
@@ -186,7 +190,10 @@ def ranked_labels(
 
 
 class _PairRows(NamedTuple):
-    """Every two rows of :class:`RankedLabels` on one item (annotators ``a < b``), sorted by item, then pair."""
+    """Every two rows of :class:`RankedLabels` on one item (annotators ``a < b``).
+
+    Sorted by item, then pair.
+    """
 
     a: NDArray[np.intp]
     b: NDArray[np.intp]
@@ -196,8 +203,10 @@ class _PairRows(NamedTuple):
 
 
 def _pair_rows(ranked: RankedLabels) -> _PairRows:
-    """The annotator pairs of every item, O(rows x the most annotators of an item) (pairs that share no item are
-    never formed)."""
+    """The annotator pairs of every item, O(rows x the most annotators of an item).
+
+    Pairs that share no item are never formed.
+    """
     order = np.lexsort((ranked.row_annotator, ranked.row_item))
     first, second = run_pairs(ranked.row_item[order])  # every pair of an item's annotators, once
     a, b = order[first], order[second]
@@ -209,8 +218,10 @@ def _pair_rows(ranked: RankedLabels) -> _PairRows:
 
 def _pair_terms(ranked: RankedLabels, rows: _PairRows, *, p: float
                 ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
-    """At weight ``p``: each pair row's ``sum_y M_a[x, y] M_b[x, y]``, and per pair its items ``n`` and its p(E)
-    (section 5.2; NaN for a pair with no item)."""
+    """At weight ``p``: each pair row's ``sum_y M_a[x, y] M_b[x, y]``, and per pair its items and p(E).
+
+    Per pair: its items ``n`` and its p(E) (section 5.2; NaN for a pair with no item).
+    """
     first, second = ranked.weights(p=p)
     a, b, pair, n_pairs = rows
     fa, sa, fb, sb = ranked.row_first[a], ranked.row_second[a], ranked.row_first[b], ranked.row_second[b]
@@ -363,7 +374,9 @@ def augmented_item_kappa(ranked: RankedLabels, *, p: float) -> pd.Series:
 
 def item_classes(kappa_p1: ArrayLike, kappa_p05: ArrayLike, *, tolerance: float = 0.1, high: float = 0.6
                  ) -> NDArray[np.str_]:
-    """The class of seed 000, section 6, of items with kappa' ``kappa_p1`` at p=1.0 and ``kappa_p05`` at p=0.5.
+    """The class of seed 000, section 6, of items from their kappa' at p=1.0 and at p=0.5.
+
+    The items have kappa' ``kappa_p1`` at p=1.0 and ``kappa_p05`` at p=0.5.
 
     See :func:`classify_items`; ``""`` where kappa' is undefined (NaN).
 

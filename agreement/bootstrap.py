@@ -149,7 +149,9 @@ def bootstrap_distinct(
     seed: int | None = None,
     estimate: float | None = None,
 ) -> ConfidenceInterval:
-    """:func:`bootstrap_items` of the items whose distinct rows are ``rows``, each held by ``multiplicity`` items.
+    """:func:`bootstrap_items` of items given by their distinct rows and multiplicities.
+
+    The items' distinct rows are ``rows``, each held by ``multiplicity`` items.
 
     Resampling ``n`` items with replacement draws each distinct row a
     multinomial number of times (probabilities ``multiplicity / n``); given

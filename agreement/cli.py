@@ -170,7 +170,10 @@ def _interval_of(data: Any, measure: str, options: ComputeOptions, values: Any =
 
 
 def _gwet(table: pd.DataFrame, options: ComputeOptions) -> dict[str, Any]:
-    """Gwet's AC1 (nominal) or AC2 (other levels), with the analytic interval, from the per-item label counts."""
+    """Gwet's AC1 (nominal) or AC2 (other levels), with the analytic interval.
+
+    Computed from the per-item label counts.
+    """
     if options.level != "nominal":
         table = _numeric_labels(table, options.level, options.path)
     counts = label_counts(table)
@@ -252,7 +255,8 @@ def _two_rater(table: pd.DataFrame, options: ComputeOptions) -> dict[str, Any]:
 
 
 def _compute(options: ComputeOptions) -> dict[str, Any]:
-    columns = ("item", "annotator", "label", "rank") if options.metric == "augmented" else ("item", "annotator", "label")
+    columns = (("item", "annotator", "label", "rank") if options.metric == "augmented"
+               else ("item", "annotator", "label"))
     table, skipped = read_annotations(options.path, columns=columns)
     annotators = sorted(table["annotator"].unique())
     if options.metric in TWO_RATER and len(annotators) != 2:
@@ -306,8 +310,10 @@ def run_compute(options: ComputeOptions, *, stdout: TextIO = sys.stdout, stderr:
         print(json.dumps(result), file=stdout)
         return 0
     value = "undefined" if result["value"] is None else f"{result['value']:.4f}"
-    qualifier = f" ({result['level']})" if "level" in result else f" ({result['weights']})" if "weights" in result else ""
-    line = f"{result['metric']}{qualifier} = {value} over {result['n_items']} items and {result['n_annotations']} annotations"
+    qualifier = (f" ({result['level']})" if "level" in result
+                 else f" ({result['weights']})" if "weights" in result else "")
+    line = (f"{result['metric']}{qualifier} = {value} over {result['n_items']} items and "
+            f"{result['n_annotations']} annotations")
     if "ci" in result and result["ci"]["low"] is not None:
         ci = result["ci"]
         line += f"; {ci['confidence']:.0%} interval [{ci['low']:.4f}, {ci['high']:.4f}]"

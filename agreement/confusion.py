@@ -38,7 +38,9 @@ def _pairable(counts: ArrayLike | LabelCounts) -> tuple[np.ndarray, np.ndarray]:
 
 def confused_pairs(counts: ArrayLike | LabelCounts, categories: Sequence[Any], *, top: int = 5
                    ) -> list[tuple[Any, Any, float]]:
-    """The ``top`` label pairs with the most disagreement, as ``(label, label, coincidences)``, largest first.
+    """The ``top`` label pairs with the most disagreement, largest first.
+
+    Each pair as ``(label, label, coincidences)``.
 
     Only the label pairs that meet within an item are visited (each item's
     non-zero cells, joined with themselves), never the whole coincidence

@@ -132,8 +132,9 @@ def code_labels(labels: pd.Series, categories: ArrayLike | None) -> tuple[NDArra
 
 
 class SparseCounts(NamedTuple):
-    """Per-item label counts of the non-zero cells only (CSR layout): memory O(annotations), whatever the number
-    of categories.
+    """Per-item label counts of the non-zero cells only (CSR layout).
+
+    Memory O(annotations), whatever the number of categories.
 
     Attributes
     ----------
@@ -161,8 +162,11 @@ class SparseCounts(NamedTuple):
         return np.add.reduceat(self.counts, self.indptr[:-1]) if len(self.counts) else np.zeros(self.n_items)
 
     def packed(self) -> NDArray[np.float64]:
-        """Each item's non-zero counts, left-aligned in a matrix as wide as the fullest item: what every nominal
-        per-item measure reads (SPA and its bootstrap, alpha's observed disagreement), in O(items x annotators)."""
+        """Each item's non-zero counts, left-aligned in a matrix as wide as the fullest item.
+
+        What every nominal per-item measure reads (SPA and its bootstrap, alpha's observed disagreement), in O(items x
+        annotators).
+        """
         sizes = np.diff(self.indptr)
         matrix = np.zeros((self.n_items, int(sizes.max()) if self.n_items else 0))
         place = np.arange(len(self.counts)) - np.repeat(self.indptr[:-1], sizes)

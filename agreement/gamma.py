@@ -14,6 +14,10 @@ normal laws fitted to the corpus's, labels drawn with the corpus's label frequen
 
 A task's gamma is the task's own disorder against the project's expected disorder, as a task's alpha uses the
 project's expected disagreement: ``1 - D_o(task) / D_e(project)``, computed live from the task's units alone.
+
+The module is larger than 600 lines because the expected disorder is the observed disorder of sampled continua: both
+run through the same private chunked dissimilarity and alignment pass (``_disorders`` and its ``PAIRS_AT_ONCE`` and
+``UNITS_AT_ONCE`` chunk sizes), so splitting them apart would only export those internals to a second module.
 """
 
 from __future__ import annotations
@@ -130,8 +134,8 @@ def dissimilarity(start: ArrayLike, end: ArrayLike, label: ArrayLike, *, alpha: 
 
     .. math::
 
-        d_{pos}(u, v) = \\left(\\frac{|s_u - s_v| + |e_u - e_v|}{(e_u - s_u) + (e_v - s_v)}\\right)^2 \\Delta_\\varnothing,
-        \\qquad d_{cat}(u, v) = \\mathrm{dist}(l_u, l_v)\\, \\Delta_\\varnothing,
+        d_{pos}(u, v) = \\left(\\frac{|s_u - s_v| + |e_u - e_v|}{(e_u - s_u) + (e_v - s_v)}\\right)^2
+        \\Delta_\\varnothing, \\qquad d_{cat}(u, v) = \\mathrm{dist}(l_u, l_v)\\, \\Delta_\\varnothing,
 
     .. math:: d(u, v) = \\alpha\\, d_{pos}(u, v) + \\beta\\, d_{cat}(u, v)
 
@@ -189,8 +193,9 @@ UNITS_AT_ONCE = 100_000
 def _components_within_reach(doc: NDArray[np.intp], annotator: NDArray[np.intp], start: NDArray[np.float64],
                              end: NDArray[np.float64], label: NDArray[np.intp], *, reach: float, alpha: float,
                              beta: float, delta_empty: float, label_distance: ArrayLike | None) -> NDArray[np.intp]:
-    """Each unit's connected component among the units of its continuum, two units of different annotators being
-    connected when their dissimilarity is at most ``reach``.
+    """Each unit's connected component among the units of its continuum.
+
+    Two units of different annotators are connected when their dissimilarity is at most ``reach``.
 
     Only pairs that can be that near are compared. Since ``d(u, v) >= Δ∅ (α d_pos(u, v) + f)``, with ``f`` the
     least categorical term (0 unless a label distance or β is negative), a pair within reach has
@@ -242,8 +247,9 @@ def _components_within_reach(doc: NDArray[np.intp], annotator: NDArray[np.intp],
 def _disorders(doc: NDArray[np.intp], annotator: NDArray[np.intp], start: NDArray[np.float64],
                end: NDArray[np.float64], label: NDArray[np.intp], n_annotators: NDArray[np.intp], *, alpha: float,
                beta: float, delta_empty: float, label_distance: ArrayLike | None) -> ObservedDisorder:
-    """Best-alignment disorders of continua given end to end: units ordered by ``doc``, each one's annotator
-    coded in ``range(n_annotators[doc])``.
+    """Best-alignment disorders of continua given end to end.
+
+    Units are ordered by ``doc``, each one's annotator coded in ``range(n_annotators[doc])``.
 
     No unitary alignment of a best alignment holds two units further apart than the reach of
     :func:`agreement.alignment.alignment_reach`, so a continuum's best alignment is the union of those of its
@@ -273,9 +279,11 @@ def _component_disorders(units: NDArray[np.intp], doc: NDArray[np.intp], annotat
                          start: NDArray[np.float64], end: NDArray[np.float64], label: NDArray[np.intp], *,
                          n_annotators: int, alpha: float, beta: float, delta_empty: float,
                          label_distance: ArrayLike | None) -> tuple[NDArray[np.intp], NDArray[np.float64]]:
-    """The components of units within reach of each other among ``units`` (continua of ``n_annotators``): each
-    one's continuum and best-alignment disorder, aligned a chunk of at most about :data:`PAIRS_AT_ONCE` pairs at a
-    time. A continuum's disorder is the sum over its components."""
+    """Each component's continuum and best-alignment disorder, for components of units within reach.
+
+    The components of units within reach of each other among ``units`` (continua of ``n_annotators``), aligned a chunk
+    of at most about :data:`PAIRS_AT_ONCE` pairs at a time. A continuum's disorder is the sum over its components.
+    """
     options = {"alpha": alpha, "beta": beta, "delta_empty": delta_empty, "label_distance": label_distance}
     component = _components_within_reach(doc[units], annotator[units], start[units], end[units], label[units],
                                          reach=alignment_reach(n_annotators, delta_empty=delta_empty), **options)
@@ -371,8 +379,10 @@ def _statistics(units: Units) -> _Statistics:
 
 def _sample(statistics: _Statistics, n_annotators: NDArray[np.intp], rng: np.random.Generator,
             ) -> tuple[NDArray[np.intp], NDArray[np.intp], NDArray[np.float64], NDArray[np.float64], NDArray[np.intp]]:
-    """One sampled continuum for each entry of ``n_annotators``, end to end: each unit's continuum (ordered),
-    annotator, start, end and label."""
+    """One sampled continuum for each entry of ``n_annotators``, end to end.
+
+    Returns each unit's continuum (ordered), annotator, start, end and label.
+    """
     slot_doc = np.repeat(np.arange(len(n_annotators)), n_annotators)
     slot_annotator = np.arange(len(slot_doc)) - np.repeat(np.cumsum(n_annotators) - n_annotators, n_annotators)
     count = np.abs(np.trunc(rng.normal(*statistics.count, size=len(slot_doc)))).astype(np.intp)
@@ -546,7 +556,10 @@ def gamma_of(observed: float, expected: ExpectedDisorder) -> GammaResult:
 
 
 def _bound(observed: float, expected: float) -> float:
-    """Gamma at one end of D_e's interval; -inf where the interval reaches 0 (too few samples to bound gamma)."""
+    """Gamma at one end of D_e's interval.
+
+    It is -inf where the interval reaches 0 (too few samples to bound gamma).
+    """
     if observed == 0:
         return 1.0
     return float(1.0 - observed / expected) if expected > 0 else float("-inf")

@@ -147,8 +147,11 @@ def _check_block(block: NDArray[np.float64]) -> None:
 
 def _estimate(counts: ArrayLike | LabelCounts, weights: NDArray[np.float64] | None, *, chance: str,
               confidence: float, name: str) -> GwetEstimate:
-    """The coefficient and its variance; ``weights`` None is the identity, never built (free text has thousands
-    of categories, and a q x q matrix would dwarf the counts)."""
+    """The coefficient and its variance.
+
+    ``weights`` None is the identity, never built (free text has thousands of categories, and a q x q matrix would dwarf
+    the counts).
+    """
     x = _matrix(counts)
     n_rows, q = x.shape
     if weights is not None and weights.shape != (q, q):
@@ -214,7 +217,9 @@ def _estimate(counts: ArrayLike | LabelCounts, weights: NDArray[np.float64] | No
 
 def gwet_batch(x: NDArray[np.float64], w: NDArray[np.float64] | None, *,
                weights: NDArray[np.float64]) -> NDArray[np.float64]:
-    """AC1/AC2 for each row of item weights ``w`` (shape ``(B, n_rows)``; None: every row once), for the bootstrap.
+    """AC1/AC2 for each row of item weights ``w``, for the bootstrap.
+
+    ``w`` has shape ``(B, n_rows)``; None: every row once.
 
     ``x`` holds distinct count rows (see :func:`agreement.itemsums.compress_rows`); NaN where undefined.
     """
@@ -303,7 +308,9 @@ def gwet_ac(counts: ArrayLike | LabelCounts, *, level: str = "nominal", values: 
 
 def fleiss_gwet(counts: ArrayLike | LabelCounts, *, weights: WeightName | ArrayLike = "identity",
                 values: ArrayLike | None = None, confidence: float = 0.95) -> GwetEstimate:
-    """Fleiss' kappa as Gwet generalises it to missing ratings, with its analytic variance (Gwet 2014, ch. 5).
+    """Fleiss' kappa as Gwet generalises it to missing ratings, with its analytic variance.
+
+    As in Gwet (2014), ch. 5.
 
     :math:`p_a` as for AC1; chance from the category proportions :math:`\\pi_k` averaged over items,
     :math:`p_e = \\sum_{kl} w_{kl} \\pi_k \\pi_l`. With the same number of ratings on every item this is Fleiss'

@@ -62,7 +62,8 @@ def _xlogx_ratio(joint: NDArray, expected: NDArray) -> NDArray[np.float64]:
     """``p log2(p / e)`` elementwise, with ``0 log 0 = 0``."""
     positive = joint > 0
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(positive, joint * np.log2(np.where(positive, joint / np.where(positive, expected, 1.0), 1.0)), 0.0)
+        return np.where(positive, joint * np.log2(np.where(positive, joint / np.where(positive, expected, 1.0), 1.0)),
+                        0.0)
 
 
 def _entropy(p: NDArray[np.float64]) -> NDArray[np.float64]:

@@ -1,4 +1,6 @@
-"""Intervals on continua: which overlap, and the union of overlapping ones; sorted, never compared all to all.
+"""Intervals on continua: which overlap, and the union of overlapping ones.
+
+Both are found from the intervals sorted, never compared all to all.
 
 The span measures (pairwise F1, unitizing alpha) need every pair of
 intervals, of different annotators in one group (a continuum, or a continuum

@@ -180,7 +180,10 @@ def compress_rows(x: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[
 
 
 def bytes_order(rows: NDArray[np.float64]) -> NDArray[np.intp]:
-    """The order :func:`compress_rows` gives distinct rows: by their bytes (as :func:`numpy.unique` sorts them)."""
+    """The order :func:`compress_rows` gives distinct rows: by their bytes.
+
+    As :func:`numpy.unique` sorts them.
+    """
     contiguous = np.ascontiguousarray(rows)
     if contiguous.shape[0] == 0 or contiguous.shape[1] == 0:
         return np.arange(contiguous.shape[0])

@@ -108,7 +108,9 @@ def _single(table: ArrayLike, measure: str, name: str) -> float:
 
 def cohen_kappa(table: ArrayLike, *, weights: str | ArrayLike | None = None,
                 values: ArrayLike | None = None) -> float:
-    """Cohen's kappa, chance agreement from each coder's own marginals (seed 003), optionally weighted (Cohen 1968).
+    """Cohen's kappa, chance agreement from each coder's own marginals (seed 003).
+
+    Optionally weighted (Cohen 1968).
 
     .. math::
 

@@ -55,7 +55,9 @@ class AnnotatorLabels:
     categories: pd.Index
 
     def measures(self, first: int, second: int) -> dict[str, float]:
-        """Cohen's kappa, Scott's pi, PABAK and P(A) of two annotators on the items both labeled, with ``n_items``.
+        """Cohen's kappa, Scott's pi, PABAK and P(A) of two annotators on the items both labeled.
+
+        With ``n_items``, how many those are.
 
         Their row of :meth:`pair_measures` (every pair from the labels at
         once, never a categories x categories table: free text has thousands
@@ -87,8 +89,11 @@ class AnnotatorLabels:
 
     @cached_property
     def pair_rows(self) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
-        """Every two labels of one item (in :attr:`rows`, annotators ``a < b``): an item labeled ``k`` times gives
-        ``k (k - 1) / 2``; O(labels x the most annotators of an item), never O(items x annotators^2)."""
+        """Every two labels of one item (in :attr:`rows`, annotators ``a < b``).
+
+        An item labeled ``k`` times gives ``k (k - 1) / 2``; O(labels x the most annotators of an item), never O(items x
+        annotators^2).
+        """
         return run_pairs(self.rows[0])
 
     def pair_measures(self) -> pd.DataFrame:
@@ -140,8 +145,10 @@ class AnnotatorLabels:
         return out
 
     def pair_tables(self) -> NDArray[np.float64]:
-        """The contingency table of every pair of :meth:`pair_measures`, in its order: shape ``(pairs, C, C)``,
-        O(labels + pairs x C^2) (for few categories; :meth:`table` gives one pair's)."""
+        """The contingency table of every pair of :meth:`pair_measures`, in its order.
+
+        Shape ``(pairs, C, C)``, O(labels + pairs x C^2) (for few categories; :meth:`table` gives one pair's).
+        """
         _, annotator, label = self.rows
         at_a, at_b = self.pair_rows
         size = len(self.categories)

@@ -1,6 +1,9 @@
-"""Runs of consecutive positions, concatenated: how ragged groups (a continuum's units, a task's rows) are indexed
-end to end without a Python loop over the groups; the pairs within each run of equal keys (an item's
-annotators, two by two); and groups cut into blocks of bounded size (a large project scored a block at a time)."""
+"""Index arithmetic for ragged groups: runs of positions, pairs within runs, blocks of groups.
+
+Runs of consecutive positions, concatenated: how ragged groups (a continuum's units, a task's rows) are indexed end to
+end without a Python loop over the groups; the pairs within each run of equal keys (an item's annotators, two by two);
+and groups cut into blocks of bounded size (a large project scored a block at a time).
+"""
 
 from __future__ import annotations
 
@@ -35,8 +38,10 @@ def ranges(starts: NDArray[np.integer], lengths: NDArray[np.integer]) -> NDArray
 
 
 def run_pairs(keys: NDArray[np.generic]) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
-    """Every two places ``i < j`` within one run of equal ``keys``, where equal keys stand side by side (sorted
-    keys, say): a run of ``k`` gives ``k (k - 1) / 2`` pairs, in order of ``j - i``, then of ``i``.
+    """Every two places ``i < j`` within one run of equal ``keys``.
+
+    Equal keys stand side by side (sorted keys, say): a run of ``k`` gives ``k (k - 1) / 2`` pairs, in order of
+    ``j - i``, then of ``i``.
 
     Places ``d`` apart with equal keys, for ``d`` up to the longest run: O(n x the longest run), and no Python loop
     per run (an item's annotators two by two, for every item at once).
@@ -59,9 +64,10 @@ def run_pairs(keys: NDArray[np.generic]) -> tuple[NDArray[np.intp], NDArray[np.i
 
 
 def block_edges(sizes: NDArray[np.integer], *, at_most: int) -> list[int]:
-    """Where to cut consecutive groups of ``sizes`` into blocks of at most ``at_most`` in all: the edges ``0 = e_0 <
-    e_1 < ... = len(sizes)``, block ``k`` the groups ``e_k .. e_(k+1) - 1``. A group larger than ``at_most`` is a
-    block of its own; no group is cut, and no block is empty.
+    """Where to cut consecutive groups of ``sizes`` into blocks of at most ``at_most`` in all.
+
+    The edges ``0 = e_0 < e_1 < ... = len(sizes)``, block ``k`` the groups ``e_k .. e_(k+1) - 1``. A group larger than
+    ``at_most`` is a block of its own; no group is cut, and no block is empty.
 
     Examples
     --------

@@ -1,4 +1,6 @@
-"""Each annotator against a reference: accuracy with Wilson's interval, and Cohen's kappa with its standard error.
+"""Each annotator against a reference: accuracy and Cohen's kappa, each with its uncertainty.
+
+Accuracy comes with Wilson's interval, Cohen's kappa with its standard error.
 
 A reference is a label per item that is taken as right (a ground truth) or as one more opinion held to the
 annotators' standard (a model's predictions). Per annotator, over the items both labelled:
@@ -52,7 +54,10 @@ REFERENCE_COLUMNS = ("annotator", "n_items", "accuracy", "accuracy_low", "accura
 
 
 class KappaEstimate(NamedTuple):
-    """Cohen's (weighted) kappa with its large-sample standard error and interval (Fleiss, Cohen & Everitt 1969)."""
+    """Cohen's (weighted) kappa with its large-sample standard error and interval.
+
+    As in Fleiss, Cohen & Everitt (1969).
+    """
 
     value: float
     std_error: float
@@ -100,7 +105,9 @@ def wilson_interval(successes: ArrayLike, n: ArrayLike, *, confidence: float = 0
 
 def kappa_estimate(table: ArrayLike, *, weights: NDArray[np.float64] | None = None,
                    confidence: float = 0.95) -> KappaEstimate:
-    """Cohen's kappa of a contingency table (weighted with agreement ``weights``), its standard error and interval.
+    """Cohen's kappa of a contingency table, its standard error and interval.
+
+    Weighted with agreement ``weights``, if given.
 
     Parameters
     ----------
@@ -212,8 +219,9 @@ def against_reference(labels: pd.DataFrame, reference: pd.DataFrame, *, level: s
 
 
 def majority_labels(labels: pd.DataFrame) -> pd.DataFrame:
-    """The annotators' majority label of each item with two labels or more and one most frequent label (ties
-    have no majority): columns ``item``, ``label``, ``n_labels``.
+    """The annotators' majority label of each item: columns ``item``, ``label``, ``n_labels``.
+
+    Only items with two labels or more and one most frequent label (ties have no majority).
 
     >>> labels = pd.DataFrame({"item": [1, 1, 1, 2, 2, 3], "annotator": list("abcabc"),
     ...                        "label": ["x", "x", "y", "x", "y", "y"]})
@@ -233,9 +241,11 @@ def majority_labels(labels: pd.DataFrame) -> pd.DataFrame:
 
 def pairwise_kappa_mean(labels: pd.DataFrame, *, level: str = "nominal", values: ArrayLike | None = None,
                         categories: ArrayLike | None = None) -> tuple[float, pd.DataFrame]:
-    """The mean of Cohen's kappa over the pairs of annotators with a shared item (quadratic-weighted for ordered
-    levels), and per annotator the pooled share of their items on which the other annotators gave the same label
-    (``with_others``, with ``n_pairs``, the pairs it is over).
+    """The mean of Cohen's kappa over the pairs of annotators, and each annotator's share with the others.
+
+    Kappa is averaged over the pairs of annotators with a shared item (quadratic-weighted for ordered levels). Per
+    annotator, the pooled share of their items on which the other annotators gave the same label (``with_others``, with
+    ``n_pairs``, the pairs it is over).
 
     The mean kappa among people is the ceiling a model's kappa against them is held to; an annotator who agrees
     with a model far more than with the other annotators accepts its predictions without looking.

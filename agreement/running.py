@@ -64,8 +64,11 @@ def _unpack(blob: bytes) -> tuple[NDArray[np.intp], NDArray[np.float64]]:
 
 
 def _pairable_terms(n: Any, q: Any) -> tuple[Any, ...]:
-    """``k_s P, k_s`` for each simple scheme ``s`` (in :data:`_SCHEMES` order) of pairable items (``n >= 2``) with
-    ``n`` annotations and sum of squares ``q``, flattened: floats for one item, arrays for many."""
+    """``k_s P, k_s`` for each simple scheme ``s`` (in :data:`_SCHEMES` order), flattened.
+
+    Of pairable items (``n >= 2``) with ``n`` annotations and sum of squares ``q``: floats for one item, arrays for
+    many.
+    """
     p = (q - n) / (n * (n - 1.0))  # sum_c n_c (n_c - 1) / (n (n - 1))
     edges = n * (n - 1.0) / 2.0
     return (p, n ** 0.0, n * p, n, (n - 1.0) * p, n - 1.0, edges * p, edges)  # n ** 0: one per item
@@ -430,8 +433,9 @@ class RunningAgreement:
         return (float(numerator / denominator) - expected) / (1.0 - expected)
 
     def fleiss_kappa(self) -> float:
-        """Fleiss' kappa, pooled (:func:`agreement.fleiss_kappa`), from the running sums; NaN with a warning when
-        undefined.
+        """Fleiss' kappa, pooled (:func:`agreement.fleiss_kappa`), from the running sums.
+
+        NaN with a warning when undefined.
 
         :math:`\\bar P` is SPA with flat weights and :math:`\\bar P_e = \\sum_c p_c^2`
         with :math:`p_c` the pairable values of category ``c`` over all pairable
@@ -448,9 +452,11 @@ class RunningAgreement:
 
     @classmethod
     def of_counts(cls, counts: SparseCounts, *, coincidence: bool = False) -> RunningAgreement:
-        """The sums of ``counts`` (:class:`agreement.counts.SparseCounts`): a batch computation's way to SPA,
-        alpha, AC1 and Fleiss' kappa in memory O(annotations + categories) (nominal alpha only without
-        ``coincidence``)."""
+        """The sums of ``counts`` (:class:`agreement.counts.SparseCounts`).
+
+        A batch computation's way to SPA, alpha, AC1 and Fleiss' kappa in memory O(annotations + categories) (nominal
+        alpha only without ``coincidence``).
+        """
         sums = cls(counts.n_categories, coincidence=coincidence)
         sums.apply_items(counts.indptr, counts.columns, counts.counts)
         return sums

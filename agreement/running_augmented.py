@@ -1,4 +1,6 @@
-"""The augmented kappa's per-item classes, kept up to date item by item (the live path of seed 000, section 6).
+"""The augmented kappa's per-item classes, kept up to date item by item.
+
+This is the live path of seed 000, section 6.
 
 :func:`agreement.augmented.classify_items` needs, for every pair of
 annotators, the pair's chance agreement over the items both labeled,
@@ -33,7 +35,10 @@ Rows = dict[str, dict[Any, float]]
 
 
 def _rows(labels: Iterable[tuple[str, Any, int]], p: float) -> Rows:
-    """Each annotator's row of M at weight p: 1 for a single label, p and 1 - p for a primary and a secondary."""
+    """Each annotator's row of M at weight p.
+
+    1 for a single label, p and 1 - p for a primary and a secondary.
+    """
     given: dict[str, dict[int, Any]] = defaultdict(dict)
     for annotator, label, rank in labels:
         given[annotator][int(rank)] = label
@@ -123,8 +128,9 @@ class RunningAugmented:
         return self.labels_kappa(labels, p=p) if labels is not None else float("nan")
 
     def labels_kappa(self, labels: Iterable[tuple[str, Any, int]], *, p: float) -> float:
-        """kappa' of an item with ``labels`` at weight p: the mean over its pairs of
-        :math:`(M_a[x] M_b[x] - p(E)) / (1 - p(E))`.
+        """kappa' of an item with ``labels`` at weight p.
+
+        The mean over its pairs of :math:`(M_a[x] M_b[x] - p(E)) / (1 - p(E))`.
 
         Pairs whose p(E) is 1 (no variation to correct for) are left out, as
         in :func:`agreement.augmented.augmented_item_kappa`; NaN when none is left.

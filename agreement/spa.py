@@ -187,7 +187,10 @@ def _weighted_agreement(n: NDArray[np.float64], q: NDArray[np.float64], scheme: 
 def spa_batch(
     x: NDArray[np.float64], w: NDArray[np.float64] | None, *, weights: WeighingScheme = "annotations_m1"
 ) -> NDArray[np.float64]:
-    """SPA for each batch of item weights ``w`` (shape ``(B, n_rows)``; None: unit weights); see :func:`spa`."""
+    """SPA for each batch of item weights ``w``; see :func:`spa`.
+
+    ``w`` has shape ``(B, n_rows)``; None: unit weights.
+    """
     _check_scheme(weights)
     numerator = np.zeros(n_batches(w))
     denominator = np.zeros(n_batches(w))

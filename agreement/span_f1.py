@@ -194,7 +194,7 @@ def _mean_sd(f1: NDArray[np.float64], *, axis: int, what: str,
 
 
 def candidate_pairs(units: Units, *, jaccard: float) -> tuple[NDArray[np.intp], NDArray[np.intp], NDArray[np.float64]]:
-    """Every pair of units of two annotators, same continuum and label, whose Jaccard overlap is ``>= jaccard``.
+    """Every pair of units of two annotators, same continuum and label, of Jaccard overlap ``>= jaccard``.
 
     The overlapping pairs come from :func:`agreement.intervals.overlapping_pairs`
     (a sort, never all against all).
@@ -227,7 +227,10 @@ def candidate_pairs(units: Units, *, jaccard: float) -> tuple[NDArray[np.intp], 
 
 
 def _matches(units: Units, *, jaccard: float) -> NDArray[np.intp]:
-    """One-to-one matches between the units of each annotator pair: the most matches, then the largest overlap."""
+    """One-to-one matches between the units of each annotator pair.
+
+    Chosen for the most matches, then the largest overlap.
+    """
     first, second, overlap = candidate_pairs(units, jaccard=jaccard)
     if len(first) == 0:
         return np.zeros((0, 2), dtype=np.intp)

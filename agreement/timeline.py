@@ -32,9 +32,9 @@ TIMELINE_COLUMNS = ("time", "n_annotations", "n_items", "spa", "spa_low", "spa_h
 def agreement_over_time(rows: pd.DataFrame, *, time: str = "time", points: int = 20, level: Level = "nominal",
                         values: ArrayLike | None = None, categories: ArrayLike | None = None,
                         n_resamples: int = 200, confidence: float = 0.95, seed: int | None = 0) -> pd.DataFrame:
-    """SPA with its interval, and Krippendorff's alpha, over the annotations made up to each of ``points`` moments.
+    """SPA with its interval, and Krippendorff's alpha, over the annotations made up to each moment.
 
-    The moments split the annotations into equal shares by their ``time``
+    The ``points`` moments split the annotations into equal shares by their ``time``
     (the last is the latest annotation), so a project annotated in bursts
     is drawn where its annotations are.
 
@@ -125,9 +125,11 @@ def agreement_over_time(rows: pd.DataFrame, *, time: str = "time", points: int =
 
 
 class _DistinctRows:
-    """The pairable items' canonical rows (:func:`agreement.bootstrap.canonical_rows`: counts in decreasing
-    order), distinct, and how many items hold each, kept as items change: O(the items changed) a change, so a
-    timeline's moments cost the annotations made between them, not every item each time."""
+    """The pairable items' distinct canonical rows and how many items hold each, kept as items change.
+
+    Canonical rows as :func:`agreement.bootstrap.canonical_rows` gives them: counts in decreasing order. O(the items
+    changed) a change, so a timeline's moments cost the annotations made between them, not every item each time.
+    """
 
     def __init__(self, n_items: int, width: int) -> None:
         self._of_item = np.full(n_items, -1, dtype=np.intp)  # each item's row, -1 while it has fewer than two labels
@@ -162,8 +164,11 @@ class _DistinctRows:
         return code
 
     def distinct(self) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
-        """The distinct rows held now, without the columns empty in all of them, and how many items hold each, in
-        the order :func:`agreement.itemsums.compress_rows` gives them."""
+        """The distinct rows held now and how many items hold each.
+
+        The rows are without the columns empty in all of them, in the order :func:`agreement.itemsums.compress_rows`
+        gives them.
+        """
         present = np.flatnonzero(self._held > 0)
         if not len(present):
             return np.zeros((0, 1)), np.zeros(0, dtype=np.int64)

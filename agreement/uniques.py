@@ -1,4 +1,4 @@
-"""Distinct values, and distinct rows of several columns, found by hashing rather than by sorting every value.
+"""Distinct values and distinct rows of several columns, by hashing rather than sorting every value.
 
 ``np.unique(values, return_inverse=True)`` sorts all ``n`` values; on a
 project's spans (millions of positions that take a few hundred distinct
@@ -27,9 +27,10 @@ _DIRECT_RANGE = 2**31
 def unique_inverse(values: NDArray[np.generic], *, counts: bool = False, sort: bool = True
                    ) -> tuple[NDArray[np.generic], NDArray[np.intp]] | tuple[NDArray[np.generic], NDArray[np.intp],
                                                                                NDArray[np.intp]]:
-    """The sorted distinct values of a 1-d array and each value's index among them; with ``counts``, how often
-    each occurs: what ``np.unique(values, return_inverse=True, return_counts=counts)`` returns. Objects must be
-    hashable (and comparable, to be sorted).
+    """The sorted distinct values of a 1-d array and each value's index among them.
+
+    With ``counts``, how often each occurs: what ``np.unique(values, return_inverse=True, return_counts=counts)``
+    returns. Objects must be hashable (and comparable, to be sorted).
 
     The distinct values are found by hashing (:func:`pandas.factorize`),
     O(n), and only they are sorted; with ``sort=False`` they are not, and
@@ -66,9 +67,11 @@ def unique_inverse(values: NDArray[np.generic], *, counts: bool = False, sort: b
 
 
 def _small_range(values: NDArray[np.generic]) -> bool:
-    """Whether ``values`` are whole numbers (integers of at most 32 bits or int64, or floats that are whole)
-    spanning at most about as many as there are of them: a table over their range is then no larger than the
-    values."""
+    """Whether ``values`` are whole numbers spanning at most about as many as there are of them.
+
+    Whole numbers: integers of at most 32 bits or int64, or floats that are whole. A table over their range is then no
+    larger than the values.
+    """
     kind, size = values.dtype.kind, values.dtype.itemsize
     if not len(values) or not (kind in "bif" or (kind == "u" and size < 8)):
         return False
@@ -80,8 +83,10 @@ def _small_range(values: NDArray[np.generic]) -> bool:
 
 
 def _tabled(values: NDArray[np.generic]) -> tuple[NDArray[np.generic], NDArray[np.intp], NDArray[np.intp]]:
-    """Whole numbers close together (:func:`_small_range`) tabled over their range: the distinct values in order,
-    how often each value of the range occurs, and each value's place in the range."""
+    """Whole numbers close together (:func:`_small_range`) tabled over their range.
+
+    Returns the distinct values in order, how often each value of the range occurs, and each value's place in the range.
+    """
     low = int(values.min())  # (-0.0 is 0 here, as numpy holds it equal to 0.0)
     offset = (values.astype(np.int64) - low).astype(np.intp)
     seen = np.bincount(offset)
@@ -89,8 +94,9 @@ def _tabled(values: NDArray[np.generic]) -> tuple[NDArray[np.generic], NDArray[n
 
 
 def unique_counts(values: NDArray[np.integer]) -> tuple[NDArray[np.integer], NDArray[np.intp]]:
-    """The sorted distinct values of a 1-d array of integer codes and how often each occurs: ``np.unique(values,
-    return_counts=True)``, by a stable sort.
+    """The sorted distinct values of a 1-d array of integer codes and how often each occurs.
+
+    What ``np.unique(values, return_counts=True)`` returns, by a stable sort.
 
     A stable sort merges the runs already in order (numpy's timsort, or its
     radix sort for small integers), so codes that come grouped and nearly
@@ -115,9 +121,11 @@ def unique_counts(values: NDArray[np.integer]) -> tuple[NDArray[np.integer], NDA
 
 
 def _coded(column: pd.Series | NDArray[np.generic]) -> tuple[NDArray[np.int64], int]:
-    """A column's values as codes ``0 .. size - 1`` (equal values, equal codes) and ``size``: a categorical's own
-    codes (no value read), whole numbers their offsets from the smallest, any other column's distinct values found
-    by hashing."""
+    """A column's values as codes ``0 .. size - 1`` (equal values, equal codes) and ``size``.
+
+    A categorical's own codes (no value read), whole numbers their offsets from the smallest, any other column's
+    distinct values found by hashing.
+    """
     if isinstance(column, pd.Series) and isinstance(column.dtype, pd.CategoricalDtype):
         return column.cat.codes.to_numpy().astype(np.int64) + 1, len(column.cat.categories) + 1  # NaN: -1 + 1
     values = np.asarray(column)
@@ -131,8 +139,10 @@ def _coded(column: pd.Series | NDArray[np.generic]) -> tuple[NDArray[np.int64], 
 
 
 def _row_keys(columns: Sequence[pd.Series | NDArray[np.generic]]) -> NDArray[np.int64]:
-    """One int64 per row, equal exactly when the rows are: the columns' codes combined, re-coded densely whenever
-    the next column's combinations would not fit an int64."""
+    """One int64 per row, equal exactly when the rows are.
+
+    The columns' codes combined, re-coded densely whenever the next column's combinations would not fit an int64.
+    """
     if not columns:
         raise ValueError("Rows need at least one column.")
     key = np.zeros(len(columns[0]), dtype=np.int64)
@@ -151,8 +161,10 @@ def _row_keys(columns: Sequence[pd.Series | NDArray[np.generic]]) -> NDArray[np.
 
 
 def row_codes(columns: Sequence[pd.Series | NDArray[np.generic]]) -> NDArray[np.intp]:
-    """A code per row of several equally long columns: equal rows (every column equal, as :func:`unique_inverse`
-    holds values equal) get equal codes, numbered in the order first seen.
+    """A code per row of several equally long columns, equal rows getting equal codes.
+
+    Rows are equal when every column is, as :func:`unique_inverse` holds values equal; codes are numbered in the order
+    first seen.
 
     Each column's distinct values are found by hashing (a categorical
     column's codes are used as they are) and the row's codes combined into

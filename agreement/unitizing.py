@@ -245,7 +245,10 @@ def _label_table(names, values, observed, expected) -> pd.DataFrame:
 
 def _gaps(lab: NDArray[np.intp], ann: NDArray[np.intp], start: NDArray[np.float64], end: NDArray[np.float64],
           coder_length: NDArray[np.float64], n_lab: int, n_ann: int) -> tuple[NDArray[np.intp], NDArray[np.float64]]:
-    """The gaps (label, length) of every coder's continuum between its units of each label; none of length 0."""
+    """The gaps (label, length) of every coder's continuum between its units of each label.
+
+    None has length 0.
+    """
     key = lab.astype(np.int64) * n_ann + ann
     order = np.lexsort((start, key))
     key, start, end = key[order], start[order], end[order]
@@ -368,9 +371,12 @@ UNITS_AT_ONCE = 1_000_000
 
 def _coincidences(doc, ann, lab, start, end, udoc, uann, ustart, uend, *, n_present, weight,
                   n_lab) -> tuple[NDArray[np.float64], float, float]:
-    r"""One block of continua's share of uα's coincidences: labels against labels and units against blanks (the
-    blank-blank cell left 0), the units-in-units coincidences of |uα, and :math:`\sum_d (m_d - 1) w_d \sum_i |U_i|`
-    (its unions' covered lengths), from which the caller finds |uα's other cells."""
+    r"""One block of continua's share of uα's coincidences.
+
+    Labels against labels and units against blanks (the blank-blank cell left 0), the units-in-units
+    coincidences of |uα, and :math:`\sum_d (m_d - 1) w_d \sum_i |U_i|` (its unions' covered lengths), from which
+    the caller finds |uα's other cells.
+    """
     # Overlapping intervals of two coders, found once among the units and the unions together: the pairs of two
     # units, of a unit and a union, and of two unions are each what a search among those alone would give, in
     # the same order (one stable sort of all of them keeps each part's order).

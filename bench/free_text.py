@@ -17,10 +17,10 @@ import tracemalloc
 import warnings
 
 from agreement.counts import WIDE_CELLS
-from plugin.labelconfig import parse_label_config
+from plugin.mapping.labelconfig import parse_label_config
 from plugin.report import build_report
 from plugin.settings import MappingOptions, ScoringOptions
-from plugin.state import ProjectState
+from plugin.state.project import ProjectState
 
 CONFIG = '<View><Text name="text" value="$text"/><TextArea name="answer" toName="text"/></View>'
 

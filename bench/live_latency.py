@@ -18,7 +18,7 @@
     python bench/live_latency.py [--steady 100 --rate 4] [--burst 500] [--events 20000] [--server production]
 
 ``--server production`` runs Label Studio on PostgreSQL under uwsgi with four
-workers (:func:`plugin.localserver.start_production`); the default is its own
+workers (:func:`plugin.labelstudio.localserver.start_production`); the default is its own
 development server on SQLite.
 """
 
@@ -38,10 +38,10 @@ import requests
 from label_studio_sdk import LabelStudio
 
 from plugin.clock import parse_time
-from plugin.labelconfig import parse_label_config
-from plugin.localserver import free_port, sign_up, throwaway
+from plugin.labelstudio.localserver import free_port, sign_up, throwaway
+from plugin.mapping.labelconfig import parse_label_config
 from plugin.settings import MappingOptions, ScoringOptions
-from plugin.state import ProjectState
+from plugin.state.project import ProjectState
 
 SECRET = "benchmark-secret-0123456789"
 CONFIG = """<View><Text name="text" value="$text"/>

@@ -35,7 +35,7 @@ import requests
 from label_studio_sdk import LabelStudio
 from sync_project import CONFIG, SENTIMENTS, make_tasks
 
-from plugin.localserver import free_port, sign_up, throwaway
+from plugin.labelstudio.localserver import free_port, sign_up, throwaway
 
 SECRET = "load-benchmark-Secret-0123456789"
 HEADERS = {"X-Agreement-Secret": SECRET}

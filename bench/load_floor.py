@@ -14,7 +14,7 @@ objects frozen out of the garbage collector's passes as ``ls-agreement`` does), 
   length, every family's geometry);
 * **touch**: one pass that reads every task's id, every annotation's id and author, and every result's
   ``from_name``, ``type``, ``id`` and value, and does nothing else: the least a mapper written in Python does;
-* **build**: :meth:`plugin.state.ProjectState.load` of the same pages, once, each page parsed (untimed) and held
+* **build**: :meth:`plugin.state.project.ProjectState.load` of the same pages, once, each page parsed (untimed) and held
   alone, the state made before the freeze: what ``bench/scale.py`` times as "build".
 
 The fastest full parse (not the lower bound) plus touch is what any Python build pays before it checks a single
@@ -36,10 +36,10 @@ from typing import Any
 
 from scale import PAGE, config, pages
 
-from plugin.labelconfig import parse_label_config
-from plugin.memory import freeze_startup_objects
+from plugin.keeper.memory import freeze_startup_objects
+from plugin.mapping.labelconfig import parse_label_config
 from plugin.settings import MappingOptions, ScoringOptions
-from plugin.state import ProjectState
+from plugin.state.project import ProjectState
 
 GOAL_US = 60.0
 """The issue's goal per task: a million tasks loaded in 60 s."""

@@ -26,9 +26,9 @@ from typing import Any
 
 import numpy as np
 
-from plugin.annotations import Skips, collect_submissions
-from plugin.labelconfig import parse_label_config
 from plugin.mapping import map_project
+from plugin.mapping.annotations import Skips, collect_submissions
+from plugin.mapping.labelconfig import parse_label_config
 from plugin.settings import MappingOptions
 
 CONFIGS = {
@@ -110,8 +110,8 @@ def time_serving(families: list[str], n_tasks: int, *, regions: int = REGIONS) -
     """Seconds Label Studio takes to serve each family's project (tasks.list pages of 1,000)."""
     from label_studio_sdk import LabelStudio
 
-    from plugin.labelstudio import LabelStudioClient
-    from plugin.localserver import sign_up, throwaway
+    from plugin.labelstudio.client import LabelStudioClient
+    from plugin.labelstudio.localserver import sign_up, throwaway
     from plugin.settings import Connection
 
     out = {}

@@ -5,7 +5,7 @@ imports N tasks of the demo's project (a single choice, multiple choices,
 entity spans and a rating; 2 to 3 annotations a task, with predictions of two
 model versions), then reads every task, 1,000 a page, two ways:
 
-* ours: :meth:`plugin.labelstudio.LabelStudioClient.tasks`, each page's JSON
+* ours: :meth:`plugin.labelstudio.client.LabelStudioClient.tasks`, each page's JSON
   read through the SDK's HTTP client as plain dicts;
 * the peer: what a user of label-studio-sdk 2.x writes, and what this project
   did before: ``tasks.list(fields="all")``, whose typed page builds a model of
@@ -33,8 +33,8 @@ from typing import Any
 from label_studio_sdk import LabelStudio
 
 from plugin.demo import CONFIG, simulated_export
-from plugin.labelstudio import LabelStudioClient
-from plugin.localserver import sign_up, throwaway
+from plugin.labelstudio.client import LabelStudioClient
+from plugin.labelstudio.localserver import sign_up, throwaway
 from plugin.settings import Connection
 
 

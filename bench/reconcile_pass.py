@@ -28,12 +28,12 @@ import httpx
 from label_studio_sdk import LabelStudio
 from sync_project import CONFIG, SENTIMENTS, make_tasks
 
-from plugin.labelstudio import LabelStudioClient
-from plugin.localserver import sign_up, throwaway
-from plugin.monitor import ProjectMonitor
-from plugin.reconcile import full_pass
+from plugin.keeper.monitor import ProjectMonitor
+from plugin.keeper.passes import full_pass
+from plugin.keeper.writer import TaskWriter
+from plugin.labelstudio.client import LabelStudioClient
+from plugin.labelstudio.localserver import sign_up, throwaway
 from plugin.settings import Connection, MappingOptions, ScoringOptions
-from plugin.writer import TaskWriter
 
 
 def run_pass(client: LabelStudioClient, monitor: ProjectMonitor, requests: Counter[str], *, incremental: bool,

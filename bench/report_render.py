@@ -23,18 +23,18 @@ import time
 from pathlib import Path
 
 from plugin.demo import CONFIG, simulated_export
-from plugin.labelconfig import parse_label_config
+from plugin.mapping.labelconfig import parse_label_config
 from plugin.report import build_report, write_report
 from plugin.settings import MappingOptions, ScoringOptions
-from plugin.state import ProjectState
+from plugin.state.project import ProjectState
 
 
 def label_studio_read_seconds(tasks: list[dict]) -> float:
     """Import ``tasks`` with their annotations into a throwaway Label Studio and time reading them back."""
     from label_studio_sdk import LabelStudio
 
-    from plugin import localserver
-    from plugin.labelstudio import LabelStudioClient
+    from plugin.labelstudio import localserver
+    from plugin.labelstudio.client import LabelStudioClient
     from plugin.settings import Connection
 
     with localserver.throwaway("ls-bench-", command=os.environ.get("LABEL_STUDIO_BIN")) as server:

@@ -42,13 +42,13 @@ from label_studio_sdk import LabelStudio
 from sync_project import CONFIG, SENTIMENTS, make_tasks
 
 from plugin.clock import now_iso
-from plugin.labelstudio import LabelStudioClient
-from plugin.localserver import sign_up, throwaway
-from plugin.monitor import ProjectMonitor
-from plugin.reconcile import WATERMARK_MARGIN, full_pass
-from plugin.saved_state import StateFiles, read_state, write_state
+from plugin.keeper.monitor import ProjectMonitor
+from plugin.keeper.passes import WATERMARK_MARGIN, full_pass
+from plugin.keeper.sync import sync_project
+from plugin.labelstudio.client import LabelStudioClient
+from plugin.labelstudio.localserver import sign_up, throwaway
 from plugin.settings import Connection, MappingOptions, ScoringOptions
-from plugin.sync import sync_project
+from plugin.state.saved import StateFiles, read_state, write_state
 
 SECRET = "bench-restart-secret-0123"
 

@@ -1,8 +1,8 @@
 """Scale: a project's state at 10,000 to 1,000,000 tasks, against what a user would otherwise do.
 
-For each size and shape, a fresh process builds :class:`plugin.state.ProjectState` from synthetic tasks fed page by
-page (a full read: the whole project is never held at once; each page is JSON text parsed with ``json.loads`` as a
-read receives it, timed apart as "JSON parse", the floor of any read of these tasks), scores every task and the
+For each size and shape, a fresh process builds :class:`plugin.state.project.ProjectState` from synthetic tasks fed
+page by page (a full read: the whole project is never held at once; each page is JSON text parsed with
+``json.loads`` as a read receives it, timed apart as "JSON parse", the floor of any read of these tasks), scores every task and the
 project, builds the report's tables from those scores (a report scores once, so "report tables" is the tables
 alone), computes what a reconcile pass computes once the project is scored (every task's block, diffed with its
 meta), then a pass again with nothing changed (the service's pass on a project nobody touched since: the last
@@ -10,8 +10,8 @@ answer), and a pass after one annotation of one task was deleted (the pass of a 
 block again), and reports the times and the resident memory: the peak while building and scoring, and the steady
 memory the state holds once the pages are gone (RSS after a garbage collection, less the process's RSS before the
 build), and what the state holds once every task is scored (its span measures too), as ``/status`` counts it
-(:func:`plugin.memory.deep_size`). Last, what ``serve --state-dir`` pays for that state: saving it (pickled, written
-and synced to a file) and, once the state is let go, restoring it from the file as a restarted service does.
+(:func:`plugin.keeper.memory.deep_size`). Last, what ``serve --state-dir`` pays for that state: saving it (pickled,
+written and synced to a file) and, once the state is let go, restoring it from the file as a restarted service does.
 
 The peer, in a process of its own, is what a user would write without this project: the same tasks as one export
 JSON read with ``json.loads``, flattened with ``pd.json_normalize`` (annotations, then their results), pivoted into
@@ -133,11 +133,11 @@ def config(shape: str) -> str:
 
 def measure_ours(shape: str, size: int) -> dict[str, float]:
     """Build, score and tabulate one project in this process (run in a child of its own)."""
-    from plugin.labelconfig import parse_label_config
-    from plugin.memory import deep_size, freeze_startup_objects
+    from plugin.keeper.memory import deep_size, freeze_startup_objects
+    from plugin.mapping.labelconfig import parse_label_config
     from plugin.report import build_report
     from plugin.settings import MappingOptions, ScoringOptions
-    from plugin.state import ProjectState
+    from plugin.state.project import ProjectState
 
     state = ProjectState(1, parse_label_config(config(shape)), mapping=MappingOptions(), scoring=ScoringOptions())
     freeze_startup_objects()  # as ls-agreement does once its modules are imported
@@ -199,7 +199,7 @@ def measure_ours(shape: str, size: int) -> dict[str, float]:
 def measure_save(state: Any, directory: Path) -> dict[str, float]:
     """What ``serve --state-dir`` pays after a pass that changed the state: pickling it (under the project's lock),
     then writing and syncing the file; and the file's size."""
-    from plugin.saved_state import pickled, write_state
+    from plugin.state.saved import pickled, write_state
 
     started = time.perf_counter()
     unsaved = pickled(state, watermark=None)
@@ -211,7 +211,7 @@ def measure_save(state: Any, directory: Path) -> dict[str, float]:
 def measure_restore(directory: Path, answer: list[int]) -> dict[str, float]:
     """What a restarted ``serve --state-dir`` pays before its first pass: reading the file, checking its signature,
     unpickling the state; the state restored must give the pass's answer it was saved with."""
-    from plugin.saved_state import read_state
+    from plugin.state.saved import read_state
 
     started = time.perf_counter()
     restored = read_state(directory, 1, secret="bench-secret", source="bench")

@@ -56,9 +56,9 @@ def project_units(n_tasks: int) -> Units:
     """bench/mapping_throughput.py's span project, mapped through the plugin into units."""
     from mapping_throughput import CONFIGS, make_tasks
 
-    from plugin.annotations import Skips, collect_submissions
-    from plugin.labelconfig import parse_label_config
     from plugin.mapping import map_project
+    from plugin.mapping.annotations import Skips, collect_submissions
+    from plugin.mapping.labelconfig import parse_label_config
     from plugin.mapping.span_units import span_units
     from plugin.settings import MappingOptions
 

@@ -20,10 +20,10 @@ import time
 import numpy as np
 from label_studio_sdk import LabelStudio
 
-from plugin.labelstudio import LabelStudioClient
-from plugin.localserver import sign_up, throwaway
+from plugin.keeper.sync import sync_project
+from plugin.labelstudio.client import LabelStudioClient
+from plugin.labelstudio.localserver import sign_up, throwaway
 from plugin.settings import Connection, MappingOptions, ScoringOptions
-from plugin.sync import sync_project
 
 CONFIG = """<View><Text name="text" value="$text"/>
 <Choices name="sentiment" toName="text"><Choice value="positive"/><Choice value="negative"/><Choice value="neutral"/></Choices>

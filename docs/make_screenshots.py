@@ -14,9 +14,9 @@ from label_studio_sdk import LabelStudio
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from plugin import localserver
 from plugin.cli import main
 from plugin.demo import CONFIG, simulated_export
+from plugin.labelstudio import localserver
 from tests.browser import browser_page
 
 HERE = Path(__file__).resolve().parent

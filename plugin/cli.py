@@ -27,10 +27,10 @@ from plugin.settings import (
 )
 
 if TYPE_CHECKING:
-    from plugin.export import Export
-    from plugin.labelconfig import Control
-    from plugin.project_settings import ProjectOptions
-    from plugin.reconcile import Progress
+    from plugin.keeper.passes import Progress
+    from plugin.labelstudio.export import Export
+    from plugin.mapping.labelconfig import Control
+    from plugin.settings import ProjectOptions
 
 __all__ = ["build_parser", "main"]
 
@@ -78,15 +78,17 @@ def _add_source_options(parser: argparse.ArgumentParser, *, export: str) -> None
 
 
 def _read_export(args: argparse.Namespace) -> tuple[Export | None, dict[str, Control] | None]:
-    """The tasks of ``--export`` (read as a stream when iterated) and their controls (from ``--label-config``, else
-    inferred from the results); None and None for ``--project``.
+    """The tasks of ``--export`` and their controls; None and None for ``--project``.
+
+    The tasks are read as a stream when iterated. The controls come from ``--label-config``, else are inferred
+    from the results.
 
     Raises
     ------
     SettingsError
         If not exactly one of ``--project`` and ``--export`` is given.
     """
-    from plugin.export import open_export
+    from plugin.labelstudio.export import open_export
 
     if (args.project is None) == (args.export is None):
         raise SettingsError("Give either --project ID (a live project) or --export FILE (offline).")
@@ -198,8 +200,12 @@ def _options(args: argparse.Namespace) -> tuple[MappingOptions, ScoringOptions]:
 
 
 def _project_options(args: argparse.Namespace, project: int | None) -> ProjectOptions:
-    """The options of ``project``: the flags, then the settings file's top, then its section for the project."""
-    from plugin.project_settings import ProjectOptions, read_project_settings
+    """The options of ``project``.
+
+    They are taken from the flags, then the settings file's top, then its section for the project.
+    """
+    from plugin.project_settings import read_project_settings
+    from plugin.settings import ProjectOptions
 
     mapping, scoring = _options(args)
     base = ProjectOptions(mapping=mapping, scoring=scoring,
@@ -243,13 +249,13 @@ def _add_report_parser(commands: _Commands) -> None:
 
 def _run_report(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     from plugin.clock import now_text
-    from plugin.labelstudio import LabelStudioClient, LabelStudioError
+    from plugin.keeper.sync import monitor_report, read_project
+    from plugin.labelstudio.client import LabelStudioClient, LabelStudioError
     from plugin.report import build_report, write_report, written_text
-    from plugin.saved_state import StateFiles
     from plugin.settings import ReportOptions
-    from plugin.state import ProjectState
+    from plugin.state.project import ProjectState
+    from plugin.state.saved import StateFiles
     from plugin.summary import saved_state_lines
-    from plugin.sync import monitor_report, read_project
 
     _settle(args)
     try:
@@ -355,16 +361,17 @@ def _path(given: str | None) -> Path | None:
 
 
 def _webhook_secret(*, purpose: str = "") -> str:
-    """The webhook secret (``$AGREEMENT_WEBHOOK_SECRET``): ``serve``'s, and the key its saved states are signed
-    with, so that ``sync`` and ``report`` sharing a state directory read its files (``purpose`` says which, in
-    the error).
+    """The webhook secret (``$AGREEMENT_WEBHOOK_SECRET``).
+
+    It is ``serve``'s, and the key its saved states are signed with, so that ``sync`` and ``report`` sharing a
+    state directory read its files (``purpose`` says which, in the error).
 
     Raises
     ------
     SettingsError
         If it is not set, or too weak.
     """
-    from plugin.service import check_secret_strength
+    from plugin.service.app import check_secret_strength
 
     secret = os.environ.get("AGREEMENT_WEBHOOK_SECRET", "")
     try:
@@ -398,8 +405,8 @@ def _shard(given: str | None) -> tuple[int, int] | None:
 def _run_serve(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     import uvicorn
 
-    from plugin.labelstudio import LabelStudioClient
-    from plugin.service import ServiceSettings, create_app
+    from plugin.labelstudio.client import LabelStudioClient
+    from plugin.service.app import ServiceSettings, create_app
 
     try:
         secret = _webhook_secret()
@@ -408,7 +415,8 @@ def _run_serve(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         mapping, scoring = _options(args)
         settings_file = args.settings or _path(os.environ.get("AGREEMENT_SETTINGS"))
         if settings_file is not None:  # refused here, in one line, rather than when the service starts
-            from plugin.project_settings import ProjectOptions, read_project_settings
+            from plugin.project_settings import read_project_settings
+            from plugin.settings import ProjectOptions
 
             read_project_settings(settings_file, base=ProjectOptions(mapping=mapping, scoring=scoring,
                                                                      review=_review(args)))
@@ -503,8 +511,11 @@ def _progress_bar(stderr: TextIO, quiet: bool) -> Progress | None:
     bars: dict[str, tqdm[None]] = {}
 
     def progress(stage: str, done: int, total: int) -> None:
-        """``total`` 0: not known yet (a counter); a stage that ends (``done >= total``) and starts again gets a new
-        bar."""
+        """Draw the progress of ``stage``: ``done`` of ``total`` tasks.
+
+        ``total`` 0 means not known yet (a counter). A stage that ends (``done >= total``) and starts again gets a
+        new bar.
+        """
         bar = bars.get(stage)
         if bar is None:
             label = {"fetch": "reading tasks", "fetch changed": "reading changed tasks",
@@ -521,10 +532,10 @@ def _progress_bar(stderr: TextIO, quiet: bool) -> Progress | None:
 
 
 def _run_sync(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
-    from plugin.labelstudio import LabelStudioClient, LabelStudioError
-    from plugin.saved_state import StateFiles
+    from plugin.keeper.sync import score_export, sync_project
+    from plugin.labelstudio.client import LabelStudioClient, LabelStudioError
+    from plugin.state.saved import StateFiles
     from plugin.summary import summary_text, sync_summary
-    from plugin.sync import score_export, sync_project
 
     _settle(args)
     try:
@@ -566,10 +577,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _settle(args: argparse.Namespace) -> None:
-    """Before a command reads tasks, in a process of its own: its startup objects out of the garbage collector's
-    passes (:func:`plugin.memory.freeze_startup_objects`)."""
+    """Take the startup objects out of the garbage collector's passes.
+
+    Done before a command reads tasks, in a process of its own (:func:`plugin.keeper.memory.freeze_startup_objects`).
+    """
     if getattr(args, "freeze_startup", False):
-        from plugin.memory import freeze_startup_objects
+        from plugin.keeper.memory import freeze_startup_objects
 
         freeze_startup_objects()
 

@@ -30,8 +30,8 @@ from typing import Any, TextIO, cast
 import requests
 from label_studio_sdk import LabelStudio
 
-from plugin import localserver
-from plugin.labelstudio import LabelStudioClient, LabelStudioError
+from plugin.labelstudio import localserver
+from plugin.labelstudio.client import LabelStudioClient, LabelStudioError
 from plugin.settings import Connection, MappingOptions, ScoringOptions, SettingsError
 from plugin.summary import reference_lines
 
@@ -140,8 +140,11 @@ def truth_result(truth: Truth) -> list[dict[str, Any]]:
 
 
 def references_of(truths: Sequence[Truth], rnd: random.Random) -> list[dict[str, Any]]:
-    """Per task, what the demo imports with it beside its data: every :data:`MODELS` version's prediction, and
-    on the first tasks (:data:`GROUND_TRUTH_SHARE`, at most 30) the known answer as an imported annotation."""
+    """Per task, what the demo imports with it beside its data.
+
+    That is every :data:`MODELS` version's prediction, and on the first tasks (:data:`GROUND_TRUTH_SHARE`, at
+    most 30) the known answer as an imported annotation.
+    """
     known = min(30, max(1, round(len(truths) * GROUND_TRUTH_SHARE)))
     out = []
     for index, truth in enumerate(truths):
@@ -157,7 +160,9 @@ def references_of(truths: Sequence[Truth], rnd: random.Random) -> list[dict[str,
 def simulated_export(n_tasks: int, *, annotators: int = 5, per_task: tuple[int, int] = (2, 3), seed: int = 0,
                      start: datetime | None = None, spacing: timedelta = timedelta(minutes=2),
                      references: bool = False) -> list[dict[str, Any]]:
-    """The demo's project as a Label Studio JSON export, without a server: for tests, benchmarks and screenshots.
+    """The demo's project as a Label Studio JSON export, without a server.
+
+    For tests, benchmarks and screenshots.
 
     Annotator ``k`` (user id ``k + 1``) errs as the demo's annotator ``k``
     does; each task gets ``per_task`` annotators at random, and annotations
@@ -227,15 +232,17 @@ def _wait_for_service(url: str, secret: str, project: int, process: subprocess.P
 
 
 def _write_report(url: str, token: str, project: int, data_dir: Path, out: TextIO) -> Path:
-    """The admin report of the demo project (what ``ls-agreement report --project`` writes), in the data dir.
+    """The admin report of the demo project, in the data dir.
+
+    It is what ``ls-agreement report --project`` writes.
 
     Raises
     ------
     LabelStudioError, OSError
         If the project cannot be read, or the page cannot be written.
     """
+    from plugin.keeper.sync import report_project
     from plugin.report import write_report, written_text
-    from plugin.sync import report_project
 
     report = report_project(LabelStudioClient(Connection(url=url, api_key=token)), project, url,
                             mapping=MappingOptions(),
@@ -246,7 +253,10 @@ def _write_report(url: str, token: str, project: int, data_dir: Path, out: TextI
 
 
 def _stop_on_signals() -> None:
-    """Ctrl-C and SIGTERM both end the demo through its clean-up (also when SIGINT was inherited as ignored)."""
+    """Make Ctrl-C and SIGTERM both end the demo through its clean-up.
+
+    This holds also when SIGINT was inherited as ignored.
+    """
     def interrupt(signum: int, frame: object) -> None:
         raise KeyboardInterrupt
 
@@ -255,7 +265,10 @@ def _stop_on_signals() -> None:
 
 
 def run_demo(settings: DemoSettings, out: TextIO) -> int:
-    """Run the demo; return 0 when it finished (or was stopped with Ctrl-C), 1 when its report could not be written."""
+    """Run the demo; return 0 when it finished, 1 when its report could not be written.
+
+    Stopping it with Ctrl-C also returns 0.
+    """
     if threading.current_thread() is threading.main_thread():
         _stop_on_signals()
     rnd = random.Random(settings.seed)

@@ -24,7 +24,10 @@ TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 
 class JsonFormatter(logging.Formatter):
-    """One JSON object per record: ``time`` (UTC, ISO 8601), ``level``, ``logger``, ``message`` (and ``error``)."""
+    """A log formatter writing one JSON object per record.
+
+    The fields are ``time`` (UTC, ISO 8601), ``level``, ``logger``, ``message`` (and ``error``).
+    """
 
     def format(self, record: logging.LogRecord) -> str:
         line = {"time": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),

@@ -32,9 +32,9 @@ from typing import Any
 
 import yaml
 
-from plugin.settings import MappingOptions, ReviewOptions, ScoringOptions, SettingsError
+from plugin.settings import ProjectOptions, SettingsError
 
-__all__ = ["KEYS", "MAX_SETTINGS_BYTES", "ProjectOptions", "ProjectSettings", "read_project_settings"]
+__all__ = ["KEYS", "MAX_SETTINGS_BYTES", "ProjectSettings", "read_project_settings"]
 
 MAX_SETTINGS_BYTES = 1 << 20
 """The largest settings file read."""
@@ -60,15 +60,6 @@ KEYS: dict[str, tuple[str, str, str]] = {
 
 _KINDS = {"number": "a number", "numbers": "a table of control names to numbers", "bool": "true or false",
           "text": "a string", "whole": "a whole number"}
-
-
-@dataclass(frozen=True)
-class ProjectOptions:
-    """The options one project is scored and reviewed with."""
-
-    mapping: MappingOptions = field(default_factory=MappingOptions)
-    scoring: ScoringOptions = field(default_factory=ScoringOptions)
-    review: ReviewOptions = field(default_factory=ReviewOptions)
 
 
 @dataclass(frozen=True)

@@ -10,8 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-__all__ = ["SPAN_FLAG_ON", "Connection", "MappingOptions", "ReportOptions", "ReviewOptions", "ScoringOptions",
-           "SettingsError", "connection_from"]
+__all__ = ["SPAN_FLAG_ON", "Connection", "MappingOptions", "ProjectOptions", "ReportOptions", "ReviewOptions",
+           "ScoringOptions", "SettingsError", "connection_from"]
 
 AbsentSpan = Literal["label", "missing"]
 Alignment = Literal["exact", "overlap"]
@@ -139,7 +139,7 @@ class ScoringOptions:
         its aligned items (``"items"``), or its gamma (``"gamma"``). The
         default forgives a boundary a character or two off (overlap matching
         keeps the match) and still flags a missed or differently labelled
-        entity (F1 drops); see :func:`plugin.scoring.summarize_task`.
+        entity (F1 drops); see :mod:`plugin.state.flags`.
     gamma_alpha, gamma_beta : float
         Weights of gamma's positional and categorical dissimilarities
         (Mathet, Widlöcher & Métivier 2015, §3).
@@ -278,7 +278,9 @@ class ReportOptions:
 def connection_from(environ: Mapping[str, str], *, url: str | None = None, api_key: str | None = None,
                     page_size: int | None = None, writers: int | None = None,
                     timeout: float | None = None) -> Connection:
-    """A :class:`Connection` from ``LABEL_STUDIO_URL`` and ``LABEL_STUDIO_API_KEY``, flags taking precedence.
+    """A :class:`Connection` from ``LABEL_STUDIO_URL`` and ``LABEL_STUDIO_API_KEY``.
+
+    Flags take precedence.
 
     Raises
     ------
@@ -301,3 +303,12 @@ def connection_from(environ: Mapping[str, str], *, url: str | None = None, api_k
         raise SettingsError(f"The request timeout must lie between 0 and 600 seconds; got {timeout}.")
     return Connection(url=url.rstrip("/"), api_key=api_key.strip(), page_size=page_size or 500, writers=writers or 4,
                       timeout=timeout or 30.0)
+
+
+@dataclass(frozen=True)
+class ProjectOptions:
+    """The options one project is scored and reviewed with."""
+
+    mapping: MappingOptions = field(default_factory=MappingOptions)
+    scoring: ScoringOptions = field(default_factory=ScoringOptions)
+    review: ReviewOptions = field(default_factory=ReviewOptions)

@@ -1,6 +1,6 @@
 """What ``ls-agreement sync`` reports: its summary as data (the ``--json`` output), and in words.
 
-The summary is read from a :class:`plugin.sync.SyncReport` (a live project)
+The summary is read from a :class:`plugin.keeper.sync.SyncReport` (a live project)
 or from the scores of an export alone.
 """
 
@@ -9,19 +9,21 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from plugin.annotations import GROUND_TRUTH_SKIP
-from plugin.scoring import named_rows
+from plugin.keeper.sync import SyncReport
+from plugin.mapping.annotations import GROUND_TRUTH_SKIP
 from plugin.settings import ScoringOptions
-from plugin.state import ProjectScores
-from plugin.sync import SyncReport
+from plugin.state.project import ProjectScores
+from plugin.state.scoring import named_rows
 
 __all__ = ["saved_state_lines", "summary_text", "sync_summary"]
 
 
 def sync_summary(source: str, scores: ProjectScores, scoring: ScoringOptions, *, dry_run: bool, to_write: int,
                  report: SyncReport | None = None, people: Mapping[str, str] | None = None) -> dict[str, Any]:
-    """The JSON summary of a sync (also the text report's data); annotators are named from ``people``, else from
-    the ``report``'s read of Label Studio's users."""
+    """The JSON summary of a sync (also the text report's data).
+
+    Annotators are named from ``people``, else from the ``report``'s read of Label Studio's users.
+    """
     people = people if people is not None else ({} if report is None else report.people)
     return {
         "source": source,
@@ -47,7 +49,10 @@ def sync_summary(source: str, scores: ProjectScores, scoring: ScoringOptions, *,
 
 
 def _named(control: dict[str, Any], people: Mapping[str, str]) -> dict[str, Any]:
-    """The control's summary with each annotator's name and email beside the id, where Label Studio knows them."""
+    """The control's summary with each annotator's name and email beside the id.
+
+    Names and emails are given where Label Studio knows them.
+    """
     if "annotators" in control:
         control["annotators"] = named_rows(control["annotators"], people)
     references = control.get("references") or {}
@@ -72,8 +77,11 @@ def _span_lines(name: str, spans: Mapping[str, Any] | None) -> list[str]:
 
 
 def reference_lines(name: str, references: Mapping[str, Any] | None) -> list[str]:
-    """A control's references in a few lines: accuracy against the ground truth and who falls below the least,
-    and each model version's mean kappa beside the annotators' own."""
+    """A control's references in a few lines.
+
+    The lines give accuracy against the ground truth and who falls below the least, and each model version's mean
+    kappa beside the annotators' own.
+    """
     if not references:
         return []
     lines = []
@@ -103,8 +111,11 @@ def _fmt(value: float | None, digits: int = 3) -> str:
 
 
 def saved_state_lines(read: Mapping[str, Any], saved: Mapping[str, Any]) -> list[str]:
-    """What a sync (a report) with a state directory read and did with the saved state, a line each (none without
-    one): ``read`` as :attr:`plugin.sync.SyncReport.read`, ``saved`` as its ``saved_state``."""
+    """What a sync (a report) with a state directory read and did with the saved state, a line each.
+
+    No lines without a state directory. ``read`` is as :attr:`plugin.keeper.sync.SyncReport.read`, ``saved`` as its
+    ``saved_state``.
+    """
     lines = []
     if "restored" in saved and read.get("kind") == "changed":
         restored = saved["restored"]

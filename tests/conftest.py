@@ -6,6 +6,7 @@ new examples.
 
 import os
 import time
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -19,6 +20,22 @@ settings.load_profile("ci" if os.environ.get("CI") else os.environ.get("HYPOTHES
 
 # Scripts that record test data from a running Label Studio or a peer package; run by hand, never collected.
 collect_ignore_glob = ["data/*.py"]
+
+
+# --- Tiers (markers registered in pyproject.toml) -----------------------------------------------------------------
+# Every test under these folders gets the folder's marker, so a module added there needs none of its own. `make
+# test-fast` runs the unit tier: -m "not integration and not containers and not slow". Doctests (of a conftest's
+# helpers) stay in the unit tier: they need no server.
+HERE = Path(__file__).resolve().parent
+TIERS = {HERE / "integration": pytest.mark.integration, HERE / "containers": pytest.mark.containers}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if isinstance(item, pytest.Function):
+            for folder, marker in TIERS.items():
+                if folder in item.path.resolve().parents:
+                    item.add_marker(marker)
 
 
 # --- No process outlives its test ---------------------------------------------------------------------------------

@@ -97,7 +97,7 @@ def test_the_image_runs_as_a_non_root_user_on_python_slim():
 
 def test_the_shards_override_runs_two_services_that_split_the_projects():
     from plugin.cli import _shard
-    from plugin.service import ServiceSettings
+    from plugin.service.app import ServiceSettings
 
     shards = yaml.safe_load((ROOT / "docker" / "docker-compose.shards.yml").read_text())["services"]
     first = {**COMPOSE["services"]["agreement"]["environment"], **shards["agreement"]["environment"]}

@@ -35,13 +35,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
-from plugin.annotations import Skips, Submission
-from plugin.labelconfig import CONTROL_TAGS, Control, tag_of_result_type
+from plugin.mapping.annotations import Skips, Submission
 from plugin.mapping.base import MappedControl, Unit, reason, task_units
 from plugin.mapping.boxes import NO_BOX
 from plugin.mapping.choices import map_choices, map_pairwise
 from plugin.mapping.dates import map_datetime
 from plugin.mapping.families import REGION_TAGS, TOOL_TAGS, task_regions
+from plugin.mapping.labelconfig import CONTROL_TAGS, Control, tag_of_result_type
 from plugin.mapping.numeric import map_number, map_rating
 from plugin.mapping.ranker import map_ranker
 from plugin.mapping.regions import REGION, Region, RegionItems, match_regions, region_rows
@@ -88,7 +88,10 @@ def _empty(control: Control) -> MappedControl:
 
 def count_unmapped_results(controls: Mapping[str, Control], submissions: Mapping[int, list[Submission]],
                     skips: Skips) -> None:
-    """Count results of controls the config lacks, of unsupported tags, and of controls with config problems."""
+    """Count the results that cannot be mapped.
+
+    These are results of controls the config lacks, of unsupported tags, and of controls with config problems.
+    """
     patterned = [c for c in controls.values() if c.pattern]
     # a usable control's own results (the usual case) are its mapping's to read or count
     plain = {name: CONTROL_TAGS.get(c.tag) for name, c in controls.items()
@@ -212,7 +215,9 @@ def map_project(controls: Mapping[str, Control], submissions: Mapping[int, list[
 
 def map_control(control: Control, submissions: Mapping[int, list[Submission]], skips: Skips,
                 options: MappingOptions, *, controls: Mapping[str, Control] | None = None) -> MappedControl:
-    """Map one control, counting only its own skips; prefer :func:`map_project`, which maps every control once.
+    """Map one control, counting only its own skips.
+
+    Prefer :func:`map_project`, which maps every control once.
 
     A per-region control or relations find their regions among ``controls``
     (the project's); without them their answers are counted as skipped.

@@ -18,8 +18,8 @@ from typing import Any, Literal, NamedTuple
 import pandas as pd
 
 from agreement.units import Units
-from plugin.annotations import Skips, Submission
-from plugin.labelconfig import Control
+from plugin.mapping.annotations import Skips, Submission
+from plugin.mapping.labelconfig import Control
 
 __all__ = [
     "RANKED_COLUMNS",
@@ -31,7 +31,6 @@ __all__ = [
     "frame",
     "reason",
     "single_labels",
-    "task_labels",
     "task_units",
     "usable_result",
 ]
@@ -149,7 +148,10 @@ def control_results(submission: Submission, control: Control, skips: Skips) -> I
 
 
 def usable_result(result: Mapping[str, Any], control: Control, skips: Skips) -> bool:
-    """Whether a result of ``control`` has the control's type and a value object; else counted in ``skips``."""
+    """Whether a result of ``control`` has the control's type and a value object.
+
+    A result that does not is counted in ``skips``.
+    """
     kind = result.get("type", "")
     if kind != control.result_type:  # as stored (the usual case), else read as text in lower case
         kind = str(kind).lower()
@@ -236,9 +238,3 @@ def single_labels(control: Control, units: Sequence[Unit], skips: Skips,
             labels = sorted(set(labels), key=_canonical)
         rows.append((unit.task, unit.item, unit.annotator, labels[0]))
     return tuple(rows)
-
-
-def task_labels(control: Control, submissions: Mapping[int, list[Submission]], skips: Skips,
-                parse: Callable[[Mapping[str, Any]], Any]) -> tuple[tuple[Any, ...], ...]:
-    """Rows for a task-level control with one answer per annotator: :func:`single_labels` of :func:`task_units`."""
-    return single_labels(control, task_units(control, submissions, skips), skips, parse)

@@ -17,9 +17,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from plugin.annotations import Skips
-from plugin.labelconfig import Control
+from plugin.mapping.annotations import Skips
 from plugin.mapping.base import MappedControl, SkipResult, Unit, reason, single_labels
+from plugin.mapping.labelconfig import Control
 
 __all__ = ["NO", "NONE", "YES", "chosen_sets", "is_label_set", "map_choices", "map_pairwise", "split_item_names",
            "split_label_items", "yes_no_rows"]
@@ -29,14 +29,19 @@ NONE = "(none)"  # the set of an annotator who submitted without choosing anythi
 
 
 def is_label_set(mapped: MappedControl) -> bool:
-    """Whether ``mapped`` is a control where each annotator chooses a set of labels (multiple Choices, a
-    multi-path Taxonomy), mapped as one yes/no item per label (:func:`yes_no_rows`)."""
+    """Whether ``mapped`` is a control where each annotator chooses a set of labels.
+
+    Such controls (multiple Choices, a multi-path Taxonomy) are mapped as one yes/no item per label
+    (:func:`yes_no_rows`).
+    """
     return mapped.control.multiple and mapped.categories == (NO, YES)
 
 
 def split_label_items(items: pd.Series, labels: Sequence[str] | None) -> tuple[pd.Series, pd.Series]:
-    """The item and the label of each yes/no item ``"{item}:{label}"`` (:func:`split_item_names`, each distinct
-    item once: a categorical's categories, else the items factorized).
+    """Split each yes/no item ``"{item}:{label}"`` into its item and its label.
+
+    Uses :func:`split_item_names`, each distinct item once: a categorical's categories, else the items
+    factorized.
 
     >>> items, labels = split_label_items(pd.Series(["7:r1:Yes: sure", "7:r1:No"]), ["Yes: sure", "No"])
     >>> items.tolist(), labels.tolist()
@@ -85,9 +90,12 @@ def split_item_names(names: Sequence[str], labels: Sequence[str] | None) -> tupl
 
 def chosen_sets(rows: pd.DataFrame, labels: Sequence[str] | None, *,
                 split: tuple[pd.Series, pd.Series] | None = None) -> pd.DataFrame:
-    """Each annotator's set per item, from the yes/no rows of a label-set control: columns ``item``,
-    ``annotator``, ``label``, one row per label chosen, and :data:`NONE` for an annotator who chose nothing
-    (``split``: :func:`split_label_items` of the rows' items, when the caller has it)."""
+    """Each annotator's set of labels per item, from the yes/no rows of a label-set control.
+
+    The frame has columns ``item``, ``annotator``, ``label``: one row per label chosen, and :data:`NONE` for an
+    annotator who chose nothing. ``split`` is :func:`split_label_items` of the rows' items, when the caller has
+    it.
+    """
     base, label = split_label_items(rows["item"], labels) if split is None else split
     table = pd.DataFrame({"item": base, "annotator": rows["annotator"].to_numpy(), "label": label,
                           "yes": rows["label"].to_numpy() == YES})
@@ -105,7 +113,10 @@ def _choices(value: Mapping[str, Any]) -> list[str] | None:
 
 def yes_no_rows(answers: Sequence[tuple[int, str, str, list[str]]], labels: Sequence[str] | None
                 ) -> list[tuple[Any, ...]]:
-    """Rows ``(task, "{item}:{label}", annotator, yes|no)`` for every label, from ``(task, item, annotator, chosen)``.
+    """Yes/no rows, one per label, from rows of chosen label sets.
+
+    Rows ``(task, "{item}:{label}", annotator, yes|no)`` for every label, from ``(task, item, annotator,
+    chosen)``.
 
     With ``labels`` None, the labels of an item are those anyone chose there.
     """

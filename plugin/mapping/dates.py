@@ -14,9 +14,9 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from plugin.annotations import Skips
-from plugin.labelconfig import Control
+from plugin.mapping.annotations import Skips
 from plugin.mapping.base import MappedControl, SkipResult, Unit, single_labels
+from plugin.mapping.labelconfig import Control
 
 __all__ = ["date_number", "map_datetime"]
 

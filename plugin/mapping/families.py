@@ -10,12 +10,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from plugin.annotations import Skips, Submission
-from plugin.labelconfig import Control
+from plugin.mapping.annotations import Skips, Submission
 from plugin.mapping.base import reason, usable_result
 from plugin.mapping.boxes import box
 from plugin.mapping.ellipses import ellipse
 from plugin.mapping.keypoints import keypoint
+from plugin.mapping.labelconfig import Control
 from plugin.mapping.masks import bitmask, brush
 from plugin.mapping.polygons import polygon, vector
 from plugin.mapping.regions import REGION, Geometry, Region

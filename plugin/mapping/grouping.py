@@ -1,4 +1,6 @@
-"""The grouping of greatest total similarity: regions of several annotators partitioned into items exactly.
+"""The grouping of greatest total similarity.
+
+Regions of several annotators are partitioned into items exactly.
 
 Among the partitions of one scope's regions into groups that hold at most one region per annotator and in which
 every two regions are a candidate pair (similar enough to match), :func:`best_groups` chooses the one whose summed

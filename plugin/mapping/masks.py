@@ -44,7 +44,11 @@ MASK = Family("mask", "mask", _iou, lambda options: options.mask_iou)
 
 
 def reduce_mask(mask: np.ndarray, size: int) -> tuple[int, np.ndarray]:
-    """``(factor, reduced)``: the mask reduced by the least integer factor that brings its longer side to ``size``."""
+    """Reduce the mask so that its longer side is at most ``size``.
+
+    Returns ``(factor, reduced)``: the mask reduced by the least integer factor that brings its longer side to
+    ``size``.
+    """
     factor = max(1, math.ceil(max(mask.shape) / size))
     if factor == 1:
         return 1, mask

@@ -11,9 +11,9 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from plugin.annotations import Skips
-from plugin.labelconfig import Control
+from plugin.mapping.annotations import Skips
 from plugin.mapping.base import MappedControl, SkipResult, Unit, single_labels
+from plugin.mapping.labelconfig import Control
 
 __all__ = ["map_number", "map_rating"]
 

@@ -62,7 +62,10 @@ def plane_geometry(family: Family, shape: Any, scope: tuple[Any, ...], key: tupl
 
 
 def _points(raw: Any, scale: tuple[float, float]) -> np.ndarray | None:
-    """``raw`` points (``[[x, y], ...]`` or ``[{"x", "y"}, ...]``) scaled, as an (n, 2) array; None when malformed."""
+    """The ``raw`` points scaled, as an (n, 2) array; None when malformed.
+
+    ``raw`` is ``[[x, y], ...]`` or ``[{"x", "y"}, ...]``.
+    """
     if not isinstance(raw, list) or not raw:
         return None
     if isinstance(raw[0], Mapping):

@@ -17,9 +17,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from plugin.annotations import Skips
-from plugin.labelconfig import Control
+from plugin.mapping.annotations import Skips
 from plugin.mapping.base import MappedControl, Unit, reason
+from plugin.mapping.labelconfig import Control
 
 __all__ = ["NOT_IN_A_BUCKET", "map_ranker"]
 

@@ -1,4 +1,6 @@
-"""Regions of every family matched across annotators into items: one mechanism, each family only its geometry.
+"""Regions of every family matched across annotators into items.
+
+One mechanism serves every family; each family brings only its geometry.
 
 A region is one result ``id`` in one annotation: the geometry a tool drew
 (span, box, polygon, ellipse, keypoint, mask, video track, interval) and the
@@ -31,10 +33,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from plugin.annotations import Skips, Submission
-from plugin.labelconfig import Control
+from plugin.mapping.annotations import Skips, Submission
 from plugin.mapping.base import reason
 from plugin.mapping.grouping import best_groups
+from plugin.mapping.labelconfig import Control
 from plugin.settings import MappingOptions
 
 __all__ = ["REGION", "Family", "Geometry", "Region", "RegionItems", "box_iou", "item_key", "match_regions",
@@ -120,8 +122,11 @@ class Region:
         return self.order()
 
     def order(self) -> tuple[Any, ...]:
-        """:attr:`sort_key`, as a function for ``sorted``; made once a region (kept beside the fields, as
-        ``functools.cached_property`` would keep it, without its lock: a region is sorted many times)."""
+        """:attr:`sort_key`, as a function for ``sorted``; made once a region.
+
+        It is kept beside the fields, as ``functools.cached_property`` would keep it, without its lock: a region
+        is sorted many times.
+        """
         key = self.__dict__.get("_order")
         if key is None:
             geometry = self.geometry
@@ -197,7 +202,10 @@ def _equal_positions(regions: list[Region]) -> list[list[Region]] | None:
 
 
 def _most_similar(regions: list[Region], options: MappingOptions) -> list[list[Region]]:
-    """:func:`_groups` by comparing every two regions whose bounds meet, and :func:`best_groups` over the pairs."""
+    """Group regions by comparing every two whose bounds meet.
+
+    :func:`_groups` by comparing every two regions whose bounds meet, and :func:`best_groups` over the pairs.
+    """
     n = len(regions)
     candidates: dict[tuple[int, int], float] = {}
     order = sorted(range(n), key=lambda i: regions[i].geometry.bounds[0])
@@ -262,7 +270,9 @@ def match_regions(task: int, regions: Sequence[Region], control: Control, skips:
 
 def region_rows(task: int, items: Sequence[tuple[str, Sequence[Region]]], submitted: Sequence[Submission],
                 absent: str | None) -> list[tuple[Any, ...]]:
-    """Rows ``(task, item, annotator, label)``: each item's label from every annotator who submitted the task.
+    """Rows ``(task, item, annotator, label)`` for every item.
+
+    Each item's label comes from every annotator who submitted the task.
 
     An annotator without a region in the item gives ``absent``, or nothing
     when ``absent`` is None (missing data).

@@ -15,9 +15,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from plugin.annotations import Skips, Submission
-from plugin.labelconfig import Control
+from plugin.mapping.annotations import Skips, Submission
 from plugin.mapping.base import MappedControl, reason
+from plugin.mapping.labelconfig import Control
 from plugin.mapping.regions import RegionItems
 from plugin.settings import MappingOptions
 
@@ -40,7 +40,10 @@ def _label(control: Control, result: Mapping[str, Any], skips: Skips) -> str | N
 
 def map_relations(control: Control, submissions: Mapping[int, list[Submission]], items: RegionItems,
                   skips: Skips, options: MappingOptions) -> MappedControl:
-    """Map the relations of every task over the matched regions ``items`` (task -> (annotator, region id) -> item)."""
+    """Map the relations of every task over the matched regions ``items``.
+
+    ``items`` maps task -> (annotator, region id) -> item.
+    """
     rows: list[tuple[Any, ...]] = []
     absent = NO_RELATION if options.absent_span == "label" else None
     for task, task_submissions in submissions.items():

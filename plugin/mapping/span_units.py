@@ -38,10 +38,10 @@ from typing import Any
 import numpy as np
 
 from agreement.units import Units
-from plugin.annotations import Skips, Submission
-from plugin.labelconfig import Control
+from plugin.mapping.annotations import Skips, Submission
 from plugin.mapping.base import MappedControl, reason
 from plugin.mapping.families import geometry_of
+from plugin.mapping.labelconfig import Control
 from plugin.mapping.regions import Geometry, Region
 from plugin.mapping.spans import SPAN
 from plugin.mapping.timeseries import INTERVAL
@@ -224,7 +224,9 @@ def _last_end(control: Control, results: Iterable[Mapping[str, Any]], scope: tup
 
 def continuum_length(control: Control, task_data: Mapping[str, Any], results: Iterable[Mapping[str, Any]], *,
                      scope: tuple[Any, ...] = (), last_end: float | None = None) -> float | None:
-    """The length of one task's continuum for ``control``, or None when the task and its results do not give it.
+    """The length of one task's continuum for ``control``.
+
+    None when the task and its results do not give it.
 
     Parameters
     ----------
@@ -294,7 +296,9 @@ Continuum = tuple[int, tuple[Any, ...]]
 
 
 def span_units(mapped: MappedControl, *, lengths: Mapping[Continuum, float | None] | None = None) -> Units:
-    """The :class:`agreement.units.Units` of a span-like control's rows, one continuum per ``(task, scope)``.
+    """The :class:`agreement.units.Units` of a span-like control's rows.
+
+    One continuum per ``(task, scope)``.
 
     Parameters
     ----------

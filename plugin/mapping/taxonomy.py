@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from plugin.annotations import Skips
-from plugin.labelconfig import Control
+from plugin.mapping.annotations import Skips
 from plugin.mapping.base import MappedControl, SkipResult, Unit, reason, single_labels
 from plugin.mapping.choices import NO, YES, yes_no_rows
+from plugin.mapping.labelconfig import Control
 
 __all__ = ["map_taxonomy"]
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from plugin.annotations import Skips
-from plugin.labelconfig import Control
+from plugin.mapping.annotations import Skips
 from plugin.mapping.base import MappedControl, SkipResult, Unit, single_labels
+from plugin.mapping.labelconfig import Control
 
 __all__ = ["MAX_TEXT", "map_textarea", "normalize_text"]
 

@@ -1,5 +1,8 @@
-"""The admin report: tables from a project's state (:mod:`.tables`), drawn as one HTML page (:mod:`.page`),
-or written as CSV files or one JSON document with the same tables (:func:`write_report`)."""
+"""The admin report: tables from a project's state, as one HTML page, CSV files or one JSON document.
+
+The tables come from a project's state (:mod:`.tables`) and are drawn as one HTML page (:mod:`.page`), or
+written as CSV files or one JSON document with the same tables (:func:`write_report`).
+"""
 
 from __future__ import annotations
 
@@ -13,7 +16,7 @@ import pandas as pd
 
 from plugin.report.tables import Report, build_report
 from plugin.settings import ReportOptions
-from plugin.state import ProjectSnapshot
+from plugin.state.project import ProjectSnapshot
 
 __all__ = ["FORMATS", "Report", "build_report", "project_report", "report_json", "write_report", "written_text"]
 
@@ -22,15 +25,20 @@ FORMATS = ("html", "csv", "json")
 
 def project_report(snapshot: ProjectSnapshot, *, project: int, url: str, generated_at: str,
                    people: Mapping[str, str] | None = None, options: ReportOptions | None = None) -> Report:
-    """The report of a project read from the Label Studio at ``url``: its header names the project, and each
-    task links to it in the Data Manager."""
+    """The report of a project read from the Label Studio at ``url``.
+
+    Its header names the project, and each task links to it in the Data Manager.
+    """
     return build_report(snapshot, source=f"Project {project} at {url}", generated_at=generated_at, people=people,
                         task_url=f"{url}/projects/{project}/data?task={{task}}", title=f"Project {project}",
                         options=options)
 
 
 def written_text(report: Report, out: Path, written: Sequence[Path]) -> str:
-    """The line that says what :func:`write_report` wrote to ``out``: how many tasks, flagged, files and KiB."""
+    """The line that says what :func:`write_report` wrote to ``out``.
+
+    It says how many tasks, flagged, files and KiB.
+    """
     size = sum(path.stat().st_size for path in written)
     return (f"Wrote the report of {report.overview['n_tasks']} tasks ({report.overview['flagged']} flagged) to "
             f"{out} ({len(written)} file{'s' if len(written) > 1 else ''}, {size / 1024:.0f} KiB).")

@@ -145,7 +145,7 @@ def distribution_chart(tasks: pd.DataFrame, *, threshold: float) -> str:
     """How the tasks' scores are spread, flagged tasks in red, with the threshold.
 
     A task's score is the value the flag compares with the threshold: its
-    lowest control's (:func:`plugin.scoring.task_score_of`; a span control's
+    lowest control's (:func:`plugin.state.flags.task_score_of`; a span control's
     overlap F1 unless ``--span-flag-on`` says otherwise, an ordered control's
     weighted agreement, else SPA). A task left of the line is red; a red task
     right of it was flagged by another rule (a control's own threshold,
@@ -169,7 +169,10 @@ def distribution_chart(tasks: pd.DataFrame, *, threshold: float) -> str:
 
 
 def sweep_chart(sweep: pd.DataFrame) -> str:
-    """The augmented kappa of each multiple-choice control as the weight p of the first choice goes 0.5 to 1."""
+    """Chart of the augmented kappa of each multiple-choice control against the weight of the first choice.
+
+    The weight p of the first choice goes from 0.5 to 1.
+    """
     if sweep.empty:
         return ""
     with _figure(6.0, 2.6) as figure:
@@ -217,8 +220,11 @@ def offset_chart(offsets: pd.DataFrame, *, control: str, unit: str) -> str:
 
 
 def reference_chart(references: pd.DataFrame, *, control: str, threshold: float | None = None) -> str:
-    """Each annotator's accuracy against each reference of one control, with its Wilson interval as a bar;
-    the ground truth in the flag colour, model versions in blues; ``threshold`` (``--min-gt-accuracy``) dotted."""
+    """Chart of each annotator's accuracy against each reference of one control.
+
+    Each accuracy has its Wilson interval as a bar; the ground truth is in the flag colour, model versions in
+    blues; ``threshold`` (``--min-gt-accuracy``) is dotted.
+    """
     if references.empty:
         return ""
     names = list(dict.fromkeys(references["name"]))

@@ -67,7 +67,10 @@ def _number(value: Any, digits: int = 3) -> str:
 def _table(frame: pd.DataFrame, columns: Sequence[tuple[str, str]], *, text: Sequence[str] = (),
            cell: dict[str, Callable[[Any], str]] | None = None,
            row_class: Callable[[pd.Series], str] | None = None) -> str:
-    """An HTML table of ``columns`` (key, heading); ``cell`` renders a column its own way (already escaped)."""
+    """An HTML table of ``columns`` (key, heading).
+
+    ``cell`` renders a column its own way (already escaped).
+    """
     cell = cell or {}
     head = "".join(f'<th class="{"text" if key in text else ""}">{escape(title)}</th>' for key, title in columns)
     body = []

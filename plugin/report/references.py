@@ -1,6 +1,8 @@
-"""The report's "Against references" tables: annotators against the ground truth, model versions against them.
+"""The report's "Against references" tables.
 
-From each control's ``references`` block (:func:`plugin.references.reference_block`), flattened into tables the
+They show annotators against the ground truth, and model versions against them.
+
+From each control's ``references`` block (:func:`plugin.state.references.reference_block`), flattened into tables the
 page draws and the CSV and JSON formats write.
 """
 
@@ -12,7 +14,7 @@ from typing import Any
 
 import pandas as pd
 
-from plugin.scoring import ControlScore, name_of
+from plugin.state.scoring import ControlScore, name_of
 
 __all__ = ["MODEL_COLUMNS", "MODEL_CONFUSION_COLUMNS", "REFERENCE_TABLE_COLUMNS", "reference_tables"]
 
@@ -29,9 +31,13 @@ def _nan(value: Any) -> float:
 
 
 def reference_tables(controls: Mapping[str, ControlScore], people: Mapping[str, str]) -> dict[str, pd.DataFrame]:
-    """``references`` (per control, reference and annotator), ``models`` (per control and model version: its
-    mean kappa against the annotators beside theirs among themselves, and agreement with their majority) and
-    ``model_confusion`` (each model version's labels against the annotators' majority)."""
+    """The tables ``references``, ``models`` and ``model_confusion``.
+
+    - ``references``: per control, reference and annotator.
+    - ``models``: per control and model version, its mean kappa against the annotators beside theirs among
+      themselves, and agreement with their majority.
+    - ``model_confusion``: each model version's labels against the annotators' majority.
+    """
     rows, models, confusion = [], [], []
     for control, score in controls.items():
         block = score.references or {}

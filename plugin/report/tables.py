@@ -27,9 +27,9 @@ from plugin.mapping import MappedControl
 from plugin.mapping.choices import NONE, chosen_sets, is_label_set, split_label_items
 from plugin.mapping.span_units import span_units
 from plugin.report.references import MODEL_COLUMNS, MODEL_CONFUSION_COLUMNS, REFERENCE_TABLE_COLUMNS, reference_tables
-from plugin.scoring import ControlScore, is_wide, name_of
 from plugin.settings import ReportOptions
-from plugin.state import ProjectScores, ProjectSnapshot
+from plugin.state.project import ProjectScores, ProjectSnapshot
+from plugin.state.scoring import ControlScore, is_wide, name_of
 
 __all__ = ["SPAN_MEASURES", "Report", "build_report", "span_offsets", "span_unit"]
 
@@ -170,7 +170,9 @@ def _family_from_pairs(score: ControlScore) -> pd.DataFrame:
 
 def _multiple_choice_family(labels: tuple[str, ...] | None, rows: pd.DataFrame, counts: LabelCounts,
                             choice: pd.Series) -> pd.DataFrame:
-    """Multiple choices: the control's row over every yes/no item, then one row per choice over its own items
+    """Rows of a multiple-choice control: one over every yes/no item, then one per choice.
+
+    The control's row is over every yes/no item, then there is one row per choice over its own items
     (``choice``: each row's choice, :func:`plugin.mapping.choices.split_label_items`).
 
     A choice's R_i and specific agreement are those of "yes" on its items
@@ -472,7 +474,7 @@ def build_report(snapshot: ProjectSnapshot, *, source: str, generated_at: str, p
     Parameters
     ----------
     snapshot : ProjectSnapshot
-        The project as last read (:meth:`plugin.state.ProjectState.snapshot`: the
+        The project as last read (:meth:`plugin.state.project.ProjectState.snapshot`: the
         caller holds the state's lock while taking it, and not after).
     source : str
         Where the tasks came from, as the page says it.

@@ -65,7 +65,8 @@ def permuted(units: Units, random: random_module.Random) -> Units:
     inv = np.argsort
     return Units(doc[units.doc[rows]], ann[units.annotator[rows]], lab[units.label[rows]], units.start[rows],
                  units.end[rows], tuple(units.docs[i] for i in inv(doc)), tuple(units.annotators[i] for i in inv(ann)),
-                 tuple(units.labels[i] for i in inv(lab)), units.present[inv(doc)][:, inv(ann)], units.lengths[inv(doc)])
+                 tuple(units.labels[i] for i in inv(lab)), units.present[inv(doc)][:, inv(ann)],
+                 units.lengths[inv(doc)])
 
 
 def shifted(units: Units, shift: float) -> Units:

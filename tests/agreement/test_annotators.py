@@ -1,6 +1,5 @@
 """Annotator and label tables against values computed independently (loops over items, scikit-learn)."""
 
-import itertools
 import warnings
 from collections import Counter
 
@@ -12,7 +11,6 @@ from hypothesis import strategies as st
 from sklearn.metrics import cohen_kappa_score
 
 from agreement.annotators import annotator_agreement, robust_outliers
-from agreement.confusion import confused_pairs, specific_agreement
 from agreement.pairwise import annotator_labels
 
 tables = st.lists(st.tuples(st.integers(0, 11), st.integers(0, 4), st.sampled_from("abc")), min_size=4,
@@ -86,41 +84,3 @@ def test_robust_outliers_need_spread_and_three_values():
     assert not robust_outliers(pd.Series([0.5, 0.1])).any()
     assert not robust_outliers(pd.Series([0.5, 0.5, 0.5, 0.1])).any()  # MAD 0: no rule
     assert robust_outliers(pd.Series([0.9, 0.85, 0.88, 0.2, np.nan])).tolist() == [False, False, False, True, False]
-
-
-@given(st.lists(st.lists(st.integers(0, 3), min_size=3, max_size=3), min_size=1, max_size=25))
-def test_confusions_and_specific_agreement_equal_pair_counting(rows):
-    counts = np.array(rows, dtype=float)
-    pairs = Counter()
-    for row in counts:
-        n = row.sum()
-        if n < 2:
-            continue
-        values = [c for c, k in enumerate(row) for _ in range(int(k))]
-        for i, j in itertools.permutations(range(len(values)), 2):  # ordered pairs of values within the item
-            pairs[values[i], values[j]] += 1.0 / (n - 1)
-    found = {(a, b): v for a, b, v in confused_pairs(counts, [0, 1, 2], top=10)}
-    for a, b in itertools.combinations(range(3), 2):
-        expected = pairs[a, b] + pairs[b, a]
-        assert found.get((a, b), 0.0) == pytest.approx(expected)
-    specific = specific_agreement(counts)
-    for c in range(3):
-        involved = sum(v for (a, b), v in pairs.items() if c in (a, b)) + pairs[c, c]
-        expected = 2 * pairs[c, c] / involved if involved else np.nan
-        assert (np.isnan(expected) and np.isnan(specific[c])) or specific[c] == pytest.approx(expected)
-
-
-@given(st.lists(st.lists(st.integers(0, 3), min_size=5, max_size=5), min_size=1, max_size=25), st.integers(1, 6))
-def test_confused_pairs_rank_as_exact_sums_do(rows, top):
-    # o_ck + o_kc summed as fractions: the largest first, ties (frequent: 1/(n-1) shares) in the labels' order,
-    # whatever order the floating-point sums were taken in
-    from fractions import Fraction
-
-    exact = Counter()
-    for row in rows:
-        n = sum(row)
-        for c, k in itertools.combinations(range(5), 2):
-            if n >= 2 and row[c] and row[k]:
-                exact[c, k] += Fraction(2 * row[c] * row[k], n - 1)
-    want = sorted(exact, key=lambda pair: (-exact[pair], pair))[:top]
-    assert [(c, k) for c, k, _ in confused_pairs(np.array(rows, dtype=float), list(range(5)), top=top)] == want

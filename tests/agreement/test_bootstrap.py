@@ -16,43 +16,6 @@ from agreement.spa import WEIGHING_SCHEMES, spa_batch
 from tests.agreement.strategies import count_matrices
 
 
-@given(count_matrices(min_items=1, max_items=40))
-def test_distinct_rows_and_multiplicities_rebuild_the_matrix(counts):
-    rows, multiplicity = compress_rows(counts)
-    assert multiplicity.sum() == counts.shape[0]
-    rebuilt = np.repeat(rows, multiplicity, axis=0)
-    key = lambda m: sorted(map(tuple, m))
-    assert key(rebuilt) == key(counts)
-
-
-def _rows_by_their_bytes(x):
-    """compress_rows as every row's bytes sorted give it: the order the bootstrap's seeded draws depend on."""
-    contiguous = np.ascontiguousarray(x) + 0.0
-    keys = contiguous.view(np.dtype((np.void, contiguous.dtype.itemsize * contiguous.shape[1]))).ravel()
-    _, first, multiplicity = np.unique(keys, return_index=True, return_counts=True)
-    return contiguous[first], multiplicity
-
-
-@given(count_matrices(min_items=1, max_items=40))
-def test_distinct_rows_come_in_the_order_of_their_bytes(counts):
-    rows, multiplicity = compress_rows(counts)
-    want_rows, want_multiplicity = _rows_by_their_bytes(counts)
-    np.testing.assert_array_equal(rows, want_rows)
-    np.testing.assert_array_equal(multiplicity, want_multiplicity)
-
-
-def test_rows_with_too_many_combinations_for_one_integer_are_compressed_alike():
-    # 8 columns of 400 distinct values each: 400**8 combinations do not fit one int64 key
-    counts = np.random.default_rng(3).integers(0, 400, size=(2000, 8)).astype(float)
-    counts[1000:] = counts[:1000]
-    counts[5, 2], counts[1005, 2] = -0.0, 0.0  # one row: -0.0 equals 0.0
-    rows, multiplicity = compress_rows(counts)
-    want_rows, want_multiplicity = _rows_by_their_bytes(counts)
-    np.testing.assert_array_equal(rows, want_rows)
-    np.testing.assert_array_equal(multiplicity, want_multiplicity)
-    assert multiplicity.sum() == 2000 and len(rows) == 1000
-
-
 @given(count_matrices(min_items=2))
 def test_weights_equal_repeated_items_for_spa_and_fleiss(counts):
     weights = np.random.default_rng(1).integers(0, 4, size=counts.shape[0]).astype(float)

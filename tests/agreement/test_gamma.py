@@ -1,5 +1,9 @@
-"""Mathet's gamma (Mathet, Widlöcher & Métivier 2015) against DKPro's pygamma fixtures, pygamma-agreement, properties."""
+"""Mathet's gamma (Mathet, Widlöcher & Métivier 2015) against DKPro's pygamma fixtures and pygamma-agreement.
 
+Also the properties it must have on generated projects.
+"""
+
+import importlib
 import json
 import warnings
 from pathlib import Path
@@ -186,7 +190,8 @@ def test_annotator_order_and_unit_order_change_nothing(frame, random):
     units = units_from_frame(frame)
     names = sorted(frame["annotator"].unique())
     renamed = dict(zip(names, random.sample(names, len(names))))
-    shuffled = frame.assign(annotator=frame["annotator"].map(renamed)).sample(frac=1.0, random_state=random.randint(0, 99))
+    shuffled = frame.assign(annotator=frame["annotator"].map(renamed)).sample(frac=1.0,
+                                                                              random_state=random.randint(0, 99))
     other = units_from_frame(shuffled)
     a, b = observed_disorder(units), observed_disorder(other)
     assert a.value == pytest.approx(b.value, abs=1e-12, nan_ok=True)
@@ -228,7 +233,7 @@ def test_task_gamma_live_equals_batch(frame):
 def test_continua_aligned_in_chunks_give_the_same_disorders(frame):
     # a project's continua are aligned a chunk of units and of pairs at a time: one continuum, one component a
     # chunk changes nothing
-    import agreement.gamma as module
+    module = importlib.import_module("agreement.gamma")  # agreement.gamma is the measure, not the module
 
     units = units_from_frame(frame)
     whole = observed_disorder(units)
@@ -270,7 +275,7 @@ def test_disorders_equal_each_continuums_best_alignment_over_every_pair(frame, a
 def test_a_long_unit_costs_its_own_pairs_not_every_pair_of_its_continuum():
     # 3,000 short units 20 apart and one over the whole text: the long unit is compared with every unit, the short
     # ones only with their neighbours (all against all would be 4.5 million pairs), a slice of pairs at a time
-    import agreement.gamma as module
+    module = importlib.import_module("agreement.gamma")  # agreement.gamma is the measure, not the module
 
     n = 3000
     start = np.append(np.arange(n) * 20.0, 0.0)

@@ -370,14 +370,3 @@ def test_a_blank_free_continuum_coded_alike_by_four_coders_leaves_binary_u_alpha
     with pytest.warns(UndefinedMeasureWarning, match="the expected disagreement is 0"):
         result = u_alpha(units)
     assert np.isnan(result.binary) and np.isnan(result.value)
-
-
-@pytest.mark.parametrize(("field", "codes", "shown"), [("annotator", [1, -1, 0], "-1"), ("doc", [0, 2, 1], "2"),
-                                                      ("label", [0, 0, 3], "3")])
-def test_units_refuse_codes_outside_their_names(field, codes, shown):
-    # a negative annotator code would index present from its end, and be counted as another continuum's annotator
-    given = {"doc": [0, 1, 1], "annotator": [1, 0, 0], "label": [0, 0, 0], field: codes}
-    with pytest.raises(ValueError, match=f"Every unit's {field} must be a code of one of the .*, not {shown}"):
-        Units(*(np.array(given[name], dtype=np.intp) for name in ("doc", "annotator", "label")),
-              np.array([0.0, 1.0, 2.0]), np.array([1.0, 2.0, 3.0]), ("d0", "d1"), ("a", "b"), ("X",),
-              np.ones((2, 2), dtype=bool), np.array([3.0, 3.0]))

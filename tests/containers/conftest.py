@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from plugin import localserver
+from plugin.labelstudio import localserver
 
 ROOT = Path(__file__).resolve().parents[2]
 # CI runs in a fresh clone with shared/ beside the repository; elsewhere $PODMAN_HERE names the tool.

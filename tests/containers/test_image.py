@@ -10,7 +10,7 @@ import pytest
 import requests
 from label_studio_sdk import LabelStudio
 
-from plugin.localserver import free_port, sign_up
+from plugin.labelstudio.localserver import free_port, sign_up
 from tests.containers.conftest import SECRET, podman, podman_here, wait_for
 
 CONFIG = """<View><Text name="text" value="$text"/>

@@ -19,7 +19,7 @@ import pytest
 import requests
 from label_studio_sdk import LabelStudio
 
-from plugin.localserver import ADMIN_TOKEN, free_port, sign_up
+from plugin.labelstudio.localserver import ADMIN_TOKEN, free_port, sign_up
 from tests.containers.conftest import (
     LABEL_STUDIO_VERSION,
     ROOT,

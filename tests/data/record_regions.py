@@ -127,7 +127,7 @@ def build(url: str, admin: LabelStudio, annotators: list[str], *, tasks: int = 2
 
 
 def main(url: str, token: str) -> None:
-    from plugin.localserver import sign_up
+    from plugin.labelstudio.localserver import sign_up
 
     admin = LabelStudio(base_url=url, api_key=token)
     annotators = [sign_up(url, f"regions{who}@example.com")[1] for who in range(3)]

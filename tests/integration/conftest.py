@@ -10,7 +10,7 @@ import os
 import pytest
 from label_studio_sdk import LabelStudio
 
-from plugin import localserver
+from plugin.labelstudio import localserver
 
 # The test session is an entry point: it reads where `make test` installed Label Studio.
 LABEL_STUDIO_BIN = os.environ.get("LABEL_STUDIO_BIN")

@@ -5,9 +5,9 @@ import time
 from datetime import timedelta
 
 from plugin.clock import parse_time
-from plugin.labelstudio import LabelStudioClient
-from plugin.monitor import ProjectMonitor
-from plugin.reconcile import full_pass, refresh_tasks
+from plugin.keeper.monitor import ProjectMonitor
+from plugin.keeper.passes import full_pass, refresh_tasks
+from plugin.labelstudio.client import LabelStudioClient
 from plugin.settings import Connection, MappingOptions, ScoringOptions
 
 from .conftest import text_project

@@ -4,7 +4,7 @@ import shutil
 import socket
 
 from plugin.cli import main
-from plugin.localserver import free_port
+from plugin.labelstudio.localserver import free_port
 from tests.integration.conftest import LABEL_STUDIO_BIN
 
 

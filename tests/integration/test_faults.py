@@ -20,7 +20,7 @@ import pytest
 import requests
 from label_studio_sdk import LabelStudio
 
-from plugin.localserver import free_port, sign_up
+from plugin.labelstudio.localserver import free_port, sign_up
 from tests.faultproxy import FaultProxy
 from tests.integration.test_serve import HEADERS, start_service, status_of, stop
 
@@ -177,7 +177,7 @@ def test_the_service_killed_mid_burst_and_restarted_while_annotation_goes_on(wor
 def test_connections_closed_while_idle_cost_no_wait_and_no_unreachable(label_studio):
     """A server that closes idle kept-alive connections (uwsgi's http router without http-keepalive; here the proxy,
     after 0.2 s): every read and write still succeeds, none waits for a retry, none counts Label Studio as down."""
-    from plugin.labelstudio import LabelStudioClient
+    from plugin.labelstudio.client import LabelStudioClient
     from plugin.settings import Connection
 
     admin = LabelStudio(base_url=label_studio.url, api_key=label_studio.token)

@@ -9,7 +9,7 @@ import time
 import pytest
 
 from plugin.cli import main
-from plugin.localserver import free_port, start_production
+from plugin.labelstudio.localserver import free_port, start_production
 
 from .conftest import LABEL_STUDIO_BIN, text_project
 from .test_serve import HEADERS, start_service, stop, wait_for

@@ -5,7 +5,7 @@ in one line of ``/status`` with ``/health`` unaffected."""
 import requests
 from label_studio_sdk import LabelStudio
 
-from plugin.localserver import free_port, sign_up
+from plugin.labelstudio.localserver import free_port, sign_up
 
 from .test_serve import HEADERS, start_service, stop, wait_for
 

@@ -12,7 +12,7 @@ import requests
 from label_studio_sdk import LabelStudio
 
 from plugin.cli import main
-from plugin.localserver import free_port, sign_up
+from plugin.labelstudio.localserver import free_port, sign_up
 
 from .test_serve import start_service, status_of, stop, wait_for
 

@@ -10,12 +10,12 @@ import json
 import pytest
 from label_studio_sdk import LabelStudio
 
-from plugin.annotations import Skips, collect_submissions
 from plugin.cli import main
-from plugin.labelconfig import parse_label_config
-from plugin.labelstudio import LabelStudioClient
-from plugin.localserver import sign_up
+from plugin.labelstudio.client import LabelStudioClient
+from plugin.labelstudio.localserver import sign_up
 from plugin.mapping import map_project
+from plugin.mapping.annotations import Skips, collect_submissions
+from plugin.mapping.labelconfig import parse_label_config
 from plugin.settings import Connection, MappingOptions
 from tests.data.record_regions import CONFIG, build
 
@@ -46,7 +46,7 @@ def test_live_read_and_export_map_to_the_same_rows(label_studio, project):
 
 
 def test_a_task_read_alone_is_the_task_of_the_page_read(label_studio, project):
-    # the read before a late write (plugin.reconcile): plain JSON as the pages are, every region family included
+    # the read before a late write (plugin.keeper.passes): plain JSON as the pages are, every region family included
     identifier, admin = project
     client = LabelStudioClient(Connection(url=label_studio.url, api_key=label_studio.token, page_size=100))
     paged = {task["id"]: task for task in client.tasks(identifier)}

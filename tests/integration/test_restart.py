@@ -8,11 +8,11 @@ import pytest
 from label_studio_sdk import LabelStudio
 
 from plugin.cli import main
-from plugin.labelconfig import parse_label_config
-from plugin.labelstudio import LabelStudioClient
-from plugin.localserver import free_port
+from plugin.labelstudio.client import LabelStudioClient
+from plugin.labelstudio.localserver import free_port
+from plugin.mapping.labelconfig import parse_label_config
 from plugin.settings import Connection, MappingOptions, ScoringOptions
-from plugin.state import ProjectState
+from plugin.state.project import ProjectState
 
 from .conftest import text_project
 from .test_serve import CONFIG, SECRET, results, start_service, status_of, stop, wait_for

@@ -9,11 +9,11 @@ import pytest
 import requests
 from label_studio_sdk import LabelStudio
 
-from plugin.labelconfig import parse_label_config
-from plugin.labelstudio import LabelStudioClient
-from plugin.localserver import free_port, sign_up
+from plugin.labelstudio.client import LabelStudioClient
+from plugin.labelstudio.localserver import free_port, sign_up
+from plugin.mapping.labelconfig import parse_label_config
 from plugin.settings import Connection, MappingOptions, ScoringOptions
-from plugin.state import ProjectState
+from plugin.state.project import ProjectState
 
 SECRET = "integration-secret-123"
 CONFIG = """<View><Text name="text" value="$text"/>

@@ -12,10 +12,10 @@ import pytest
 from label_studio_sdk import LabelStudio
 
 from plugin.cli import main
-from plugin.labelconfig import parse_label_config
-from plugin.localserver import sign_up
+from plugin.labelstudio.localserver import sign_up
+from plugin.mapping.labelconfig import parse_label_config
 from plugin.settings import MappingOptions, ScoringOptions
-from plugin.state import ProjectState
+from plugin.state.project import ProjectState
 
 CONFIG = """<View>
   <Labels name="ner" toName="text"><Label value="PER"/><Label value="LOC"/><Label value="ORG"/></Labels>

@@ -9,8 +9,8 @@ from label_studio_sdk import LabelStudio
 
 from agreement import item_agreement, spa
 from plugin.cli import main
-from plugin.localserver import personal_access_token, sign_up
-from plugin.scoring import control_value
+from plugin.labelstudio.localserver import personal_access_token, sign_up
+from plugin.state.flags import control_value
 
 CONFIG = """<View>
   <Text name="text" value="$text"/>
@@ -191,7 +191,7 @@ def test_the_report_of_a_live_project_equals_the_sync_and_links_to_its_tasks(cap
 
 def test_the_tab_in_label_studio_shows_the_flagged_tasks_worst_first_with_their_score(capsys, label_studio,
                                                                                     project, tmp_path):
-    from plugin.localserver import ADMIN_EMAIL, ADMIN_PASSWORD
+    from plugin.labelstudio.localserver import ADMIN_EMAIL, ADMIN_PASSWORD
     from tests.browser import browser_page, ink
 
     sync(capsys, label_studio, project, "--mirror-to-data")

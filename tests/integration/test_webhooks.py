@@ -3,7 +3,7 @@ and nobody else's touched."""
 
 from label_studio_sdk import LabelStudio
 
-from plugin.localserver import free_port
+from plugin.labelstudio.localserver import free_port
 
 from .test_serve import start_service, stop
 

@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from plugin.annotations import Skips, collect_submissions
-from plugin.labelconfig import parse_label_config
 from plugin.mapping import map_project
+from plugin.mapping.annotations import Skips, collect_submissions
+from plugin.mapping.labelconfig import parse_label_config
 from plugin.settings import MappingOptions
 
 DATA = Path(__file__).resolve().parents[1] / "data"

@@ -1,6 +1,6 @@
 """What counts: skipped, ground-truth and repeated annotations."""
 
-from plugin.annotations import GROUND_TRUTH_SKIP, Skips, annotator_key, collect_submissions, is_imported
+from plugin.mapping.annotations import GROUND_TRUTH_SKIP, Skips, annotator_key, collect_submissions, is_imported
 from tests.plugin.conftest import ADMIN, FIRST, SECOND, THIRD
 
 

@@ -1,4 +1,4 @@
-"""A task's rows as codes (plugin.codes) and the compact task entry: what goes in comes out."""
+"""A task's rows as codes (plugin.state.codes) and the compact task entry: what goes in comes out."""
 
 from collections import Counter
 from itertools import pairwise
@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from plugin.annotations import Submission
-from plugin.codes import (
+from plugin.mapping.annotations import Submission
+from plugin.state.codes import (
     NARROW,
     WIDE,
     IdIndex,
@@ -23,7 +23,7 @@ from plugin.codes import (
     unpack_numbers,
     unpack_rows,
 )
-from plugin.state import TaskEntry
+from plugin.state.project import TaskEntry
 
 keys = st.one_of(st.text(max_size=6), st.integers(-5, 5), st.tuples(st.text(max_size=3), st.integers(0, 3)))
 
@@ -145,7 +145,7 @@ def test_a_task_entry_gives_back_what_it_was_read_with():
 def test_a_categorical_over_distinct_names_is_the_same_with_or_without_pandas_fast_path(monkeypatch):
     import pandas as pd
 
-    from plugin.codes import categorical
+    from plugin.state.codes import categorical
 
     names = np.array(["17:b", "17:a", "18"], dtype=object)
     codes = np.array([2, 0, 0, 1])

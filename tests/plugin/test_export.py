@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from plugin.export import export_project, iter_entries, open_export, read_export
+from plugin.labelstudio.export import iter_entries, open_export
+from tests.exports import export_project, read_export
 
 
 def test_broken_exports_are_clear_errors(tmp_path):
@@ -73,7 +74,8 @@ def test_reading_an_export_needs_no_label_studio_client():
     import subprocess
     import sys
 
-    code = "import sys, plugin.export; print('plugin.labelstudio' in sys.modules, 'label_studio_sdk.client' in sys.modules)"
+    code = ("import sys, plugin.labelstudio.export; "
+            "print('plugin.labelstudio.client' in sys.modules, 'label_studio_sdk.client' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["False", "False"]
 
@@ -90,7 +92,7 @@ def test_a_streamed_export_reads_as_json_loads(tmp_path_factory, entries, space,
     the entries json.loads gives."""
     path = tmp_path_factory.mktemp("stream") / "export.json"
     path.write_text(space + "[" + space + ("," + space).join(json.dumps(e) for e in entries) + space + "]" + space)
-    with patch("plugin.export.CHUNK", chunk):
+    with patch("plugin.labelstudio.export.CHUNK", chunk):
         assert list(iter_entries(path)) == json.loads(path.read_text())
 
 
@@ -104,7 +106,7 @@ def test_a_streamed_export_reads_as_json_loads(tmp_path_factory, entries, space,
 ])
 def test_a_broken_export_is_one_line_naming_where(tmp_path, content, message):
     path = _write(tmp_path, "broken.json", content)
-    with patch("plugin.export.CHUNK", 4), pytest.raises(ValueError, match=message) as error:
+    with patch("plugin.labelstudio.export.CHUNK", 4), pytest.raises(ValueError, match=message) as error:
         read_export(path)
     assert "is not a JSON export" in str(error.value) and "at character" in str(error.value)
     assert "\n" not in str(error.value)
@@ -119,7 +121,7 @@ def test_an_export_is_read_a_chunk_at_a_time_never_whole(tmp_path):
     size = path.stat().st_size
     tracemalloc.start()
     try:
-        with patch("plugin.export.CHUNK", 1 << 16):
+        with patch("plugin.labelstudio.export.CHUNK", 1 << 16):
             export, controls = open_export(path)
             n = sum(1 for _ in export)
         peak = tracemalloc.get_traced_memory()[1]

@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
-from plugin.labelconfig import parse_label_config
+from plugin.mapping.labelconfig import parse_label_config
 from plugin.settings import MappingOptions, ScoringOptions
-from plugin.state import ProjectState
+from plugin.state.project import ProjectState
 
 CONFIG = """<View><Text name="text" value="$text"/>
 <Choices name="sentiment" toName="text"><Choice value="pos"/><Choice value="neg"/></Choices>
@@ -61,15 +61,17 @@ def test_a_single_annotation_never_flags():
 
 
 def test_the_mirrored_score_is_the_lowest_control_agreement_and_merges_into_data():
-    from plugin.writeback import mirrored_data, task_score
+    from plugin.state.blocks import Write, task_score
 
     block = {"controls": {"sentiment": {"spa": 1.0}, "quality": {"spa": 0.0, "agreement": 0.9},
                           "topic": {"spa": None}}}
     assert task_score(block) == 0.9
-    assert mirrored_data({"text": "x"}, block) == {"text": "x", "agreement_score": 0.9}
-    assert mirrored_data({"text": "x", "agreement_score": 0.9}, block) is None
-    assert mirrored_data({"agreement_score": 0.5, "text": "x"}, {"controls": {}}) == {"text": "x"}
-    assert mirrored_data({"text": "x"}, {"controls": {}}) is None
+    assert task_score({"controls": {}}) is None
+    mirror = Write(meta=None, mirror=True, score=0.9, overlap=None)
+    assert mirror.data({"text": "x"}) == {"text": "x", "agreement_score": 0.9}
+    assert Write(meta=None, mirror=True, score=None, overlap=None).data({"agreement_score": 0.5, "text": "x"}) == {
+        "text": "x"}
+    assert Write(meta=None, mirror=False, score=0.9, overlap=None).data({"text": "x"}) is None
 
 
 MULTI = """<View><Text name="text" value="$text"/>

@@ -2,9 +2,9 @@
 
 import pytest
 
-from plugin.annotations import Skips, Submission
-from plugin.labelconfig import infer_controls, parse_label_config
 from plugin.mapping import map_project
+from plugin.mapping.annotations import Skips, Submission
+from plugin.mapping.labelconfig import infer_controls, parse_label_config
 from plugin.settings import MappingOptions
 
 

@@ -5,9 +5,9 @@ import json
 import httpx
 import pytest
 
-from plugin.labelstudio import LabelStudioClient, LabelStudioError
+from plugin.keeper.sync import sync_project
+from plugin.labelstudio.client import LabelStudioClient, LabelStudioError
 from plugin.settings import Connection, MappingOptions, ScoringOptions
-from plugin.sync import sync_project
 
 CONNECTION = Connection(url="http://ls.test", api_key="0123456789abcdef0123456789abcdef01234567", page_size=2,
                         retries=3, backoff=0.01)

@@ -2,7 +2,7 @@
 
 import pytest
 
-from plugin import localserver
+from plugin.labelstudio import localserver
 
 
 class _Server:

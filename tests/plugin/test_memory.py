@@ -1,4 +1,4 @@
-"""plugin.memory: the estimate ``/status`` shows of a project state's memory."""
+"""plugin.keeper.memory: the estimate ``/status`` shows of a project state's memory."""
 
 import gc
 import sys
@@ -7,10 +7,10 @@ import tracemalloc
 import numpy as np
 
 from plugin.demo import CONFIG, simulated_export
-from plugin.labelconfig import parse_label_config
-from plugin.memory import deep_size
+from plugin.keeper.memory import deep_size
+from plugin.mapping.labelconfig import parse_label_config
 from plugin.settings import MappingOptions, ScoringOptions
-from plugin.state import ProjectState
+from plugin.state.project import ProjectState
 
 
 def test_small_graphs_are_counted_exactly_and_once():
@@ -43,7 +43,7 @@ def test_startup_objects_are_frozen_once_collected():
     # in a process of its own: freezing is for the whole process
     import subprocess
 
-    program = ("import gc; import plugin.state; from plugin.memory import freeze_startup_objects; "
+    program = ("import gc; import plugin.state.project; from plugin.keeper.memory import freeze_startup_objects; "
                "cycle = []; cycle.append(cycle); del cycle; "  # garbage now: collected, not frozen
                "before = len(gc.get_objects()); frozen = freeze_startup_objects(); "
                "print(frozen, before, len(gc.get_objects()), gc.get_freeze_count())")

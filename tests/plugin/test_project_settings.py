@@ -5,8 +5,8 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from plugin.project_settings import MAX_SETTINGS_BYTES, ProjectOptions, read_project_settings
-from plugin.settings import ReviewOptions, ScoringOptions, SettingsError
+from plugin.project_settings import MAX_SETTINGS_BYTES, read_project_settings
+from plugin.settings import ProjectOptions, ReviewOptions, ScoringOptions, SettingsError
 
 BASE = ProjectOptions(scoring=ScoringOptions(threshold=0.4, n_resamples=50), review=ReviewOptions(tab=False))
 TOML = """threshold = 0.5

@@ -7,11 +7,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.metrics import cohen_kappa_score
 
-from plugin.annotations import Skips
-from plugin.labelconfig import parse_label_config
-from plugin.references import GROUND_TRUTH, model_key, task_references
+from plugin.mapping.annotations import Skips
+from plugin.mapping.labelconfig import parse_label_config
 from plugin.settings import MappingOptions, ScoringOptions
-from plugin.state import ProjectState
+from plugin.state.project import ProjectState
+from plugin.state.references import GROUND_TRUTH, model_key, task_references
 
 CONFIG = """<View><Text name="text" value="$text"/>
 <Choices name="sentiment" toName="text"><Choice value="pos"/><Choice value="neg"/><Choice value="neu"/></Choices>
@@ -38,7 +38,7 @@ def _prediction(identifier, version, label=None, rating=None, created_at="2026-0
 
 
 def _imported_truth(identifier, label=None, rating=None):
-    # Imported with the task: updated_by is present and empty (see plugin.annotations).
+    # Imported with the task: updated_by is present and empty (see plugin.mapping.annotations).
     return {**_annotation(identifier, 1, label, rating), "ground_truth": True, "updated_by": None}
 
 

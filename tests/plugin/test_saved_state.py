@@ -17,12 +17,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from plugin import saved_state
 from plugin.demo import CONFIG, simulated_export
-from plugin.labelconfig import parse_label_config
-from plugin.saved_state import MAGIC, SavedStateError, pickled, read_state, state_path, write_state
+from plugin.mapping.labelconfig import parse_label_config
 from plugin.settings import MappingOptions, ReviewOptions, ScoringOptions
-from plugin.state import ProjectState
+from plugin.state import saved as saved_state
+from plugin.state.project import ProjectState
+from plugin.state.saved import MAGIC, SavedStateError, pickled, read_state, state_path, write_state
 
 SECRET = "s3cret-for-the-state-file-tests"
 SOURCE = "http://label-studio.test:8080"
@@ -138,7 +138,7 @@ def test_a_file_of_other_code_or_of_another_project_is_refused(tmp_path, monkeyp
 
 def test_the_code_digest_follows_the_source(tmp_path):
     installed = saved_state.code_digest()
-    root = Path(saved_state.__file__).resolve().parent.parent
+    root = Path(saved_state.__file__).resolve().parents[2]
     for package in ("plugin", "agreement"):
         shutil.copytree(root / package, tmp_path / package, ignore=shutil.ignore_patterns("__pycache__"))
     assert saved_state.code_digest(tmp_path) == installed

@@ -6,7 +6,7 @@ import pytest
 
 from agreement import item_agreement, krippendorff_alpha, spa
 from plugin.settings import MappingOptions, ScoringOptions
-from plugin.state import ProjectState
+from plugin.state.project import ProjectState
 from tests.plugin.conftest import FIRST, SECOND, THIRD
 
 
@@ -77,8 +77,8 @@ def test_free_text_with_thousands_of_answers_stays_within_a_few_count_matrices()
     # identity matrix for AC1) would take 72 MB each; the scores must stay within a few items x labels matrices.
     import tracemalloc
 
-    from plugin.labelconfig import parse_label_config
-    from plugin.state import ProjectState
+    from plugin.mapping.labelconfig import parse_label_config
+    from plugin.state.project import ProjectState
 
     config = '<View><Text name="text" value="$text"/><TextArea name="answer" toName="text"/></View>'
     tasks = [{"id": i, "data": {"text": "x"}, "annotations": [
@@ -109,7 +109,7 @@ def _free_text_state(n_tasks, *, answers):
     """Free text on ``n_tasks`` tasks, three annotators choosing among ``answers`` (some missing an item)."""
     import random
 
-    from plugin.labelconfig import parse_label_config
+    from plugin.mapping.labelconfig import parse_label_config
 
     rnd = random.Random(n_tasks)
     config = '<View><Text name="text" value="$text"/><TextArea name="answer" toName="text"/></View>'
@@ -134,7 +134,7 @@ def test_a_control_too_wide_for_a_count_matrix_is_scored_from_sparse_counts_with
     snapshot = state.snapshot()
     dense = snapshot.scores().controls["answer"]
     report = build_report(snapshot, source="test", generated_at="now")
-    with patch("plugin.scoring.WIDE_CELLS", 0), patch("agreement.timeline.WIDE_CELLS", 0):
+    with patch("plugin.state.scoring.WIDE_CELLS", 0), patch("agreement.timeline.WIDE_CELLS", 0):
         wide_scores = snapshot.scores()
         wide = wide_scores.controls["answer"]
         wide_report = build_report(snapshot, source="test", generated_at="now")

@@ -7,17 +7,18 @@ import time
 import pytest
 from fastapi.testclient import TestClient
 
-from plugin.labelstudio import LabelStudioError, LabelStudioNotFound, Reachability
-from plugin.service import ServiceSettings, check_secret_strength, create_app
+from plugin.labelstudio.client import LabelStudioError, LabelStudioNotFound, Reachability
+from plugin.service.app import ServiceSettings, check_secret_strength, create_app
+from plugin.service.status import service_status
 from plugin.settings import Connection, ScoringOptions, SettingsError
-from plugin.state import ProjectState
+from plugin.state.project import ProjectState
 from tests.plugin.test_state import CONFIG, CONTROLS
 
 SECRET = "s3cret-Secret-s3cret"
 
 
 class FakeLabelStudio:
-    """In-memory stand-in for plugin.labelstudio.LabelStudioClient: the truth the service must converge to.
+    """In-memory stand-in for plugin.labelstudio.client.LabelStudioClient: the truth the service must converge to.
 
     ``fail`` maps a method name to a callable deciding, per call, whether it raises (and what).
     """
@@ -201,7 +202,7 @@ def post(client, payload, secret=SECRET):
 
 
 def settle(state):
-    state.wait_processed(10)
+    state.events.wait_processed(10)
     assert state.writer.wait_idle(10)
 
 
@@ -270,7 +271,7 @@ def test_a_body_over_the_limit_is_refused_while_streaming(fake):
 
     import uvicorn
 
-    from plugin.localserver import free_port
+    from plugin.labelstudio.localserver import free_port
 
     port = free_port()
     server = uvicorn.Server(uvicorn.Config(create_app(settings(max_body=8 * 1024), fake), host="127.0.0.1",
@@ -370,7 +371,7 @@ def test_never_seen_deletions_are_counted_and_suppress_nothing(service):
     client, state, fake = service
     post(client, {"action": "ANNOTATIONS_DELETED", "project": {"id": 1}, "annotations": [{"id": 40}, {"id": 41}]})
     settle(state)
-    assert state.ignored["deletion of an annotation this service never saw"] == 2
+    assert state.events.ignored["deletion of an annotation this service never saw"] == 2
     fake.annotate(2, annotation(40, 2, 1, "pos"))
     fake.annotate(2, annotation(41, 2, 2, "pos"))
     post(client, created(2, 41))
@@ -389,8 +390,8 @@ def test_events_of_other_projects_are_ignored_and_counted(service):
     post(client, {"action": "ANNOTATION_CREATED", "annotation": {"id": 60, "task": 50}})  # no project
     settle(state)
     assert fake.writes == [] and fake.meta(50) == {"theirs": 1}
-    assert state.ignored["event for a project this service does not monitor"] == 1
-    assert state.ignored["event without a project, naming no known task or annotation"] == 1
+    assert state.events.ignored["event for a project this service does not monitor"] == 1
+    assert state.events.ignored["event without a project, naming no known task or annotation"] == 1
     assert state.monitors[1].counted("not a task of this project") == 1
     assert 50 not in state.monitors[1].state.tasks
 
@@ -678,7 +679,7 @@ def _one_pass(state):
     while time.monotonic() < deadline and monitor.passes == before:
         time.sleep(0.05)
     assert monitor.passes == before + 1
-    return state.status()["projects"]["1"]["annotators"]["sentiment"]
+    return service_status(state)["projects"]["1"]["annotators"]["sentiment"]
 
 
 def _batch_annotators(state, fake):
@@ -837,7 +838,7 @@ def test_a_deleted_project_is_dropped_once_with_health_unaffected(fake):
         assert client.get("/health").status_code == 200
         post(client, created(20, 9, project=2))  # a late event of the deleted project
         settle(state)
-        assert state.ignored["event for a project this service does not monitor"] == 1
+        assert state.events.ignored["event for a project this service does not monitor"] == 1
 
 
 def test_a_failed_pass_of_a_deleted_project_drops_it_without_waiting_for_the_list(fake):
@@ -869,7 +870,7 @@ def test_a_changed_config_is_mapped_before_the_next_event_is_scored(service):
     block = fake.meta(1)["agreement"]["controls"]["sentiment"]
     assert block["spa"] == 0.0  # the new answer scored, not dropped as outside the config
     assert "mixed" in str(state.monitors[1].state.control_specs["sentiment"])
-    assert state.events[1] == 3
+    assert state.events.counts(1)["events"] == 3
 
 
 def test_a_project_update_that_leaves_the_config_as_it_was_remaps_nothing(service):
@@ -971,7 +972,7 @@ def test_a_state_that_cannot_be_pickled_is_a_failed_save_not_a_failed_pass(tmp_p
     def out_of_memory(state, *, watermark):
         raise MemoryError()
 
-    monkeypatch.setattr("plugin.monitor.pickled", out_of_memory)
+    monkeypatch.setattr("plugin.keeper.monitor.pickled", out_of_memory)
     app = create_app(settings(state_dir=tmp_path), fake)
     with TestClient(app) as client:
         state = app.state.agreement

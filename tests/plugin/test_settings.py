@@ -3,7 +3,7 @@
 import pytest
 
 from plugin.demo import DemoSettings
-from plugin.service import ServiceSettings
+from plugin.service.app import ServiceSettings
 from plugin.settings import Connection, ScoringOptions, SettingsError
 
 

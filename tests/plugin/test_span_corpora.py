@@ -14,12 +14,12 @@ from collections import Counter
 import pytest
 
 from agreement.alignment import match_overlapping
-from plugin.annotations import Skips, collect_submissions
-from plugin.export import read_export
-from plugin.labelconfig import parse_label_config
 from plugin.mapping import map_project
+from plugin.mapping.annotations import Skips, collect_submissions
+from plugin.mapping.labelconfig import parse_label_config
 from plugin.mapping.span_units import continuum_length, span_units
 from plugin.settings import MappingOptions
+from tests.exports import read_export
 from tests.plugin.conftest import DATA
 
 SPANS = DATA / "spans"

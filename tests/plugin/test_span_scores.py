@@ -2,7 +2,7 @@
 
 The reference values come from outside this project (sources beside each
 test); the offline path is the one ``sync --export`` takes
-(:meth:`plugin.state.ProjectState.from_tasks`, then its scores).
+(:meth:`plugin.state.project.ProjectState.from_tasks`, then its scores).
 """
 
 import json
@@ -13,10 +13,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from plugin.cli import main
-from plugin.export import export_project, read_export
-from plugin.labelconfig import parse_label_config
+from plugin.mapping.labelconfig import parse_label_config
 from plugin.settings import MappingOptions, ScoringOptions
-from plugin.state import ProjectState
+from plugin.state.project import ProjectState
+from tests.exports import export_project, read_export
 from tests.plugin.conftest import DATA
 
 SPANS = DATA / "spans"
@@ -180,7 +180,7 @@ def test_span_flag_on_gamma_and_items_and_the_score_mirrored(tmp_path, capsys):
     assert scores[2].controls["label"]["gamma"] == pytest.approx(1 - 2.0 / expected, abs=1e-6)
     assert [t for t, score in scores.items() if score.flagged] == [2] and flagged["gamma"] == 1
     assert scores[2].reasons == (f"label: gamma {1 - 2.0 / expected:.2f} below 0.50",)
-    from plugin.writeback import task_score
+    from plugin.state.blocks import task_score
     block = state.blocks([1], updated_at="now")[1]
     assert task_score(block) == round(block["controls"]["label"]["gamma"], 3)
     assert "flag_on" not in _state(tasks, span_flag_on="items").task_scores()[1].controls["label"]
@@ -213,7 +213,7 @@ def test_tasks_removed_leave_the_live_f1_as_a_batch_of_the_rest():
 def test_changed_tasks_past_half_the_project_are_found_by_a_scan_with_the_same_live_f1(monkeypatch):
     """Past half the tasks changed, the set of changed tasks gives way to a scan of every task: the live F1 is the
     batch's all the same, before and after the scan, and the set starts again empty."""
-    monkeypatch.setattr("plugin.span_state._RESCAN_FROM", 2)
+    monkeypatch.setattr("plugin.state.spans._RESCAN_FROM", 2)
     tasks = read_export(SPANS / "leoka_team_2.json")[:20]
     controls = parse_label_config((SPANS / "leoka_config.xml").read_text())
     live = ProjectState.from_tasks(tasks, controls, mapping=MappingOptions(), scoring=ScoringOptions())
@@ -309,7 +309,7 @@ def test_a_first_full_scoring_hands_its_units_and_matches_to_the_project_scores(
 def test_tasks_scored_in_blocks_of_spans_score_as_all_at_once(bratiaa, monkeypatch):
     """A large project's tasks are scored a block of at most SPANS_AT_ONCE spans at a time: each task's measures,
     the running per-pair sums and the project's scores are those of scoring every task at once."""
-    from plugin import span_state
+    from plugin.state import spans as span_state
 
     tasks, controls, _, _, _ = bratiaa
     at_once = ProjectState.from_tasks(tasks, controls, mapping=MappingOptions(), scoring=ScoringOptions())

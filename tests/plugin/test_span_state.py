@@ -7,11 +7,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from plugin.export import read_export
-from plugin.labelconfig import parse_label_config
+from plugin.mapping.labelconfig import parse_label_config
 from plugin.mapping.span_units import span_units
 from plugin.settings import MappingOptions, ScoringOptions
-from plugin.state import ProjectState
+from plugin.state.project import ProjectState
+from tests.exports import read_export
 from tests.plugin.conftest import DATA
 
 SPANS = DATA / "spans"
@@ -72,7 +72,7 @@ def test_units_equal_those_of_the_rows_for_any_tasks(tasks):
 
 def test_each_task_is_packed_in_float32_only_where_that_holds_its_numbers_exactly():
     """Offsets in characters take 20 bytes a span; a time float32 cannot hold takes 40, and reads back as it was."""
-    from plugin.span_state import SpanTasks
+    from plugin.state.spans import SpanTasks
 
     state = ProjectState(None, NER, mapping=MappingOptions(), scoring=ScoringOptions())
     for task, (start, end) in enumerate([(3, 9), (0.1, 2.75), (1.5, 4.25)], start=1):
@@ -100,7 +100,7 @@ def test_each_task_scored_together_counts_as_scored_alone(name, config):
     """The span measures of every task at once (per task and annotator pair: TP and |A| + |B|, F1 the mean over
     the pairs) equal span_f1 of each task's units alone; the running sums are the sums over tasks."""
     from agreement.span_f1 import span_f1
-    from plugin.span_state import MATCHES, pair_f1
+    from plugin.state.spans import MATCHES, pair_f1
 
     state = ProjectState.from_tasks(read_export(SPANS / f"{name}.json"), parse_label_config((SPANS / config).read_text()),
                                     mapping=MappingOptions(), scoring=ScoringOptions())
@@ -140,7 +140,7 @@ def test_each_task_scored_together_counts_as_scored_alone(name, config):
 def test_every_task_gamma_at_once_equals_each_task_gamma(tasks, expected):
     # the columns a scoring pass reads and each task's own rule (undefined without units or a usable D_e; 1 without
     # disorder) agree task by task, NaN for NaN
-    from plugin.span_state import TaskSpans, _gammas
+    from plugin.state.spans import TaskSpans, _gammas
 
     one_by_one = [TaskSpans(b"", [], disorder, weight).gamma(expected) for disorder, weight in tasks]
     at_once = _gammas(np.array([d for d, _ in tasks]), np.array([w for _, w in tasks]), expected)
@@ -164,7 +164,7 @@ def test_the_expected_disorder_of_a_first_scoring_is_that_of_every_task_units(na
 
 def test_scored_tasks_read_back_what_was_stored_a_task_at_a_time():
     """Three tasks stored at once, the middle one without a pair: each reads back its own four numbers and rows."""
-    from plugin.span_state import ScoredTasks
+    from plugin.state.spans import ScoredTasks
 
     scored = ScoredTasks([("a", "b"), ("a", "c"), ("b", "c")])
     heads = np.array([[0.5, 2.0, 1.0, 0.75], [0.0, 0.0, math.nan, math.nan], [3.0, 6.0, 0.0, 0.25]])

@@ -11,9 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agreement import UndefinedMeasureWarning
-from plugin.labelconfig import parse_label_config
+from plugin.mapping.labelconfig import parse_label_config
 from plugin.settings import MappingOptions, ScoringOptions
-from plugin.state import ProjectState
+from plugin.state.project import ProjectState
 
 CONFIG = """<View><Text name="text" value="$text"/>
 <Choices name="sentiment" toName="text"><Choice value="pos"/><Choice value="neg"/><Choice value="neu"/></Choices>
@@ -136,8 +136,8 @@ def test_the_state_needs_no_label_studio_client():
     import subprocess
     import sys
 
-    code = ("import sys, plugin.state; print('plugin.labelstudio' in sys.modules, 'plugin.review' in sys.modules, "
-            "'label_studio_sdk' in sys.modules)")
+    code = ("import sys, plugin.state.project; print('plugin.labelstudio.client' in sys.modules, "
+            "'plugin.keeper.tabs' in sys.modules, 'label_studio_sdk' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["False", "False", "False"]  # not even the SDK: a brush mask imports its decoder when read
 
@@ -147,8 +147,8 @@ def test_the_compact_state_gives_back_the_rows_the_mapping_gave():
     import random
     from collections import Counter
 
-    from plugin.annotations import Skips, collect_submissions
     from plugin.mapping import map_project
+    from plugin.mapping.annotations import Skips, collect_submissions
     from plugin.mapping.base import RANKED_COLUMNS, frame
 
     rnd = random.Random(7)
@@ -207,7 +207,7 @@ def test_a_pass_finds_the_tasks_a_full_diff_of_each_finds(rnd, mirror, escalate)
     """stale_tasks builds each distinct block once and compares diff keys first; a full diff of every task as read
     (its meta, mirrored score and overlap) must name the same tasks, whatever their metas hold."""
     from plugin.settings import ReviewOptions
-    from plugin.writeback import ALPHA_TOLERANCE, TaskAsRead, needed_write, task_score
+    from plugin.state.blocks import ALPHA_TOLERANCE, TaskAsRead, needed_write, task_score
 
     annotations = {}
     for t in range(1, 25):
@@ -346,7 +346,7 @@ def test_a_second_pass_on_an_unchanged_state_scores_nothing_and_a_change_scores_
 def test_a_label_column_has_the_type_pandas_infers_for_the_labels_as_a_list(values, picks):
     # the snapshot's label column is taken from the distinct labels used, typed as pandas types a list of every
     # row's label (ratings int64, text pandas' string type where it infers one, mixed labels objects)
-    from plugin.state import _label_column
+    from plugin.state.control import _label_column
 
     codes = np.array([pick % len(values) for pick in picks], dtype=np.intp)
     held = np.empty(len(values), dtype=object)

@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from plugin.annotations import GROUND_TRUTH_SKIP
 from plugin.cli import main
+from plugin.mapping.annotations import GROUND_TRUTH_SKIP
 from tests.plugin.conftest import DATA
 
 
@@ -104,7 +104,7 @@ def test_serve_refuses_a_bad_settings_file_in_one_line(capsys, monkeypatch, tmp_
 
 def test_a_command_run_as_a_program_freezes_its_startup_objects_and_a_call_does_not(export, capsys):
     # ls-agreement as its own process leaves its imports out of the garbage collector's passes before it reads
-    # (plugin.memory.freeze_startup_objects); a caller passing arguments keeps its process as it was
+    # (plugin.keeper.memory.freeze_startup_objects); a caller passing arguments keeps its process as it was
     import subprocess
     import sys
 

@@ -6,12 +6,12 @@ import pandas as pd
 import pytest
 
 from plugin.cli import main
+from plugin.keeper.sync import monitor_report, read_project, sync_project
 from plugin.report import project_report
-from plugin.saved_state import StateFiles, state_path
 from plugin.settings import MappingOptions, ScoringOptions
-from plugin.state import ProjectState
+from plugin.state.project import ProjectState
+from plugin.state.saved import StateFiles, state_path
 from plugin.summary import saved_state_lines, summary_text, sync_summary
-from plugin.sync import monitor_report, read_project, sync_project
 from tests.plugin.test_service import SECRET, FakeLabelStudio, annotation
 from tests.plugin.test_state import CONTROLS
 

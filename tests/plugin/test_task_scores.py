@@ -1,4 +1,8 @@
-"""Task scores held as columns read as the per-task scores summarize_task gives, flags and reasons included."""
+"""Task scores held as columns read as a plain reading of the flag rule gives them, flags and reasons included.
+
+The oracle below (:func:`_summarize_task`) is the rule of :mod:`plugin.state.flags` written task by task in plain
+Python, apart from the product's arrays, so that the columns and the words are checked against a second reading.
+"""
 
 import math
 
@@ -7,11 +11,50 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from plugin.scoring import CONSTANT_LOW, lowest_decile, summarize_task, task_score_of
 from plugin.settings import ScoringOptions
-from plugin.task_scores import ControlColumns, TaskScores
+from plugin.state.flags import CONSTANT_LOW, control_value, lowest_decile, task_score_of
+from plugin.state.scoring import TaskScore, number
+from plugin.state.task_scores import ControlColumns, TaskScores, score_values
 
 CLASSES = (None, CONSTANT_LOW, "constant high", "better at p=1.0")
+
+
+_KINDS = {"f1_overlap": "overlap F1", "f1": "F1", "gamma": "gamma"}
+
+
+def _score(by_control):
+    """A task's lowest defined control value, or None."""
+    values = [control_value(c) for c in by_control.values()]
+    defined = [v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    return min(defined) if defined else None
+
+
+def _reasons(n_annotations, by_control, options, decile_cut):
+    reasons = []
+    if n_annotations >= 2:
+        for name, c in sorted(by_control.items()):
+            value = control_value(c)
+            limit = options.thresholds.get(name, options.threshold)
+            if value is not None and value < limit:
+                kind = (_KINDS[c["flag_on"]] if "flag_on" in c
+                        else "weighted agreement" if "agreement" in c else "agreement")
+                reasons.append(f"{name}: {kind} {value:.2f} below {limit:.2f}")
+            if c.get("item_class") == CONSTANT_LOW:
+                reasons.append(f"{name}: low agreement whatever weight the first choice gets (constant low)")
+        score = _score(by_control)
+        if decile_cut is not None and score is not None and score < decile_cut:
+            reasons.append(f"score {score:.2f} in the project's lowest tenth (below {decile_cut:.2f})")
+    return tuple(reasons)
+
+
+def _summarize_task(task, n_annotations, by_control, options, *, decile_cut=None):
+    """The oracle: one task's TaskScore, the rule read in plain Python."""
+    spas = [c["spa"] for c in by_control.values() if c["spa"] is not None]
+    alphas = [c["alpha"] for c in by_control.values() if c["alpha"] is not None]
+    reasons = _reasons(n_annotations, by_control, options, decile_cut)
+    return TaskScore(task=task, n_annotations=n_annotations, spa=number(float(np.mean(spas))) if spas else None,
+                     alpha=number(float(np.mean(alphas))) if alphas else None, flagged=bool(reasons),
+                     reasons=reasons, controls=by_control)
 
 
 def _cells(draw, size, *, allow_nan=True):
@@ -50,22 +93,25 @@ def columns(draw):
 
 @settings(max_examples=200, deadline=None)
 @given(columns(), st.floats(0, 1), st.one_of(st.none(), st.floats(0, 1)))
-def test_every_task_reads_as_summarize_task_gives_it(drawn, threshold, cut):
+def test_every_task_reads_as_the_rule_read_task_by_task_gives_it(drawn, threshold, cut):
     size, controls, n_annotations = drawn
     options = ScoringOptions(threshold=round(threshold, 3), thresholds={"rating": 0.8})
     tasks = list(range(100, 100 + size))
     held = TaskScores(tasks, n_annotations, controls, options, decile_cut=cut)
     by_task = {t: {name: s for name, c in controls.items() if (s := c.scores(at)) is not None}
                for at, t in enumerate(tasks)}
-    expected = {t: summarize_task(t, n_annotations[at], by_task[t], options, decile_cut=cut)
+    expected = {t: _summarize_task(t, n_annotations[at], by_task[t], options, decile_cut=cut)
                 for at, t in enumerate(tasks)}
     assert dict(held.items()) == expected
     assert held == expected and len(held) == size and list(held) == tasks
     assert held.n_flagged() == sum(score.flagged for score in expected.values())
     for at, t in enumerate(tasks):
-        score = task_score_of(by_task[t])
+        score = _score(by_task[t])
+        assert task_score_of(by_task[t]) == score
         assert (math.isnan(held.score_values()[at]) if score is None else held.score_values()[at] == score)
-    assert held.lowest_decile() == lowest_decile(by_task.values(), n_annotations)
+    defined = [s for t, n in zip(tasks, n_annotations, strict=True) if n >= 2 and (s := _score(by_task[t])) is not None]
+    expected_cut = float(np.quantile(defined, 0.1)) if defined else None
+    assert lowest_decile(score_values(controls, size), n_annotations) == expected_cut
 
 
 def _twice(column):

@@ -9,9 +9,9 @@ import math
 import pytest
 
 from agreement import label_counts, spa
-from plugin.annotations import Skips, Submission
-from plugin.labelconfig import parse_label_config
 from plugin.mapping import map_project
+from plugin.mapping.annotations import Skips, Submission
+from plugin.mapping.labelconfig import parse_label_config
 from plugin.settings import MappingOptions
 from tests.plugin.conftest import DATA
 from tests.plugin.template_results import results_for

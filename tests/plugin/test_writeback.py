@@ -1,8 +1,8 @@
 """The agreement block is merged into meta; unchanged blocks are not written."""
 
-from plugin.scoring import TaskScore
 from plugin.settings import ReviewOptions
-from plugin.writeback import TaskAsRead, agreement_block, escalated_overlap, merged_meta, needed_write
+from plugin.state.blocks import TaskAsRead, agreement_block, escalated_overlap, merged_meta, needed_write
+from plugin.state.scoring import TaskScore
 
 SCORE = TaskScore(task=1, n_annotations=2, spa=0.5, alpha=0.2, flagged=False, reasons=(),
                   controls={"sentiment": {"spa": 0.5, "alpha": 0.2, "n_items": 1}})

@@ -2,10 +2,10 @@
 
 import pytest
 
-from plugin.monitor import ProjectMonitor
-from plugin.reconcile import full_pass
+from plugin.keeper.monitor import ProjectMonitor
+from plugin.keeper.passes import full_pass
+from plugin.keeper.writer import TaskWriter
 from plugin.settings import MappingOptions, ScoringOptions
-from plugin.writer import TaskWriter
 from tests.plugin.test_service import FakeLabelStudio, annotation
 
 

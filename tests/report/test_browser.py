@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 from plugin.demo import CONFIG, simulated_export
-from plugin.labelconfig import parse_label_config
+from plugin.mapping.labelconfig import parse_label_config
 from plugin.report import build_report, write_report
 from plugin.settings import MappingOptions, ScoringOptions
-from plugin.state import ProjectState
+from plugin.state.project import ProjectState
 from tests.browser import browser_page, ink
 
 
@@ -24,6 +24,7 @@ def report_file(tmp_path_factory):
     return path, report
 
 
+@pytest.mark.slow  # headless Chromium (Debian's, which `make test` installs): out of the unit tier
 def test_chromium_draws_the_report_offline_with_its_tables(report_file, tmp_path):
     path, report = report_file
     requests = []

@@ -10,10 +10,10 @@ from hypothesis import strategies as st
 
 from agreement import coincidence_matrix, label_counts
 from agreement.confusion import set_coincidences
-from plugin.labelconfig import parse_label_config
+from plugin.mapping.labelconfig import parse_label_config
 from plugin.report import build_report
 from plugin.settings import MappingOptions, ScoringOptions
-from plugin.state import ProjectState
+from plugin.state.project import ProjectState
 
 # Label Studio's own template (tests/data/templates/SOURCES), made multi-path as teams use it.
 CONFIG = (Path(__file__).resolve().parents[1] / "data" / "templates" / "natural-language-processing__taxonomy.xml"

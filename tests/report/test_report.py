@@ -11,11 +11,11 @@ import pytest
 from agreement import annotator_labels, cohen_kappa, label_counts
 from plugin.cli import main
 from plugin.demo import CONFIG, RELIABILITY, simulated_export
-from plugin.labelconfig import parse_label_config
+from plugin.mapping.labelconfig import parse_label_config
 from plugin.report import build_report, write_report
 from plugin.report.page import render_html
 from plugin.settings import MappingOptions, ReportOptions, ScoringOptions
-from plugin.state import ProjectState
+from plugin.state.project import ProjectState
 
 URL = "http://ls.example/projects/7/data?task={task}"
 

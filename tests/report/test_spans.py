@@ -19,15 +19,15 @@ from hypothesis import strategies as st
 from agreement import UndefinedMeasureWarning
 from agreement.span_f1 import span_f1
 from agreement.unitizing import u_alpha, unitizing_alpha
-from plugin.export import export_project, read_export
-from plugin.labelconfig import parse_label_config
+from plugin.mapping.labelconfig import parse_label_config
 from plugin.mapping.span_units import span_units
 from plugin.report import build_report, report_json, write_report
 from plugin.report.charts import offset_chart
 from plugin.report.page import render_html
 from plugin.report.tables import SPAN_MEASURES, span_offsets
 from plugin.settings import MappingOptions, ScoringOptions
-from plugin.state import ProjectState
+from plugin.state.project import ProjectState
+from tests.exports import export_project, read_export
 from tests.plugin.conftest import DATA
 
 SPANS = DATA / "spans"

@@ -1,8 +1,8 @@
 """Hand-made results for the mapping tests."""
 
-from plugin.annotations import Skips, Submission
-from plugin.labelconfig import parse_label_config
 from plugin.mapping import map_project
+from plugin.mapping.annotations import Skips, Submission
+from plugin.mapping.labelconfig import parse_label_config
 from plugin.settings import MappingOptions
 
 

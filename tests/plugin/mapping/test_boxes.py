@@ -1,6 +1,6 @@
 """RectangleLabels: boxes matched by IoU."""
 
-from plugin.annotations import Skips
+from plugin.mapping.annotations import Skips
 from plugin.mapping.boxes import NO_BOX
 from plugin.mapping.regions import box_iou
 from plugin.settings import MappingOptions

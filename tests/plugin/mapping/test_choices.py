@@ -4,9 +4,9 @@ import pandas as pd
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from plugin.annotations import Skips, Submission
-from plugin.labelconfig import parse_label_config
+from plugin.mapping.annotations import Skips, Submission
 from plugin.mapping.choices import split_label_items
+from plugin.mapping.labelconfig import parse_label_config
 from tests.plugin.conftest import FIRST, SECOND, THIRD, map_one, rows_of
 
 

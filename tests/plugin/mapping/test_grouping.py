@@ -6,10 +6,10 @@ from unittest.mock import patch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from plugin.annotations import Skips, Submission
-from plugin.labelconfig import Control
 from plugin.mapping import grouping, regions
+from plugin.mapping.annotations import Skips, Submission
 from plugin.mapping.grouping import best_groups
+from plugin.mapping.labelconfig import Control
 from plugin.mapping.regions import _equal_positions as equal_positions
 from plugin.mapping.regions import span_jaccard
 from plugin.settings import MappingOptions

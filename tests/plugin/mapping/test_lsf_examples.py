@@ -14,10 +14,10 @@ import json
 import numpy as np
 import pytest
 
-from plugin.annotations import Skips, collect_submissions
-from plugin.labelconfig import parse_label_config
 from plugin.mapping import map_project
+from plugin.mapping.annotations import Skips, collect_submissions
 from plugin.mapping.boxes import box, normalised_box
+from plugin.mapping.labelconfig import parse_label_config
 from plugin.mapping.video import track
 from plugin.settings import MappingOptions
 from tests.plugin.conftest import DATA

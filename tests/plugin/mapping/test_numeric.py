@@ -1,8 +1,8 @@
 """Rating (ordinal) and Number (interval)."""
 
-from plugin.annotations import Skips, Submission, collect_submissions
-from plugin.labelconfig import Control, infer_controls
 from plugin.mapping import map_project
+from plugin.mapping.annotations import Skips, Submission, collect_submissions
+from plugin.mapping.labelconfig import Control, infer_controls
 from plugin.settings import MappingOptions
 from tests.plugin.conftest import FIRST, SECOND, THIRD, map_one, rows_of
 

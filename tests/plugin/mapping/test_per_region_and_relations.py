@@ -101,8 +101,8 @@ def test_one_task_alone_gives_the_same_rows_as_all_tasks():
     a = ocr_region("a1", 10, "Text", "x") + ocr_region("a2", 50, "Text", "y")
     b = ocr_region("b1", 12, "Text", "x")
     tasks = {**submissions_of(a, b, task=1), **submissions_of(b, a, task=2)}
-    from plugin.annotations import Skips
-    from plugin.labelconfig import parse_label_config
+    from plugin.mapping.annotations import Skips
+    from plugin.mapping.labelconfig import parse_label_config
     controls = parse_label_config(OCR)
     together = map_project(controls, tasks, Skips(), MappingOptions())
     for task, task_submissions in tasks.items():

@@ -4,9 +4,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from plugin.annotations import Skips, Submission
-from plugin.labelconfig import parse_label_config
 from plugin.mapping import map_project
+from plugin.mapping.annotations import Skips, Submission
+from plugin.mapping.labelconfig import parse_label_config
 from plugin.mapping.span_units import SPAN_COLUMNS, continuum_length, is_span_control, span_units
 from plugin.settings import MappingOptions
 from tests.plugin.mapping.helpers import run

@@ -4,8 +4,8 @@ import pandas as pd
 import pytest
 
 from agreement import krippendorff_alpha, label_counts
-from plugin.annotations import Skips, Submission
-from plugin.labelconfig import Control
+from plugin.mapping.annotations import Skips, Submission
+from plugin.mapping.labelconfig import Control
 from plugin.mapping.spans import NO_SPAN
 from plugin.settings import MappingOptions
 from tests.plugin.conftest import FIRST, SECOND, THIRD, map_one, rows_of

@@ -1,6 +1,6 @@
 """Taxonomy: one yes/no item per path selected by anyone on the task."""
 
-from plugin.annotations import Skips, Submission
+from plugin.mapping.annotations import Skips, Submission
 from tests.plugin.conftest import FIRST, SECOND, THIRD, map_one, rows_of
 
 

@@ -1,7 +1,7 @@
 """TextArea: normalized text."""
 
-from plugin.annotations import Skips, Submission
-from plugin.labelconfig import Control
+from plugin.mapping.annotations import Skips, Submission
+from plugin.mapping.labelconfig import Control
 from plugin.mapping.text import MAX_TEXT
 from tests.plugin.conftest import FIRST, SECOND, THIRD, map_one, rows_of
 

@@ -1,0 +1,221 @@
+"""Compute, diff, write: the one way scores reach Label Studio, for ``sync``, ``serve`` and the report.
+
+Label Studio is the truth; what this service believes can be lost or wrong (a
+webhook that never came, a write that failed or landed late, a restart). So
+every write follows the same steps:
+
+1. **Refresh** a task: read it from Label Studio (its annotations and its meta
+   as they are now), and replace it in the project's state. An event only
+   says which task to refresh; nothing of a payload beyond ids is believed.
+2. **Compute** the agreement block the task should carry.
+3. **Diff** it against the meta just read, and **write** the merged meta only
+   when the block differs (alpha within its tolerance). Keys other clients
+   keep in meta survive, since the merge is into that fresh read.
+
+A **pass** reads every task, or only those Label Studio changed since the last
+read (page by page, each page retried, at a bounded rate), brings the state up
+to date, and refreshes every task whose meta differs from its block: stale scores, failed or lost writes, tasks whose
+alpha drifted with the project's expected disagreement. ``sync`` is one pass;
+``serve`` runs events (fast) and passes on a schedule (the guarantee).
+
+:class:`plugin.keeper.writer.TaskWriter` runs refreshes on a few threads; the
+project's state and its lock belong to :class:`plugin.keeper.monitor.ProjectMonitor`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import nullcontext
+from datetime import datetime, timedelta
+from typing import Any
+
+from plugin.clock import now_iso, parse_time
+from plugin.keeper.monitor import Outcome, PassReport, ProjectMonitor
+from plugin.labelstudio.client import LabelStudioClient, one_line
+from plugin.mapping.labelconfig import Control, parse_label_config
+from plugin.state.blocks import TaskAsRead, needed_write
+from plugin.state.project import ProjectState
+
+__all__ = ["BATCH", "FRESH_FOR", "WATERMARK_MARGIN", "Progress", "full_pass", "refresh_tasks", "updated_at"]
+
+Progress = Callable[[str, int, int], None]
+"""``progress(stage, done, total)``: a stage is "fetch" or "write"."""
+
+
+FRESH_FOR = 3.0
+"""Seconds a batch read's meta is merged into as it is; older, the task is read again just before its write."""
+BATCH = 100
+"""Most tasks read in one request when refreshing."""
+
+
+def refresh_tasks(client: LabelStudioClient, monitor: ProjectMonitor, tasks: Sequence[int], *,
+                  dry_run: bool = False, before_write: Callable[[], None] | None = None,
+                  on_task: Callable[[int, Outcome], None] | None = None) -> dict[int, Outcome]:
+    """Read ``tasks`` from Label Studio (one request), update the state, and write each block that differs.
+
+    The meta of a task is merged into as read, if that read is less than
+    :data:`FRESH_FOR` old; otherwise the task is read again just before its
+    write (a batch with many writes), so another client's keys are lost only
+    within a short window. ``before_write`` is called before each task's
+    write: the service's background work waits there while events are being
+    served, so that Label Studio answers an annotator's event alone.
+    ``on_task(task, outcome)`` is called as each task's write is done (progress
+    that moves task by task).
+
+    Returns
+    -------
+    dict of int to str or Exception
+        Per task: "written", "unchanged", "gone" (deleted since it was read),
+        "not a task of this project" (deleted before it was ever read, or of
+        another project: an event named it), "deferred" (the project was never
+        read yet; the task is refreshed after the first pass), or the
+        exception its write raised.
+
+    Raises
+    ------
+    LabelStudioError
+        If the tasks cannot be read (after the client's retries): no task of
+        the batch was refreshed.
+    """
+    if monitor.defer_unread(tasks):
+        return dict.fromkeys(tasks, "deferred")
+    fresh = {task["id"]: task for task in client.tasks_by_id(monitor.project, tasks)
+             if isinstance(task, Mapping) and task.get("id") in tasks}
+    read_at = time.monotonic()
+    gone, blocks = monitor.refresh(tasks, fresh)
+    out: dict[int, Outcome] = dict(gone)
+    for task, block in blocks.items():
+        if before_write is not None:
+            before_write()
+        try:
+            out[task] = _write(client, monitor, task, block, fresh[task], read_at, dry_run=dry_run)
+        except Exception as error:  # noqa: BLE001 (this task's failure, reported to the caller)
+            out[task] = error
+        if on_task is not None:
+            on_task(task, out[task])
+    for task in tasks:
+        out.setdefault(task, "unchanged")
+    return out
+
+
+def _write(client: LabelStudioClient, monitor: ProjectMonitor, task: int, block: Mapping[str, Any],
+           read: Mapping[str, Any], read_at: float, *, dry_run: bool) -> str:
+    if time.monotonic() - read_at > FRESH_FOR:
+        again = client.task(task)
+        read_at = time.monotonic()
+        gone, blocks = monitor.refresh([task], {task: again} if again is not None else {})
+        if task in gone:
+            return gone[task]
+        block, read = blocks[task], again
+    write = needed_write(TaskAsRead.of(read), block, review=monitor.review)
+    if write is None:
+        return "unchanged"
+    if not dry_run:
+        current = read.get("meta")
+        client.update_meta(task, write.meta if write.meta is not None else dict(current)
+                           if isinstance(current, Mapping) else {}, data=write.data(read.get("data")),
+                           overlap=write.overlap)
+        if write.overlap is not None:
+            monitor.count("escalated")
+        # from the read of the meta to the write's answer: where another client's write is lost
+        monitor.record_window(time.monotonic() - read_at)
+    return "written"
+
+
+WATERMARK_MARGIN = timedelta(seconds=60)
+"""How far before the last read's newest ``updated_at`` a read of changed tasks starts (writes that commit late)."""
+
+
+def updated_at(task: Mapping[str, Any]) -> datetime | None:
+    """A task's ``updated_at`` as Label Studio's clock gave it, or None."""
+    return parse_time(task.get("updated_at"))
+
+
+def _newest(current: datetime | None, task: Mapping[str, Any]) -> datetime | None:
+    moment = updated_at(task)
+    if moment is None:
+        return current
+    return moment if current is None or moment > current else current
+
+
+def full_pass(client: LabelStudioClient, monitor: ProjectMonitor, *, controls: Mapping[str, Control] | None = None,
+              max_rate: float | None = None, progress: Progress | None = None,
+              incremental: bool = False, recount: bool = True) -> PassReport:
+    """Read the project, bring the state up to date, and find the tasks whose meta is stale.
+
+    A full read rebuilds the state from every task; the new state replaces the
+    old one at the end. With ``incremental``, only the tasks Label Studio
+    changed since the last read (by its ``updated_at``, less
+    :data:`WATERMARK_MARGIN`) are read into the current state, unless the
+    label config or the project's options changed, which take a full read;
+    and when, once they are read (tasks created since among them), the number
+    of tasks still differs from the state's, the tasks changed since that
+    read are read once more (``recount``: tasks created while the first was
+    read), and if it still differs, tasks were deleted without the state
+    hearing of it (a lost event, or while no service ran), and every task is
+    read then. Either way, tasks
+    refreshed by events while the pages were read, and tasks the old state
+    knew that a full read missed (pages shift when tasks are added or deleted
+    meanwhile), are refreshed one by one afterwards; then every task's block
+    is computed (alphas drift with the project's expected disagreement) and
+    compared with its meta. The caller writes the stale tasks
+    (:class:`plugin.keeper.writer.TaskWriter`), or reports them (a dry run).
+
+    Raises
+    ------
+    LabelStudioError
+        If the label config or a page cannot be read after retries; the old
+        state stays in place.
+    """
+    report = PassReport(started_at=now_iso())
+    started = time.perf_counter()
+    if controls is None:
+        controls = parse_label_config(client.label_config(monitor.project))
+    current, watermark = monitor.read_position()
+    changed_only = (incremental and current is not None and watermark is not None
+                    and current.mapped_with(controls, mapping=monitor.mapping, scoring=monitor.scoring))
+    target = current if changed_only else ProjectState(monitor.project, controls, mapping=monitor.mapping,
+                                                       scoring=monitor.scoring)
+    assert target is not None
+    report.kind = "changed" if changed_only else "full"
+    total = [0]
+    stage = "fetch changed" if changed_only else "fetch"
+    newest = watermark if changed_only else None
+    with monitor.reading(), (nullcontext() if changed_only else target.batch()):
+        since = watermark - WATERMARK_MARGIN if changed_only and watermark is not None else None
+        for task in client.tasks(monitor.project, on_total=lambda n: total.__setitem__(0, n), max_rate=max_rate,
+                                 updated_after=since):
+            if changed_only:
+                monitor.set_task(task)
+            else:
+                target.set_task(task)
+            newest = _newest(newest, task)
+            report.n_tasks += 1
+            if progress is not None:  # a read of changed tasks does not know their number: 0, until it ends
+                progress(stage, report.n_tasks, 0 if changed_only else max(total[0], report.n_tasks))
+    if progress is not None and changed_only:
+        progress(stage, report.n_tasks, report.n_tasks)
+    read = time.perf_counter()
+    if changed_only and client.task_count(monitor.project) != monitor.n_tasks():
+        # Tasks created since were read as changed, so the count differs by tasks deleted unheard of, or created
+        # while the changed tasks were read: once more from the newest read, and then every task.
+        monitor.defer(monitor.install(target, watermark=newest))  # refreshed after the next read, as by a pass
+        again = full_pass(client, monitor, controls=controls, max_rate=max_rate, progress=progress,
+                          incremental=recount, recount=False)
+        again.started_at, again.n_tasks = report.started_at, again.n_tasks + report.n_tasks
+        again.seconds["read"] += read - started
+        return again
+    recheck = monitor.install(target, watermark=newest)
+    for start in range(0, len(recheck), BATCH):  # usually a handful: one read
+        chunk = recheck[start:start + BATCH]
+        try:
+            refresh_tasks(client, monitor, chunk, dry_run=True)
+        except Exception as error:  # noqa: BLE001 (left for the next pass, counted)
+            monitor.count(f"recheck after a pass failed: {one_line(error)}")
+            monitor.defer(chunk)
+    report.rechecked = len(recheck)
+    report.stale = monitor.stale_tasks()
+    report.seconds = {"read": read - started, "compute": time.perf_counter() - read}
+    monitor.record_pass(report)
+    return report

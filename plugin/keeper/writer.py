@@ -1,0 +1,283 @@
+"""The writer: refreshes requested tasks on a few threads, coalesced, batched, retried, counted.
+
+Requests for one task coalesce, one task is never refreshed twice at once (so
+an older write cannot land after a newer one from here), a failure is retried
+with backoff and then left to the next pass, and every outcome is counted by
+the task's monitor (:meth:`plugin.keeper.monitor.ProjectMonitor.record_refreshes`).
+A pass's work waits behind every event's, in small batches, so that an
+annotator's scores follow within a second while a pass rewrites drifted tasks.
+"""
+
+from __future__ import annotations
+
+import heapq
+import logging
+import threading
+import time
+from collections import Counter, deque
+from collections.abc import Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+from plugin.keeper.monitor import Outcome, ProjectMonitor, percentiles_ms
+from plugin.keeper.passes import BATCH, refresh_tasks
+from plugin.labelstudio.client import LabelStudioClient
+
+__all__ = ["BACKGROUND_BATCH", "YIELD_FOR", "TaskWriter"]
+
+log = logging.getLogger("ls_agreement.writer")
+
+BACKGROUND_BATCH = 8
+"""Most tasks of a pass's work in one batch: its writes run one after another while events wait for a worker."""
+YIELD_FOR = 2.0
+"""Seconds a background write waits at most for events being served (then it goes ahead: passes must finish)."""
+
+
+@dataclass(order=True)
+class _Due:
+    background: bool  # a pass's work waits behind every event's
+    when: float
+    project: int = field(compare=False)
+    task: int = field(compare=False)
+    attempt: int = field(compare=False, default=0)
+
+
+class TaskWriter:
+    """Refreshes requested tasks on a few threads.
+
+    Refreshes requested tasks on a few threads: coalesced, batched, one at a time per task, retried, counted.
+
+    Parameters
+    ----------
+    client : LabelStudioClient
+    monitors : mapping of int to ProjectMonitor
+    workers : int
+        Refreshes run at once (Label Studio has no bulk endpoint for meta).
+    coalesce_seconds : float
+        How long a request waits for more on the same task.
+    retry_delays : sequence of float
+        Waits before each further attempt after a failure; then the task is
+        left to the next full pass (it is stale, so the pass writes it).
+    batch : int
+        Most tasks of one project read in one request.
+    dry_run : bool
+        Compute and count, write nothing.
+    """
+
+    def __init__(self, client: LabelStudioClient, monitors: Mapping[int, ProjectMonitor], *, workers: int = 4,
+                 coalesce_seconds: float = 0.05, retry_delays: Iterable[float] = (1.0, 5.0, 20.0),
+                 batch: int = BATCH, dry_run: bool = False) -> None:
+        self._client = client
+        self._monitors = monitors
+        self._workers = max(1, workers)
+        self._coalesce = coalesce_seconds
+        self._retry_delays = tuple(retry_delays)
+        self._dry_run = dry_run
+        self._condition = threading.Condition()
+        self._queue: list[_Due] = []
+        self._queued: dict[tuple[int, int], float | None] = {}  # (project, task) -> when its first event came
+        self._running: set[tuple[int, int]] = set()
+        self._jobs = 0
+        self._background_jobs = 0  # a pass's work runs on one worker at most: the others stay free for events
+        self._batch = max(1, batch)
+        self._latencies: deque[float] = deque(maxlen=1000)
+        self._stopping = False
+        self._thread = threading.Thread(target=self._run, name="task-writer", daemon=True)
+        self.outcomes: Counter[str] = Counter()
+        self._written_so_far = 0
+
+    # --- lifecycle ---
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def alive(self) -> bool:
+        return self._thread.is_alive()
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Stop after the refreshes in flight; queued ones are dropped (the next start's pass finds them)."""
+        with self._condition:
+            self._stopping = True
+            self._queue.clear()
+            self._queued.clear()
+            self._condition.notify_all()
+        if self._thread.is_alive():
+            self._thread.join(timeout=timeout)
+
+    # --- requests ---
+
+    def request(self, project: int, tasks: Iterable[int], *, since: float | None = None,
+                background: bool = False) -> None:
+        """Refresh ``tasks`` of ``project`` soon; ``since`` is when the event that asked came (for latency).
+
+        ``background`` work (a pass's stale tasks) waits behind every event's, and is done in small batches,
+        so that an annotator's scores follow within a second while a pass rewrites drifted tasks.
+        """
+        now = time.monotonic()
+        with self._condition:
+            for task in tasks:
+                key = (project, task)
+                if key not in self._queued:
+                    self._queued[key] = since
+                    heapq.heappush(self._queue, _Due(background, now + self._coalesce, project, task))
+                elif since is not None and self._queued[key] is None:
+                    self._queued[key] = since
+                    # an event for a task a pass queued: it moves to the front
+                    heapq.heappush(self._queue, _Due(False, now + self._coalesce, project, task))
+            self._condition.notify_all()
+
+    @property
+    def pending(self) -> int:
+        """Tasks queued or being refreshed."""
+        with self._condition:
+            return len(set(self._queued) | self._running)
+
+    def pending_for(self, project: int) -> int:
+        """Tasks of ``project`` queued or being refreshed."""
+        with self._condition:
+            return len({key for key in set(self._queued) | self._running if key[0] == project})
+
+    def wait_idle(self, timeout: float) -> bool:
+        """Block until nothing is queued or running (retries included); False on timeout."""
+        deadline = time.monotonic() + timeout
+        with self._condition:
+            while self._queued or self._running:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return False
+                self._condition.wait(min(remaining, 0.5))
+        return True
+
+    def latency(self) -> dict[str, float | int | None]:
+        """Median and 95th percentile, in ms, from an event to its task's meta being right (last 1,000)."""
+        with self._condition:
+            return percentiles_ms(self._latencies)
+
+    # --- the work ---
+
+    def forget(self, project: int) -> None:
+        """Drop what is queued for ``project`` (no longer monitored); refreshes in flight end as they will."""
+        with self._condition:
+            for key in [key for key in self._queued if key[0] == project]:
+                del self._queued[key]  # their heap entries are skipped as stale
+            self._condition.notify_all()
+
+    def _task_done(self, task: int, outcome: Outcome) -> None:
+        with self._condition:
+            self._written_so_far += not isinstance(outcome, Exception)
+
+    @property
+    def written_so_far(self) -> int:
+        """Tasks whose write (or finding nothing to write) is done, counted as each is: progress task by task."""
+        with self._condition:
+            return self._written_so_far
+
+    def _events_in_flight(self) -> bool:
+        """Whether an event's refresh runs, or is due now (call with the condition held)."""
+        # the heap's first entry is an event's whenever one is queued (events sort before background work)
+        return self._jobs > self._background_jobs or bool(
+            self._queue and not self._queue[0].background and self._queue[0].when <= time.monotonic())
+
+    def _yield_to_events(self) -> None:
+        """Wait while events are being served, before a background write.
+
+        A background write waits (up to :data:`YIELD_FOR` seconds) while events are being served: Label Studio
+        then answers an annotator's event without a pass's rewrites beside it."""
+        deadline = time.monotonic() + YIELD_FOR
+        with self._condition:
+            while not self._stopping and self._events_in_flight() and time.monotonic() < deadline:
+                self._condition.wait(min(0.05, max(0.0, deadline - time.monotonic())))
+
+    def _job(self, project: int, batch: list[tuple[_Due, float | None]]) -> None:
+        monitor = self._monitors.get(project)
+        outcomes: dict[int, Outcome]
+        if monitor is None:  # dropped while the batch waited
+            with self._condition:
+                for due, _ in batch:
+                    self.outcomes["project no longer monitored"] += 1
+                    self._running.discard((project, due.task))
+                self._jobs -= 1
+                self._background_jobs -= batch[0][0].background
+                self._condition.notify_all()
+            return
+        background = batch[0][0].background
+        try:
+            outcomes = dict(refresh_tasks(self._client, monitor, [due.task for due, _ in batch],
+                                          dry_run=self._dry_run,
+                                          before_write=self._yield_to_events if background else None,
+                                          on_task=self._task_done))
+        except Exception as error:  # noqa: BLE001 (the read failed: every task of the batch is retried)
+            outcomes = {due.task: error for due, _ in batch}
+        retries = [due for due, _ in batch
+                   if isinstance(outcomes[due.task], Exception) and due.attempt < len(self._retry_delays)]
+        given_up = monitor.record_refreshes(outcomes, retrying=[due.task for due in retries])
+        failed_for_good = [(due, given_up[due.task]) for due, _ in batch if due.task in given_up]
+        now = time.monotonic()
+        with self._condition:
+            for due, since in batch:
+                outcome = outcomes[due.task]
+                self.outcomes["failed" if isinstance(outcome, Exception) else outcome] += 1
+                if since is not None and outcome in ("written", "unchanged"):
+                    self._latencies.append(now - since)
+                self._running.discard((project, due.task))
+            for due in retries:
+                if not self._stopping:
+                    self._queued.setdefault((project, due.task), None)
+                    heapq.heappush(self._queue, _Due(due.background, now + self._retry_delays[due.attempt], project,
+                                                     due.task, due.attempt + 1))
+            self._jobs -= 1
+            self._background_jobs -= batch[0][0].background
+            self._condition.notify_all()
+        for due, reason in failed_for_good:
+            log.warning("Task %s of project %s was not written after %d attempts: %s", due.task, project,
+                        due.attempt + 1, reason)
+
+    def _run(self) -> None:
+        with ThreadPoolExecutor(max_workers=self._workers, thread_name_prefix="refresh") as pool:
+            while True:
+                with self._condition:
+                    while not self._stopping:
+                        now = time.monotonic()
+                        busy = self._jobs >= self._workers or (
+                            bool(self._queue) and self._queue[0].background
+                            and (self._background_jobs >= 1 or self._jobs > self._background_jobs))
+                        if self._queue and self._queue[0].when <= now and not busy:
+                            break
+                        wait = self._queue[0].when - now if self._queue and not busy else None
+                        self._condition.wait(wait if wait is None or wait > 0 else 0.01)
+                    if self._stopping:
+                        return
+                    project, background = self._queue[0].project, self._queue[0].background
+                    batch: list[tuple[_Due, float | None]] = []
+                    later: list[_Due] = []
+                    now = time.monotonic()
+                    # Spread what is ready over the free workers: a batch's writes run one after another, and a
+                    # pass's batches stay small, so that an event never waits long for a worker.
+                    ready = sum(1 for due in self._queue if due.when <= now and due.background == background)
+                    size = min(BACKGROUND_BATCH if background else self._batch,
+                               max(1, -(-ready // max(1, self._workers - self._jobs))))
+                    while (self._queue and self._queue[0].when <= now and self._queue[0].background == background
+                           and len(batch) < size):
+                        due = heapq.heappop(self._queue)
+                        key = (due.project, due.task)
+                        if key not in self._queued:  # a stale entry: the task moved to the front and was done
+                            continue
+                        if due.project != project or key in self._running or any(d.task == due.task
+                                                                                   for d, _ in batch):
+                            # another project's, or being refreshed: later, never two at once
+                            later.append(due if due.project != project else
+                                         _Due(due.background, now + self._coalesce, *key, due.attempt))
+                            continue
+                        batch.append((due, self._queued.pop(key, None)))
+                        self._running.add(key)
+                    for due in later:
+                        heapq.heappush(self._queue, due)
+                    if not batch:
+                        self._condition.wait(self._coalesce)
+                        continue
+                    self._jobs += 1
+                    self._background_jobs += background
+                try:
+                    pool.submit(self._job, project, batch)
+                except RuntimeError:  # the pool is shutting down
+                    return

@@ -1,0 +1,420 @@
+"""The one module that talks to Label Studio: reading projects and tasks, writing task meta.
+
+Through label-studio-sdk 2.x. A legacy token and a personal access token (a
+JWT, refreshed by the SDK) both work. Every request, reads and page reads
+included, is retried with exponential backoff on timeouts, connection errors,
+429 and 5xx answers, and on answers that are not JSON (a proxy's error page).
+The client keeps how long Label Studio has been unreachable, for ``/health``.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from datetime import datetime
+from typing import Any, TypeVar
+
+import httpx
+from label_studio_sdk import LabelStudio
+from label_studio_sdk.core.api_error import ApiError
+
+from plugin.clock import parse_time
+from plugin.labelstudio.errors import LabelStudioError, LabelStudioNotFound, one_line, squeeze
+from plugin.mapping.annotations import person_name
+from plugin.settings import Connection
+
+__all__ = ["LabelStudioClient", "LabelStudioError", "LabelStudioNotFound", "PeopleCache", "Reachability",
+           "annotator_names", "one_line", "squeeze"]
+
+_T = TypeVar("_T")
+
+_RETRY_STATUS = {429, 500, 502, 503, 504}
+
+
+class _NotWhatWasAsked(ApiError):
+    """A 2xx answer whose JSON is not what was asked for (a page of tasks, a task).
+
+    It is retried as an answer that is not JSON.
+    """
+
+    def __init__(self, asked: str, response: httpx.Response) -> None:
+        super().__init__(status_code=response.status_code, headers=dict(response.headers), body=response.text)
+        self.asked = asked
+
+
+def _describe(error: Exception) -> str:
+    if isinstance(error, _NotWhatWasAsked):
+        return f"Label Studio's answer ({error.status_code}) was not {error.asked}: {squeeze(str(error.body), 80)}"
+    if isinstance(error, ApiError):
+        if error.status_code is not None and 200 <= error.status_code < 300:
+            return f"Label Studio's answer ({error.status_code}) was not JSON: {squeeze(str(error.body), 80)}"
+        body = squeeze(error.body if isinstance(error.body, str) else json.dumps(error.body, default=str))
+        if error.status_code in (401, 403):
+            return f"Label Studio refused the API key ({error.status_code}): {body}"
+        return f"Label Studio answered {error.status_code}: {body}"
+    return f"Label Studio could not be reached: {type(error).__name__}: {squeeze(str(error))}"
+
+
+_DROPPED = (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError)
+"""Errors of a connection closed under a request (not a refused or timed-out one): sent again at once, once."""
+
+
+def _retryable(error: Exception) -> bool:
+    if isinstance(error, ApiError):
+        status = error.status_code or 0
+        return status in _RETRY_STATUS or 200 <= status < 300  # 2xx here: a body that is not JSON
+    return isinstance(error, (httpx.TimeoutException, httpx.TransportError))
+
+
+class Reachability:
+    """Since when Label Studio has failed every request (thread-safe); None while it answers."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._failing_since: float | None = None
+        self.last_error: str | None = None
+
+    def ok(self) -> None:
+        with self._lock:
+            self._failing_since = None
+
+    def failed(self, reason: str) -> None:
+        with self._lock:
+            if self._failing_since is None:
+                self._failing_since = self._clock()
+            self.last_error = reason
+
+    def unreachable_for(self) -> float:
+        """Seconds since the first of the failures that continue until now (0 while it answers)."""
+        with self._lock:
+            return 0.0 if self._failing_since is None else self._clock() - self._failing_since
+
+
+def _whole(value: Any) -> int:
+    """A count from a JSON answer, 0 when it is not a whole number."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+class LabelStudioClient:
+    """Label Studio, as this project uses it.
+
+    Parameters
+    ----------
+    connection : Connection
+    httpx_client : httpx.Client, optional
+        Injected HTTP client (tests use ``httpx.MockTransport``).
+    sleep : callable, optional
+        Waits between retries; injected by tests.
+    """
+
+    def __init__(self, connection: Connection, *, httpx_client: httpx.Client | None = None,
+                 sleep: Callable[[float], None] = time.sleep) -> None:
+        self._connection = connection
+        self._sleep = sleep
+        self.reachability = Reachability()
+        self._sdk = LabelStudio(base_url=connection.url, api_key=connection.api_key, timeout=connection.timeout,
+                                httpx_client=httpx_client, max_retries=0)
+
+    def _call(self, action: Callable[[], _T]) -> _T:
+        delay = self._connection.backoff
+        for attempt in range(self._connection.retries + 1):
+            try:
+                result = action()
+            except (ApiError, httpx.HTTPError) as error:
+                if attempt == 0 < self._connection.retries and isinstance(error, _DROPPED):
+                    # A kept-alive connection the server closed as it was reused (uwsgi's http router without
+                    # http-keepalive does, and any server after its idle timeout): sent again at once on a new
+                    # connection, neither waiting nor counting Label Studio as unreachable.
+                    continue
+                retryable = _retryable(error)
+                if retryable:
+                    self.reachability.failed(_describe(error))
+                else:
+                    self.reachability.ok()  # it answered, if only to refuse
+                if attempt == self._connection.retries or not retryable:
+                    if isinstance(error, ApiError) and error.status_code == 404:
+                        raise LabelStudioNotFound(_describe(error)) from None
+                    raise LabelStudioError(_describe(error)) from None
+                self._sleep(delay)
+                delay *= 2
+            else:
+                self.reachability.ok()
+                return result
+        raise AssertionError("unreachable")
+
+    def label_config(self, project: int) -> str:
+        """The project's labeling config (XML)."""
+        return str(self._call(lambda: self._sdk.projects.get(id=project)).label_config or "")
+
+    def tasks(self, project: int, *, on_total: Callable[[int], None] | None = None,
+              max_rate: float | None = None, updated_after: datetime | None = None,
+              selected: str | None = None) -> Iterator[dict[str, Any]]:
+        """Every task of ``project`` with its annotations, page by page, as plain dicts.
+
+        Each page is one request with its own retries, so a failure on page 7
+        retries page 7. ``on_total`` is told the number of tasks once the
+        first page arrives. ``max_rate`` (tasks per second) spaces the pages,
+        so that a periodic full read leaves Label Studio room for annotators.
+        ``updated_after`` reads only the tasks Label Studio changed after that
+        moment (by its own clock): an annotation created, updated or deleted,
+        a prediction created and a meta written all move a task's
+        ``updated_at``. The tasks are read newest first and the read stops at
+        the first one not newer: no time is sent, since the Data Manager's
+        ``updated_at`` filter parses its value as a naive datetime and Label
+        Studio then logs a ``RuntimeWarning`` on every such read. A task
+        changed during the read moves to the front, so later pages show a task
+        twice rather than skip one. ``on_total`` is not told then (the number
+        of changed tasks is known only at the end). ``selected`` is a Data
+        Manager query of its own (see :meth:`tasks_by_id`).
+        """
+        size = self._connection.page_size
+        query = selected
+        if updated_after is not None:
+            query = json.dumps({"ordering": ["-tasks:updated_at"]})
+            on_total = None
+        page = 1
+        while True:
+            started = time.monotonic()
+            body = self._call(lambda page=page: self._task_page(project, page=page, size=size, query=query))
+            items = [] if body is None else body["tasks"]
+            total = _whole(body.get("total")) if body is not None else 0
+            if page == 1 and on_total is not None:
+                on_total(total)
+            for read in items:
+                if updated_after is not None and isinstance(read, dict) and (
+                        (moment := parse_time(read.get("updated_at"))) is not None and moment <= updated_after):
+                    return  # newest first: every task from here on is older
+                yield read
+            if len(items) < size or page * size >= total:
+                return
+            page += 1
+            if max_rate:
+                self._sleep(max(0.0, len(items) / max_rate - (time.monotonic() - started)))
+
+    def _task_page(self, project: int, *, page: int, size: int, query: str | None) -> dict[str, Any] | None:
+        """One page of ``GET /api/tasks/`` as Label Studio's JSON, or None past the last page.
+
+        Read as plain JSON (:meth:`_get_json`): the SDK's typed page would
+        build a model of every task, which :meth:`tasks` then dumped back into
+        the same dict, at about what mapping the task costs (210 µs a task of
+        the demo's shape, 530 µs of the span benchmark's, where ``json.loads``
+        takes 20 and 50; BENCHMARKS.md, "A full read").
+        """
+        params = {"project": project, "fields": "all", "page": page, "page_size": size}
+        if query is not None:
+            params["query"] = query
+        return self._get_json("api/tasks/", params=params, asked="a page of tasks", gone_is_none=page > 1,
+                              fits=lambda body: isinstance(body, dict) and isinstance(body.get("tasks"), list))
+
+    def _get_json(self, path: str, *, asked: str, fits: Callable[[Any], bool],
+                  params: Mapping[str, Any] | None = None, gone_is_none: bool = False) -> Any:
+        """The JSON of ``GET path``, checked to be what was ``asked`` for (``fits``).
+
+        None on a 404 when ``gone_is_none``.
+
+        Sent through the SDK's HTTP client (its base URL, its headers and token
+        refresh, the injected transport) and read as plain JSON, without the
+        SDK's models: Label Studio's answer as it wrote it, undeclared fields
+        included.
+
+        Raises
+        ------
+        ApiError
+            On an answer other than 2xx, and on a 2xx answer that is not JSON
+            (a proxy's error page) or not what was asked for; :meth:`_call`
+            retries and describes them as it does the SDK's.
+        """
+        # The SDK's own client (private to it, and the one its typed methods send through): no public method reads
+        # an answer without building its models.
+        response = self._sdk._client_wrapper.httpx_client.request(path, method="GET", params=params)
+        if response.status_code == 404 and gone_is_none:
+            return None
+        try:
+            body = response.json()
+        except ValueError:  # not JSON: the text is the error's body, as the SDK gives it
+            raise ApiError(status_code=response.status_code, headers=dict(response.headers),
+                           body=response.text) from None
+        if not 200 <= response.status_code < 300:
+            raise ApiError(status_code=response.status_code, headers=dict(response.headers), body=body)
+        if not fits(body):
+            raise _NotWhatWasAsked(asked, response)
+        return body
+
+    def tasks_by_id(self, project: int, ids: Sequence[int]) -> list[dict[str, Any]]:
+        """The tasks of ``project`` among ``ids``, with annotations and meta, in as few requests as pages.
+
+        A task deleted, or of another project, is simply absent. One request
+        for a hundred tasks costs Label Studio about what one ``GET
+        /api/tasks/ID`` costs (the Data Manager's ``selectedItems``).
+        """
+        if not ids:
+            return []
+        query = json.dumps({"selectedItems": {"all": False, "included": sorted(set(ids))}})
+        return list(self.tasks(project, selected=query))
+
+    def project_ids(self) -> list[int]:
+        """Every project the token can see, by id (pages of 100, ids only: cheap enough to poll every minute)."""
+        found: list[Any] = self._call(lambda: list(self._sdk.projects.list(include="id", page_size=100)))
+        return sorted(int(project.id) for project in found)
+
+    def project_exists(self, project: int) -> bool:
+        """Whether Label Studio still has ``project`` (False only on its 404: a failure to answer raises)."""
+        try:
+            self._call(lambda: self._sdk.projects.get(id=project))
+        except LabelStudioNotFound:
+            return False
+        return True
+
+    def task_count(self, project: int) -> int:
+        """How many tasks the project has now (one request)."""
+        return int(self._call(lambda: self._sdk.projects.get(id=project)).task_number or 0)
+
+    def task(self, task: int) -> dict[str, Any] | None:
+        """One task with its annotations and meta as Label Studio holds it now, or None if it was deleted.
+
+        Read as plain JSON, as pages are (:meth:`_get_json`); an answer that is not this task (another id, not an
+        object) is retried, then reported in one line.
+        """
+        return self._call(lambda: self._get_json(
+            f"api/tasks/{int(task)}/", asked="a task", gone_is_none=True,
+            fits=lambda body: isinstance(body, dict) and body.get("id") == task))
+
+    @property
+    def writers(self) -> int:
+        """How many meta updates may be sent at once."""
+        return self._connection.writers
+
+    def ensure_webhook(self, project: int, *, url: str, actions: Sequence[str], headers: dict[str, str],
+                       marker: str | None = None) -> int:
+        """Create the webhook to ``url`` on ``project``, or update the one that exists.
+
+        There are no duplicates on restart.
+
+        With ``marker`` (a header name this service sets on its webhooks), the project's other webhooks that carry
+        it, registered before at another URL, are deleted: the service owns exactly one webhook per project. A
+        webhook without the marker is someone else's and is never touched.
+        """
+        hooks = self._call(lambda: list(self._sdk.webhooks.list(project=str(project))))
+        options = {"actions": list(actions), "headers": headers, "send_payload": True,
+                   "send_for_all_actions": False, "is_active": True}
+        mine = [h for h in hooks if getattr(h, "project", project) == project]
+        for hook in mine:
+            if marker is not None and hook.url != url and marker in (getattr(hook, "headers", None) or {}):
+                self._call(lambda identifier=int(hook.id): self._sdk.webhooks.delete(id=identifier))
+        for hook in mine:
+            if hook.url == url:
+                identifier = int(hook.id)
+
+                def update(identifier: int = identifier) -> Any:
+                    return self._sdk.webhooks.update(id=identifier, url=url, **options)
+
+                self._call(update)
+                return identifier
+        created = self._call(lambda: self._sdk.webhooks.create(url=url, project=project, **options))
+        return int(created.id)
+
+    def remove_webhooks(self, project: int, *, url: str, marker: str) -> int:
+        """Delete this service's webhooks to ``url`` on ``project``; return how many.
+
+        This service's webhooks are those carrying ``marker``.
+
+        One attempt each, no retries: a service stopping does not wait for a Label Studio that is gone.
+
+        Raises
+        ------
+        LabelStudioError
+            If Label Studio does not answer.
+        """
+        try:
+            hooks = list(self._sdk.webhooks.list(project=str(project)))
+            removed = 0
+            for hook in hooks:
+                if hook.url == url and marker in (getattr(hook, "headers", None) or {}):
+                    self._sdk.webhooks.delete(id=int(hook.id))
+                    removed += 1
+            return removed
+        except (ApiError, httpx.HTTPError) as error:
+            raise LabelStudioError(f"Label Studio did not remove the webhook of project {project}: "
+                                   f"{one_line(error)}") from None
+
+    def update_meta(self, task: int, meta: dict[str, Any], *, data: dict[str, Any] | None = None,
+                    overlap: int | None = None) -> None:
+        """Replace the task's meta, and its data when given.
+
+        Callers merge first; see :mod:`plugin.state.blocks`.
+
+        With ``overlap``, the task also asks for that many annotators, and is
+        marked not labeled so that Label Studio's queue serves it again: in
+        1.23 a change of ``overlap`` alone does not recompute ``is_labeled``;
+        the next submitted annotation does.
+        """
+        fields: dict[str, Any] = {"meta": meta}
+        if data is not None:
+            fields["data"] = data
+        if overlap is not None:
+            fields.update(overlap=overlap, is_labeled=False)
+        self._call(lambda: self._sdk.tasks.update(id=str(task), **fields))
+
+    def users(self) -> dict[str, str]:
+        """Every user's id (as text, as annotators are keyed) -> "First Last <email>" (or just the email)."""
+        return {str(user.id): person_name(user) for user in self._call(lambda: list(self._sdk.users.list()))}
+
+    def ensure_view(self, project: int, *, title: str, filters: dict[str, Any], ordering: Sequence[str],
+                    hidden: Sequence[str] = ()) -> int:
+        """Create the Data Manager tab ``title`` on ``project``, or update the one there: never a second one.
+
+        ``hidden`` names the grid's columns the tab hides (``tasks:<field>``).
+        """
+        data: dict[str, Any] = {"title": title, "filters": filters, "ordering": list(ordering)}
+        if hidden:
+            data["hiddenColumns"] = {"explore": list(hidden), "labeling": list(hidden)}
+        views = self._call(lambda: self._sdk.views.list(project=project))
+        for view in views:
+            found = getattr(view, "data", None) or {}
+            if isinstance(found, dict) and found.get("title") == title:
+                identifier = int(view.id)
+                self._call(lambda identifier=identifier: self._sdk.views.update(id=str(identifier),
+                                                                                project=project, data=data))
+                return identifier
+        created = self._call(lambda: self._sdk.views.create(project=project, data=data))
+        return int(created.id)
+
+
+def annotator_names(client: LabelStudioClient, *, otherwise: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Annotator id -> name and email (:meth:`LabelStudioClient.users`).
+
+    Gives ``otherwise`` (default: none) when Label Studio will not tell: names are a courtesy, ids still
+    identify the annotators.
+    """
+    try:
+        return client.users()
+    except LabelStudioError:
+        return dict(otherwise or {})
+
+
+class PeopleCache:
+    """Annotator id -> name and email, read at most every ``keep_for`` seconds.
+
+    The last answer (or none: ids still identify the annotators) stands while Label Studio will not tell.
+    """
+
+    def __init__(self, client: LabelStudioClient, *, keep_for: float = 300.0) -> None:
+        self._client = client
+        self._keep_for = keep_for
+        self._lock = threading.Lock()
+        self._people: dict[str, str] = {}
+        self._read_at = -float("inf")
+
+    def get(self) -> dict[str, str]:
+        """The names, read again from Label Studio when older than ``keep_for``."""
+        with self._lock:
+            people, read_at = self._people, self._read_at
+        if time.monotonic() - read_at < self._keep_for:
+            return people
+        people = annotator_names(self._client, otherwise=people)
+        with self._lock:
+            self._people, self._read_at = people, time.monotonic()
+        return people

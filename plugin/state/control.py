@@ -1,0 +1,522 @@
+"""One control's rows per task as codes, with the running sums they add up to.
+
+A task's rows are one ``bytes`` object of int16 (or int32) codes (:mod:`plugin.state.codes`); the running sums
+(:class:`agreement.RunningAgreement`) keep no per-item copy, and a task's update costs O(its annotations) for a
+nominal control, whatever the number of categories. A span-like control also holds its spans per task
+(:class:`plugin.state.spans.SpanTasks`).
+
+:class:`ControlState` has more than 20 methods because a control's rows, its running sums and its span tasks
+change together on every task: each method keeps the three in step for one kind of change or one read.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from agreement import RunningAgreement, UndefinedMeasureWarning, agreement_weights, gwet_ac
+from agreement.augmented import classify_items, ranked_labels
+from agreement.counts import SparseCounts
+from agreement.gwet import LEVEL_WEIGHTS
+from agreement.running_augmented import RunningAugmented
+from agreement.uniques import unique_inverse
+from plugin.mapping import MappedControl
+from plugin.mapping.base import RANKED_COLUMNS, ROW_COLUMNS
+from plugin.mapping.labelconfig import Control
+from plugin.settings import MappingOptions, ScoringOptions
+from plugin.state.codes import (
+    Interned,
+    ItemKeys,
+    categorical,
+    item_counts,
+    pack_rows,
+    stacked_rows,
+    unpack_rows,
+)
+from plugin.state.flags import CONSTANT_LOW, SPAN_FLAG_KEYS
+from plugin.state.scoring import (
+    number,
+    rounded,
+    spa_interval,
+    task_terms,
+)
+from plugin.state.spans import ScoredSpans, SpanTasks
+from plugin.state.task_scores import ControlColumns
+
+__all__ = ["SUMS_BATCH", "ControlState"]
+
+SUMS_BATCH = 5_000
+"""Tasks whose rows a batch adds to the sums at once: a vectorized call each, with bounded memory."""
+
+
+def _label_column(values: Sequence[Any], codes: np.ndarray) -> Any:
+    """The labels of ``codes``, of the type pandas infers for a list of them.
+
+    Ratings give int64; text gives pandas' string type where it infers one. The type is inferred from the distinct
+    labels used, then taken for every row.
+    """
+    if not len(codes):
+        return []  # what pandas makes of no rows, as before
+    used, place = unique_inverse(codes)
+    return pd.Series([values[code] for code in used.tolist()]).array.take(place)
+
+
+def _ranked_by_item(rows: Iterable[tuple[Any, str, Any, int]]) -> dict[Any, list[tuple[str, Any, int]]]:
+    """Ranked rows grouped by item, in row order.
+
+    Rows ``(item, annotator, label, rank)`` become each item's ``(annotator, label, rank)``.
+    """
+    out: dict[Any, list[tuple[str, Any, int]]] = {}
+    for item, annotator, label, rank in rows:
+        out.setdefault(item, []).append((annotator, label, rank))
+    return out
+
+
+@dataclass
+class ControlState:
+    """One control's items, per task, and its running sums.
+
+    A task's items and rows are held as one ``bytes`` object of int16 or int32 codes
+    (:func:`plugin.state.codes.pack_rows`): each item's key as a code of :attr:`keys`, and each
+    row as its item's place, the annotator's code and the label's column.
+    The items' counts are derived from the rows when scoring needs them
+    (vectorized over every task at once, :meth:`counts`), so the running
+    sums keep no per-item copy (:meth:`agreement.RunningAgreement.apply_items`).
+
+    Attributes
+    ----------
+    control : Control
+    level : str
+        The level of measurement of its labels.
+    labels : Interned
+        The label of each column of the running sums, in the order labels were
+        first seen (the config's categories first).
+    sums : RunningAgreement
+    records : dict of int to bytes
+        Per task, its items and mapped rows ``(task, item, annotator, label)`` as codes
+        (:meth:`task_items` and :meth:`task_records` decode them).
+    annotators : Interned
+        The annotators of the rows, by code.
+    keys : ItemKeys
+        The item keys of every task, interned.
+    ranked : dict of int to bytes
+        Per task, for multiple choices, the ranked rows ``(task, item, annotator, label, rank)`` as codes.
+    augmented : RunningAugmented, optional
+        Multiple choices: the sums behind each item's class (Rosenberg & Binkowski 2004).
+    spans : SpanTasks, optional
+        Span-like controls: each task's spans, submitters and continua's
+        lengths, and the span measures (pairwise F1, gamma) of each task.
+    references : dict of int to tuple
+        Per task with a reference (:mod:`plugin.state.references`), the rows of the
+        task mapped with its references as more annotators.
+    categories : tuple, optional
+        The config's categories, or None when the labels seen are the categories.
+    """
+
+    control: Control
+    level: str
+    labels: Interned
+    sums: RunningAgreement
+    categories: tuple[Any, ...] | None
+    records: dict[int, bytes] = field(default_factory=dict)
+    annotators: Interned = field(default_factory=Interned)
+    keys: ItemKeys = field(default_factory=ItemKeys)
+    ranked: dict[int, bytes] = field(default_factory=dict)
+    _ranked_labels: Interned = field(default_factory=Interned)
+    augmented: RunningAugmented | None = None
+    spans: SpanTasks | None = None
+    references: dict[int, tuple[tuple[Any, ...], ...]] = field(default_factory=dict)
+    _batched: list[tuple[bytes | None, bytes | None]] | None = None
+
+    @classmethod
+    def create(cls, probe: MappedControl) -> ControlState:
+        """An empty control state, with the level and categories its mapping gives (``probe`` maps no task)."""
+        categories = probe.categories
+        return cls(control=probe.control, level=probe.level, categories=categories,
+                   labels=Interned.of(categories or ()),
+                   sums=RunningAgreement(len(categories or ()), coincidence=probe.level != "nominal"),
+                   augmented=RunningAugmented() if probe.ranked_records is not None else None,
+                   spans=SpanTasks(probe.control) if probe.spans is not None else None)
+
+    def set_task(self, task: int, mapped: MappedControl, *,
+                 lengths: Mapping[tuple[int, tuple[Any, ...]], float | None] | None = None) -> None:
+        """Replace the items of ``task`` with those ``mapped`` holds (the task's mapping alone).
+
+        ``lengths`` are the lengths of the task's continua, for a span-like control.
+        O(the task's rows): the sums take away the old rows' items and add the new ones'.
+        """
+        annotator_code, label_code = self.annotators.code, self.labels.code
+        blob = self._pack(task, [(item, annotator_code(annotator), label_code(label))
+                                 for _, item, annotator, label in mapped.records])
+        old = self.records.get(task)
+        if blob != old:
+            self._replace_rows(old, blob)
+            if blob is not None:
+                self.records[task] = blob
+            else:
+                del self.records[task]
+        self._set_ranked(task, mapped.ranked_records or ())
+        if self.spans is not None:
+            self.spans.set_task(task, mapped, lengths or {})
+
+    def _replace_rows(self, old: bytes | None, new: bytes | None) -> None:
+        """Take a task's ``old`` rows' items out of the sums and put its ``new`` ones in.
+
+        In a batch (:meth:`batch`), this is done once for the whole batch.
+        """
+        if self._batched is None:
+            self._apply([(old, new)])
+            return
+        self._batched.append((old, new))
+        if len(self._batched) >= SUMS_BATCH:
+            self._apply(self._batched)
+            self._batched = []
+
+    def _apply(self, changes: list[tuple[bytes | None, bytes | None]]) -> None:
+        """Update the sums with tasks' rows replaced (the sums are sums: the order does not matter)."""
+        for sign, blobs in ((-1.0, [old for old, _ in changes if old is not None]),
+                            (1.0, [new for _, new in changes if new is not None])):
+            if blobs:
+                counts = item_counts(blobs)[0]
+                self.sums.apply_items(counts.indptr, counts.columns, counts.counts, sign=sign)
+
+    def start_batch(self) -> None:
+        """Hold the sums' updates until :meth:`end_batch`.
+
+        They are applied :data:`SUMS_BATCH` tasks at a time: tasks read in a batch update them in one vectorized
+        call, where a call per task costs more than its arithmetic.
+        """
+        self._batched = []
+
+    def end_batch(self) -> None:
+        """Apply the updates held since :meth:`start_batch`."""
+        held, self._batched = self._batched or [], None
+        self._apply(held)
+
+    def _pack(self, task: int, rows: Iterable[tuple[Any, ...]]) -> bytes | None:
+        """A task's rows ``(item, code, ...)`` as codes (:func:`plugin.state.codes.pack_rows`).
+
+        Each item is coded as its place in the order first seen; None without rows.
+        """
+        text = str(task)
+        places: dict[Any, int] = {}
+        keys: list[int] = []
+        codes: list[int] = []
+        key_code = self.keys.code
+        for item, *rest in rows:
+            place = places.get(item)
+            if place is None:
+                place = places[item] = len(places)
+                keys.append(key_code(text, item))
+            codes.append(place)
+            codes += rest
+        return pack_rows(keys, codes) if places else None
+
+    def task_items(self, task: int) -> tuple[Any, ...]:
+        """The keys of the task's items, in the order its rows first name them."""
+        blob = self.records.get(task)
+        return () if blob is None else self.keys.decode(task, unpack_rows(blob, 3)[0])
+
+    def task_records(self, task: int) -> tuple[tuple[Any, ...], ...]:
+        """The task's mapped rows ``(task, item, annotator, label)``, decoded from :attr:`records`."""
+        blob = self.records.get(task)
+        if blob is None:
+            return ()
+        codes, rows = unpack_rows(blob, 3)
+        items, labels, annotators = self.keys.decode(task, codes), self.labels.values, self.annotators.values
+        return tuple((task, items[place], annotators[who], labels[column]) for place, who, column in rows.tolist())
+
+    def counts(self, tasks: Sequence[int]) -> tuple[SparseCounts, np.ndarray]:
+        """The counts of every item of ``tasks`` and the task of each item, vectorized over all of them.
+
+        :meth:`~agreement.counts.SparseCounts.packed` gives what every nominal
+        per-item measure needs, whatever the number of labels;
+        :meth:`~agreement.counts.SparseCounts.dense` one column per label.
+        """
+        known = [task for task in tasks if task in self.records]
+        counts, per_task = item_counts([self.records[task] for task in known], n_categories=len(self.labels.values))
+        return counts, np.repeat(np.array(known, dtype=np.int64), per_task)
+
+    def _set_ranked(self, task: int, rows: tuple[tuple[Any, ...], ...]) -> None:
+        """Replace the task's ranked rows (multiple choices), and each item's share of the augmented sums."""
+        if self.augmented is None:
+            return
+        blob = self._pack(task, ((item, self.annotators.code(annotator), self._ranked_labels.code(label), int(rank))
+                                 for _, item, annotator, label, rank in rows))
+        if blob == self.ranked.get(task):  # read again as it was (every pass): the sums stay as they are
+            return
+        for labels in self._ranked_items(task).values():
+            self.augmented.add_labels(labels, sign=-1.0)
+        if blob is not None:
+            self.ranked[task] = blob
+        else:
+            self.ranked.pop(task, None)
+        # the rows just mapped, grouped as _ranked_items would decode the blob just packed
+        for labels in _ranked_by_item((item, annotator, label, int(rank))
+                                      for _, item, annotator, label, rank in rows).values():
+            self.augmented.add_labels(labels)
+
+    def _ranked_items(self, task: int) -> dict[Any, list[tuple[str, Any, int]]]:
+        """The task's ranked rows as each item's ``(annotator, label, rank)``."""
+        blob = self.ranked.get(task)
+        if blob is None:
+            return {}
+        codes, rows = unpack_rows(blob, 4)
+        items, names, labels = self.keys.decode(task, codes), self.annotators.values, self._ranked_labels.values
+        return _ranked_by_item((items[place], names[who], labels[label], rank)
+                               for place, who, label, rank in rows.tolist())
+
+    def ranked_records(self, task: int) -> tuple[tuple[Any, ...], ...]:
+        """The task's ranked rows ``(task, item, annotator, label, rank)``."""
+        return tuple((task, item, *row) for item, rows in self._ranked_items(task).items() for row in rows)
+
+    def held(self, task: int) -> tuple[Any, ...]:
+        """What this control holds of ``task``: its rows, ranked rows, spans and references.
+
+        It is compared with what the control holds after the task is read again.
+        """
+        return (self.records.get(task), self.ranked.get(task),
+                self.spans.tasks.get(task) if self.spans is not None else None, self.references.get(task))
+
+    def remove_task(self, task: int) -> None:
+        """Forget the items of ``task``."""
+        self._replace_rows(self.records.pop(task, None), None)
+        self.references.pop(task, None)
+        self._set_ranked(task, ())
+        if self.spans is not None:
+            self.spans.remove_task(task)
+
+    def values(self) -> np.ndarray | None:
+        """Numeric value of each column for the ordinal and interval levels."""
+        if self.level == "nominal":
+            return None
+        return np.array([float(label) for label in self.labels.values])
+
+    def agreement_weights(self) -> np.ndarray:
+        """Gwet's weights between the columns of an ordered control, over the categories in use.
+
+        The config's categories (a Rating's 1..maxRating) when it has them,
+        else the values holding a rating now, in value order: a label seen
+        once and deleted since does not stretch the scale.
+        """
+        values = self.values()
+        assert values is not None
+        used = (np.ones(len(values), dtype=bool) if self.categories is not None
+                else self.sums.rated_columns()[: len(values)])
+        order = np.flatnonzero(used)
+        order = order[np.argsort(values[order], kind="stable")]
+        weights = np.eye(len(values))
+        if len(order):
+            weights[np.ix_(order, order)] = agreement_weights(len(order), kind=LEVEL_WEIGHTS[self.level],
+                                                              values=values[order])
+        return weights
+
+    def expected(self) -> float:
+        """The project's expected disagreement ``D_e`` (NaN while undefined)."""
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UndefinedMeasureWarning)
+            return self.sums.expected_disagreement(level=self.level, values=self.values())  # type: ignore[arg-type]
+
+    def task_scores(self, tasks: Sequence[int], *, every_task: bool = False, mapping: MappingOptions | None = None,
+                    scoring: ScoringOptions | None = None, resample: bool = True,
+                    built: dict[str, ScoredSpans] | None = None) -> ControlColumns:
+        """This control's ``spa``, ``alpha`` and ``n_items`` for each of ``tasks``, as aligned columns.
+
+        A span-like control adds ``f1``, ``f1_overlap`` and ``gamma``
+        (:meth:`plugin.state.spans.SpanTasks.task_scores`, with ``mapping``,
+        ``scoring`` and ``resample``; the defaults without). When it scored
+        every task in one block, what that built is put in ``built`` under the
+        control's name, for the project's scores to reuse.
+
+        One vectorized :func:`plugin.state.scoring.task_terms` over all their items.
+        Multiple choices add each task's ``item_class``: from the running sums
+        for a few tasks, and with ``every_task`` (``tasks`` is every task) from
+        :func:`agreement.augmented.classify_items` over all of them at once,
+        which computes the same pair sums in one vectorized pass.
+        Nominal items are passed packed (their non-zero counts only), so the
+        cost does not grow with the number of categories.
+        """
+        wanted = np.asarray(tasks, dtype=np.int64)
+        order = np.argsort(wanted, kind="stable")
+        size = len(wanted)
+        nominal = self.level == "nominal"
+        has_items = np.zeros(size, dtype=bool)
+        spa, alpha, agreement = np.full(size, np.nan), np.full(size, np.nan), None if nominal else np.full(size, np.nan)
+        n_items = np.zeros(size, dtype=np.int64)
+        sparse, owners = self.counts(tasks)
+        if len(owners):
+            counts = sparse.packed() if nominal else sparse.dense()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UndefinedMeasureWarning)
+                table = task_terms(counts, owners, level=self.level, values=None if nominal else self.values(),
+                                   expected=self.expected(),
+                                   marginals=None if nominal else self.sums.pairable_totals,
+                                   weights=None if nominal else self.agreement_weights())
+            at = order[np.searchsorted(wanted, table.tasks, sorter=order)]
+            has_items[at] = True
+            spa[at], alpha[at], n_items[at] = rounded(table.spa), rounded(table.alpha), table.n_items
+            if agreement is not None:  # distance-aware: a 4 against a 5 is near-agreement
+                agreement[at] = rounded(table.agreement)
+        item_class = None
+        if self.augmented is not None:
+            item_class = np.full(size, None, dtype=object)
+            places = np.flatnonzero(has_items)
+            if every_task:
+                item_class[places] = self._batch_classes(wanted[places])
+            else:
+                item_class[places] = [self._item_class(task) for task in wanted[places].tolist()]
+        has_spans = np.zeros(size, dtype=bool)
+        spans = flag_on = None
+        if self.spans is not None:
+            scoring = scoring or ScoringOptions()
+            scored, values, whole = self.spans.task_scores(tasks, mapping or MappingOptions(), scoring,
+                                                           every_task=every_task, resample=resample,
+                                                           keep=built is not None)
+            if whole is not None and built is not None:
+                built[self.control.name] = whole
+            at = order[np.searchsorted(wanted, np.asarray(scored, dtype=np.int64), sorter=order)]
+            has_spans[at] = True
+            spans = {key: np.full(size, np.nan) for key in values}
+            for key, column in values.items():
+                spans[key][at] = column
+            flag_on = SPAN_FLAG_KEYS.get(scoring.span_flag_on)
+        return ControlColumns(has_items, has_spans, spa, alpha, n_items, agreement=agreement, item_class=item_class,
+                              spans=spans, flag_on=flag_on)
+
+    def _batch_classes(self, tasks: np.ndarray) -> np.ndarray:
+        """The class of each of ``tasks``' multiple-choice items (:meth:`_item_class`).
+
+        Taken from every item's class (Rosenberg & Binkowski 2004) computed at once
+        (:func:`agreement.augmented.classify_items`).
+        """
+        held = list(self.ranked)
+        out = np.full(len(tasks), None, dtype=object)
+        if not held:
+            return out
+        rows, n_items, _, _ = stacked_rows([self.ranked[task] for task in held], 4)
+        frame = pd.DataFrame({"item": rows[:, 0], "annotator": self._annotator_column(rows[:, 1]),
+                              "label": np.array(self._ranked_labels.values, dtype=object)[rows[:, 2]],
+                              "rank": rows[:, 3]})
+        classes = classify_items(ranked_labels(frame))["item_class"]
+        per_item = np.full(int(n_items.sum()), None, dtype=object)
+        codes, names = pd.factorize(classes)  # a few classes: each put in words once (NaN: -1, no class)
+        per_item[classes.index.to_numpy(dtype=np.intp)] = np.array([*(str(c) for c in names), None],
+                                                                   dtype=object)[codes]
+        owner = np.repeat(np.arange(len(held)), n_items)
+        low = np.bincount(owner, weights=per_item == CONSTANT_LOW, minlength=len(held)) > 0
+        defined = np.flatnonzero(pd.notna(per_item))
+        first = np.full(len(held), -1)
+        owners = owner[defined]
+        heads = np.ones(len(defined), dtype=bool)  # owners ascend: each one's first defined item
+        heads[1:] = owners[1:] != owners[:-1]
+        first[owners[heads]] = defined[heads]
+        by_task = np.where(low, CONSTANT_LOW, np.where(first >= 0, per_item[np.maximum(first, 0)], None))
+        held_ids = np.array(held, dtype=np.int64)
+        order = np.argsort(held_ids, kind="stable")
+        place = np.searchsorted(held_ids, tasks, sorter=order).clip(max=len(held) - 1)
+        found = held_ids[order[place]] == tasks
+        out[found] = by_task[order[place[found]]]
+        return out
+
+    def _item_class(self, task: int) -> str | None:
+        """The class (Rosenberg & Binkowski 2004) of the task's multiple-choice item, from the running sums.
+
+        It is "constant low" if any of its items is, else the first item's that is defined.
+        """
+        assert self.augmented is not None
+        classes = [self.augmented.labels_class(labels) for labels in self._ranked_items(task).values()]
+        defined = [c for c in classes if c is not None]
+        return CONSTANT_LOW if CONSTANT_LOW in defined else (defined[0] if defined else None)
+
+    def table(self, blobs: Mapping[int, bytes], columns: Sequence[str], labels: Interned) -> pd.DataFrame:
+        """Every task's rows of ``blobs`` (:attr:`records` or :attr:`ranked`) as one table, tasks in order.
+
+        Decoded with numpy from the codes: what :func:`plugin.mapping.base.frame` makes of the same rows as tuples.
+        """
+        tasks = sorted(blobs)
+        rows, n_items, n_rows, keys = stacked_rows([blobs[task] for task in tasks], len(columns) - 1)
+        ids = np.array(tasks, dtype=np.int64)
+        # items as a categorical over their distinct names: every later grouping by item reads integer codes
+        texts = self.keys.texts(np.repeat(ids, n_items), keys)
+        if self.keys.texts_distinct(keys):  # every item its own name: its place is its code
+            item, names = rows[:, 0], texts
+        else:
+            codes, names = pd.factorize(texts)
+            item = codes[rows[:, 0]]
+        out = {"task": np.repeat(ids, n_rows), "item": categorical(item, names),
+               "annotator": self._annotator_column(rows[:, 1]),
+               "label": _label_column(labels.values, rows[:, 2])}
+        if len(columns) > 4:
+            out[columns[4]] = rows[:, 3].astype(np.int64)
+        return pd.DataFrame(out, columns=list(columns))
+
+    def _annotator_column(self, codes: np.ndarray) -> pd.Categorical:
+        """The annotators of rows by code, as a categorical over their names in sorted order.
+
+        Every grouping, sort and deduplication by annotator then reads integer codes, in the order the names would
+        sort.
+        """
+        names = np.array([str(a) for a in self.annotators.values], dtype=object)
+        order = np.argsort(names, kind="stable")
+        place = np.empty(len(order), dtype=np.intp)
+        place[order] = np.arange(len(order))
+        return categorical(place[codes], names[order])
+
+    def mapped(self, *, span_rows: bool = True, built: ScoredSpans | None = None) -> MappedControl:
+        """Every task's rows as one mapped control, for the project's full scores.
+
+        The rows are decoded as tables (:meth:`table`; no tuple per row).
+
+        A span-like control's span rows and submitters too; without
+        ``span_rows``, its units instead (:meth:`plugin.state.spans.SpanTasks.mapped`, ``built``'s when they are
+        current).
+        """
+        spans = (self.spans.mapped(self.level, rows=span_rows, built=built) if self.spans is not None
+                 else None)
+        return MappedControl(self.control, self.level, (),  # type: ignore[arg-type]
+                             categories=self.categories, ranked_records=() if self.ranked else None,
+                             spans=spans.spans if spans is not None else None,
+                             submitted=spans.submitted if spans is not None else None,
+                             lengths=spans.lengths if spans is not None else None,
+                             units=spans.units if spans is not None else None,
+                             tables=(self.table(self.records, ROW_COLUMNS, self.labels),
+                                     self.table(self.ranked, RANKED_COLUMNS, self._ranked_labels)
+                                     if self.ranked else None))
+
+    def live_summary(self, scoring: ScoringOptions, mapping: MappingOptions | None = None) -> dict[str, Any]:
+        """SPA with its bootstrap interval and alpha, from the running sums (what ``/status`` shows).
+
+        A span-like control adds ``f1``: ``{"exact", "overlap"}``, the mean over
+        annotator pairs of their F1 from the running per-pair sums
+        (:meth:`plugin.state.spans.SpanTasks.live_f1`).
+        """
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UndefinedMeasureWarning)
+            spa = self.sums.spa()
+            alpha = self.sums.alpha(level=self.level, values=self.values())  # type: ignore[arg-type]
+            counts = self.counts(list(self.records))[0]
+            interval = None
+            if not math.isnan(spa):
+                ci = spa_interval(counts.packed(), scoring)
+                interval = list(ci) if ci is not None else None
+            if self.level == "nominal":  # AC1 from the running sums, O(1)
+                ac = self.sums.gwet_ac1(n_categories=len(self.categories) if self.categories else None)
+            else:  # AC2 over the few ordered categories: the config's, or those holding a rating now
+                matrix, values = counts.dense(), self.values()
+                if self.categories is None and values is not None:
+                    used = self.sums.rated_columns()[: len(values)]
+                    matrix, values = matrix[:, used], values[used]
+                ac = gwet_ac(matrix, level=self.level, values=values).value if len(matrix) else math.nan
+        out = {"tag": self.control.tag, "level": self.level, "spa": number(spa), "ci": interval,
+               "alpha": number(alpha), "gwet": {"coefficient": "AC1" if self.level == "nominal" else "AC2",
+                                                "value": number(ac)},
+               "n_items": self.sums.n_items, "n_annotations": int(self.sums.n_annotations)}
+        if self.spans is not None:
+            out["f1"] = self.spans.live_f1(mapping or MappingOptions(), scoring)
+        return out

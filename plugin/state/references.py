@@ -1,0 +1,291 @@
+"""References: a task's ground truth and its models' predictions, scored against the annotators.
+
+Ground truth. An annotation with ``ground_truth: true`` is its task's
+reference: imported with the tasks (no annotator's work, see
+:mod:`plugin.mapping.annotations`), or marked by a reviewer on an annotator's
+annotation, which then stays that annotator's among the annotators and is the
+reference for the others on the task, never for its author. Label Studio keeps
+one per task; should a read carry several, the imported one is the reference,
+else the latest.
+
+Model predictions. A task's ``predictions`` grouped by ``model_version`` (an
+empty version is ``"(no version)"``); when a version predicted a task twice,
+the later prediction counts (by ``created_at``, then id). The task's *latest*
+model version is that of its latest prediction.
+
+Each reference is mapped together with the task's counted annotations, as one
+more annotator (keys :data:`GROUND_TRUTH` and ``model:<version>``), so its items
+are built exactly as the annotators' are: the same mapping and, for regions and
+spans, the same alignment.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from agreement.reference import REFERENCE_COLUMNS, against_reference, majority_labels, pairwise_kappa_mean
+from plugin.mapping.annotations import Skips, Submission, annotator_key, is_imported
+from plugin.settings import ScoringOptions
+
+__all__ = ["GROUND_TRUTH", "MODEL_PREFIX", "REFERENCE_PREFIX", "TaskReferences", "control_references", "is_reference",
+           "model_key", "reference_block", "reference_frame", "task_reference_shares", "task_references"]
+
+REFERENCE_PREFIX = "ref:"
+GROUND_TRUTH = "ref:ground_truth"
+MODEL_PREFIX = "ref:model:"
+NO_VERSION = "(no version)"
+
+
+def model_key(version: Any) -> str:
+    """The reference key of a model version."""
+    text = str(version).strip() if version is not None else ""
+    return f"{MODEL_PREFIX}{text or NO_VERSION}"
+
+
+def is_reference(annotator: str) -> bool:
+    """Whether an annotator key is a reference's."""
+    return annotator.startswith(REFERENCE_PREFIX)
+
+
+@dataclass(frozen=True)
+class TaskReferences:
+    """The references of one task.
+
+    Attributes
+    ----------
+    submissions : tuple of Submission
+        One per reference, its ``annotator`` the reference's key.
+    author : str or None
+        The annotator whose own annotation a reviewer marked as the ground truth (None when imported or absent).
+    latest_model : str or None
+        The key of the model version that predicted the task last.
+    """
+
+    submissions: tuple[Submission, ...] = ()
+    author: str | None = None
+    latest_model: str | None = None
+
+
+def _results(entry: Mapping[str, Any], what: str, skips: Skips) -> tuple[Mapping[str, Any], ...] | None:
+    results = entry.get("result")
+    if not isinstance(results, list):
+        skips.add(f"{what} whose result is not a list")
+        return None
+    kept = tuple(r for r in results if isinstance(r, Mapping))
+    if len(kept) != len(results):
+        skips.add(f"{what} result item that is not an object", len(results) - len(kept))
+    return kept
+
+
+def _when(entry: Mapping[str, Any]) -> tuple[str, int]:
+    identifier = entry.get("id")
+    return (str(entry.get("created_at") or entry.get("updated_at") or ""),
+            identifier if isinstance(identifier, int) and not isinstance(identifier, bool) else 0)
+
+
+def task_references(task: Mapping[str, Any], identifier: int, skips: Skips) -> TaskReferences:
+    """The ground truth and the latest prediction of each model version of ``task``.
+
+    What cannot be used is counted in ``skips``.
+
+    >>> task = {"annotations": [{"id": 1, "completed_by": 4, "ground_truth": True, "updated_by": 4, "result": []}],
+    ...         "predictions": [{"id": 7, "model_version": "v1", "created_at": "2026-01-02", "result": []},
+    ...                         {"id": 5, "model_version": "v1", "created_at": "2026-01-01", "result": []}]}
+    >>> refs = task_references(task, 3, Skips())
+    >>> [s.annotator for s in refs.submissions], refs.author, refs.latest_model, refs.submissions[1].annotation
+    (['ref:ground_truth', 'ref:model:v1'], '4', 'ref:model:v1', 7)
+    """
+    out: list[Submission] = []
+    truths = []
+    annotations = task.get("annotations")
+    for annotation in annotations if isinstance(annotations, list) else ():
+        if isinstance(annotation, Mapping) and annotation.get("ground_truth") is True \
+                and not annotation.get("was_cancelled"):
+            truths.append(annotation)
+    author = None
+    if truths:
+        truth = max(truths, key=lambda a: (is_imported(a), _when(a)))
+        results = _results(truth, "ground truth", Skips())  # its own skips are counted as an annotation's
+        if results is not None:
+            author = None if is_imported(truth) else annotator_key(truth.get("completed_by"))
+            out.append(Submission(task=identifier, annotation=_when(truth)[1], annotator=GROUND_TRUTH,
+                                  results=results, created_at=_when(truth)[0], updated_at=_when(truth)[0]))
+    predictions = task.get("predictions")
+    if predictions is not None and not isinstance(predictions, list):
+        skips.add("task whose predictions are not a list")
+        predictions = []
+    latest: dict[str, Mapping[str, Any]] = {}
+    for prediction in predictions or ():
+        if isinstance(prediction, int) and not isinstance(prediction, bool):
+            skips.add("prediction given by its id only (Label Studio's quick JSON export; export a snapshot with "
+                      "predictions included to score model versions)")
+            continue
+        if not isinstance(prediction, Mapping):
+            skips.add("prediction that is not an object")
+            continue
+        key = model_key(prediction.get("model_version"))
+        previous = latest.get(key)
+        if previous is not None:
+            skips.add("older prediction of the same model version on a task (the latest counts)")
+            if _when(previous) > _when(prediction):
+                continue
+        latest[key] = prediction
+    newest = None
+    for key, prediction in sorted(latest.items()):
+        results = _results(prediction, "prediction", skips)
+        if results is None:
+            continue
+        out.append(Submission(task=identifier, annotation=_when(prediction)[1], annotator=key, results=results,
+                              created_at=_when(prediction)[0], updated_at=_when(prediction)[0]))
+        if newest is None or _when(prediction) > _when(latest[newest]):
+            newest = key
+    return TaskReferences(tuple(out), author, newest)
+
+
+def _without_authors(people: pd.DataFrame, authors: Mapping[int, str]) -> pd.DataFrame:
+    """The annotators' rows without a reviewer-marked ground truth's author on their task."""
+    if not authors:
+        return people
+    author = people["task"].map(authors)
+    return people[author.isna() | (author != people["annotator"])]
+
+
+def _keyed(frame: pd.DataFrame) -> pd.DataFrame:
+    """Items numbered by task and item, so one item id on two tasks never meets."""
+    return frame.assign(item=frame.groupby(["task", "item"], sort=False).ngroup().to_numpy())
+
+
+def task_reference_shares(rows: pd.DataFrame, authors: Mapping[int, str], latest: Mapping[int, str]
+                          ) -> dict[int, dict[str, float]]:
+    """Per task, the shares of the annotators' labels that equal the references' labels.
+
+    ``ground_truth`` is the share of the annotators' labels equal to the ground truth's on the same items, and
+    ``prediction`` the same against the task's latest model version (where each exists).
+
+    ``rows`` are a control's rows mapped with the references (``task``, ``item``, ``annotator``, ``label``).
+    """
+    out: dict[int, dict[str, float]] = {}
+    if rows.empty:
+        return out
+    refs = rows["annotator"].str.startswith(REFERENCE_PREFIX).to_numpy()
+    everyone = rows[~refs]
+    wanted = rows["task"].map(latest)
+    for name, reference in (("ground_truth", rows[rows["annotator"] == GROUND_TRUTH]),
+                            ("prediction", rows[refs & (rows["annotator"] == wanted).to_numpy()])):
+        if reference.empty:
+            continue
+        people = _without_authors(everyone, authors) if name == "ground_truth" else everyone
+        merged = people.merge(reference[["task", "item", "label"]].rename(columns={"label": "reference"}),
+                              on=["task", "item"], how="inner")
+        merged = merged[merged["label"].notna() & merged["reference"].notna()]
+        shares = (merged["label"] == merged["reference"]).groupby(merged["task"]).mean()
+        for task, share in shares.items():
+            out.setdefault(int(task), {})[name] = round(float(share), 6)
+    return out
+
+
+def _number(value: Any) -> float | None:
+    value = float(value)
+    return None if math.isnan(value) else round(value, 6)
+
+
+def _rows(table: pd.DataFrame, people: Mapping[str, str]) -> list[dict[str, Any]]:
+    out = []
+    for record in table.to_dict("records"):
+        row: dict[str, Any] = {"annotator": str(record["annotator"]),
+                               "name": people.get(str(record["annotator"]), str(record["annotator"])),
+                               "n_items": int(record["n_items"])}
+        for column in REFERENCE_COLUMNS[2:]:
+            row[column] = _number(record[column])
+        for column in ("with_others", "n_pairs"):
+            if column in record:
+                row[column] = _number(record[column]) if column == "with_others" else int(record[column])
+        out.append(row)
+    return out
+
+
+def reference_block(rows: pd.DataFrame, authors: Mapping[int, str], *, level: str,
+                    categories: Sequence[Any] | None = None, values: Sequence[float] | None = None,
+                    confidence: float = 0.95, people: Mapping[str, str] | None = None,
+                    min_gt_accuracy: float | None = None, min_gt_items: int = 10) -> dict[str, Any] | None:
+    """A control's ``references`` block, or None when the control has no reference.
+
+    The block sets the annotators against the ground truth, and each model version against the annotators: each
+    annotator against it, the mean kappa beside the annotators' own mean pairwise kappa on the same tasks,
+    agreement with their majority, and each annotator's agreement with the other annotators beside that with the
+    model.
+
+    With ``min_gt_accuracy``, annotators with at least ``min_gt_items`` ground-truth items whose agreement with
+    it is below it are listed in ``ground_truth.below`` (the accuracy for nominal labels; for ordered ones the
+    weighted agreement, so a 4 against a 5 is not a miss).
+    """
+    is_ref = rows["annotator"].str.startswith(REFERENCE_PREFIX).to_numpy()
+    if not is_ref.any():
+        return None
+    people = people or {}
+    keyed = _keyed(rows)
+    options: dict[str, Any] = {"level": level, "values": values, "categories": categories, "confidence": confidence}
+    out: dict[str, Any] = {}
+    everyone, references = keyed[~is_ref], keyed[is_ref]
+    by_reference = dict(iter(references.groupby("annotator", sort=True)))
+    truth = by_reference.get(GROUND_TRUTH, references.iloc[:0])
+    if len(truth):
+        annotators = _without_authors(everyone, authors)
+        table = against_reference(annotators, truth[["item", "label"]], **options)
+        block: dict[str, Any] = {"n_tasks": int(truth["task"].nunique()), "annotators": _rows(table, people)}
+        if min_gt_accuracy is not None:
+            # The agreement the flags use: the accuracy for nominal labels, Gwet-weighted for ordered ones.
+            low = table[(table["n_items"] >= min_gt_items) & (table["agreement"] < min_gt_accuracy)]
+            block["below"] = sorted(str(a) for a in low["annotator"])
+            block["min_accuracy"], block["min_items"] = min_gt_accuracy, min_gt_items
+        out["ground_truth"] = block
+    models: dict[str, Any] = {}
+    for key, model in by_reference.items():
+        if not str(key).startswith(MODEL_PREFIX):
+            continue
+        predicted = everyone[everyone["task"].isin(model["task"].unique())]
+        table = against_reference(predicted, model[["item", "label"]], **options)
+        human_mean, others = pairwise_kappa_mean(predicted, level=level, values=values, categories=categories)
+        table = table.merge(others, on="annotator", how="left")
+        kappa_mean = float(table["kappa"].mean()) if len(table) and table["kappa"].notna().any() else math.nan
+        majority = majority_labels(predicted)
+        versus = against_reference(majority.assign(annotator="majority"), model[["item", "label"]], **options)
+        confusion = majority.merge(model[["item", "label"]].rename(columns={"label": "model"}), on="item")
+        models[key[len(MODEL_PREFIX):]] = {
+            "n_tasks": int(model["task"].nunique()),
+            "annotators": _rows(table, people),
+            "kappa_mean": _number(kappa_mean), "human_kappa_mean": _number(human_mean),
+            "ratio": _number(kappa_mean / human_mean) if human_mean and not math.isnan(human_mean) else None,
+            "majority": _rows(versus, {"majority": "annotators' majority"})[0] if len(versus) else None,
+            "confusion": [{"model": str(m), "majority": str(h), "n_items": int(n)} for (m, h), n in
+                          confusion.groupby(["model", "label"]).size().items()],
+        }
+    if models:
+        out["models"] = models
+    return out or None
+
+
+def reference_frame(records: Iterable[tuple[Any, ...]]) -> pd.DataFrame:
+    """Rows mapped with the references as a table (typed when empty)."""
+    table = pd.DataFrame(list(records), columns=["task", "item", "annotator", "label"])
+    table["task"] = table["task"].astype(np.int64)
+    table["item"] = table["item"].astype(str)
+    table["annotator"] = table["annotator"].astype(str)
+    return table
+
+
+def control_references(rows: Sequence[tuple[Any, ...]], authors: Mapping[int, str], *, level: str,
+                       categories: tuple[Any, ...] | None, scoring: ScoringOptions,
+                       people: Mapping[str, str] | None = None) -> dict[str, Any] | None:
+    """A control's ``references`` block from its rows mapped with the references (None without any)."""
+    if not rows:
+        return None
+    return reference_block(reference_frame(rows), authors, level=level, categories=categories,
+                           confidence=scoring.confidence, min_gt_accuracy=scoring.min_gt_accuracy,
+                           min_gt_items=scoring.min_gt_items, people=people)

@@ -1,0 +1,132 @@
+"""What the report and the sync summary read.
+
+That is a project's scores, and the snapshot they are scored from.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import pandas as pd
+
+from agreement.gamma import ExpectedDisorder
+from agreement.span_f1 import SpanF1
+from plugin.mapping import MappedControl
+from plugin.mapping.annotations import Skips
+from plugin.settings import MappingOptions, ScoringOptions
+from plugin.state.references import (
+    control_references,
+)
+from plugin.state.scoring import (
+    ControlScore,
+    score_control,
+)
+from plugin.state.task_scores import TaskScores
+
+__all__ = ["ProjectScores", "ProjectSnapshot"]
+
+
+@dataclass(frozen=True)
+class ProjectScores:
+    """Everything scored from a project's state at one moment (the sync summary and the report read this).
+
+    Attributes
+    ----------
+    controls : dict of str to ControlScore
+    tasks : TaskScores
+    skips : Skips
+    n_annotations : int
+        Counted annotations over all tasks.
+    annotators : tuple of str
+    config : dict
+        Per control with any: the ``problems`` that made it skipped, and ``notes``.
+    """
+
+    controls: dict[str, ControlScore]
+    tasks: TaskScores
+    skips: Skips
+    n_annotations: int
+    annotators: tuple[str, ...]
+    config: dict[str, dict[str, list[str]]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ProjectSnapshot:
+    """What the project's full scores are computed from, taken in one cheap step.
+
+    Taking it costs O(annotations), with no scoring.
+
+    The service takes it under the project's lock and scores it after
+    releasing the lock, so events do not wait for the bootstrap.
+
+    Attributes
+    ----------
+    mapped : dict of str to MappedControl
+        Every task's rows, per control.
+    tasks : TaskScores
+    skips : Skips
+    n_annotations : int
+    annotators : tuple of str
+    config : dict
+    times : DataFrame
+        ``task``, ``annotator`` and ``time`` (UTC) of every counted
+        annotation (:meth:`ProjectState.annotation_times`).
+    scoring : ScoringOptions
+    mapping : MappingOptions
+        Its ``span_jaccard`` is the Jaccard of overlap F1.
+    expected : dict of str to ExpectedDisorder
+        Per span-like control, gamma's expected disorder as sampled when
+        every task was scored (so that it is sampled once per pass).
+    observed : dict of str to float
+        Per span-like control, gamma's observed disorder from every task's
+        held best alignment (so that no task is aligned twice).
+    span_f1 : dict of str to dict
+        Per span-like control whose tasks were all scored in one block when
+        the snapshot was taken: per match, the pairwise F1 counts of every
+        continuum (so that no span is matched twice).
+    references : dict of str to tuple
+        Per control with references, the rows mapped with them (see
+        :attr:`ControlState.references`).
+    reference_authors : dict of int to str
+        Per task whose ground truth a reviewer marked, its author.
+    """
+
+    mapped: dict[str, MappedControl]
+    tasks: TaskScores
+    skips: Skips
+    n_annotations: int
+    annotators: tuple[str, ...]
+    config: dict[str, dict[str, list[str]]]
+    times: pd.DataFrame = field(compare=False)
+    scoring: ScoringOptions
+    mapping: MappingOptions = field(default_factory=MappingOptions)
+    expected: dict[str, ExpectedDisorder] = field(default_factory=dict)
+    observed: dict[str, float] = field(default_factory=dict)
+    span_f1: dict[str, dict[str, SpanF1]] = field(default_factory=dict, compare=False)
+    references: dict[str, tuple[tuple[Any, ...], ...]] = field(default_factory=dict)
+    reference_authors: dict[int, str] = field(default_factory=dict)
+
+    def reference_scores(self, name: str) -> dict[str, Any] | None:
+        """The control's ``references`` block, None without any.
+
+        See :func:`plugin.state.references.reference_block`.
+        """
+        mapped = self.mapped[name]
+        return control_references(self.references.get(name, ()), self.reference_authors, level=mapped.level,
+                                  categories=mapped.categories, scoring=self.scoring)
+
+    def scores(self) -> ProjectScores:
+        """The full project scores and every task's scores.
+
+        The project scores are the kappa family, augmented kappa, per label, span measures and references.
+        """
+        return ProjectScores(
+            controls={name: replace(score_control(mapped, self.scoring, span_jaccard=self.mapping.span_jaccard,
+                                                  expected=self.expected.get(name),
+                                                  observed=self.observed.get(name),
+                                                  f1_counts=self.span_f1.get(name)),
+                                    references=self.reference_scores(name))
+                      for name, mapped in self.mapped.items()},
+            tasks=self.tasks, skips=self.skips, n_annotations=self.n_annotations, annotators=self.annotators,
+            config=self.config)
