@@ -27,6 +27,9 @@ Items are stored sparse (their non-zero columns), so memory is
 O(annotations + categories), never items x categories; each item is one
 ``bytes`` object of its columns and counts (about 70 bytes for an item of two
 labels, where two small arrays took 230), since a project holds millions.
+
+:class:`RunningAgreement` has more than 20 methods because every measure it offers reads the same sums, and every
+change keeps all of them in step: splitting it would copy the sums between objects on every event.
 """
 
 from __future__ import annotations
@@ -365,11 +368,6 @@ class RunningAgreement:
         x = np.zeros(self._size)
         x[entry[0]] = entry[1]
         return x
-
-    def count_matrix(self) -> tuple[list[Hashable], NDArray[np.float64]]:
-        """All items and their counts, for a batch computation over the same data."""
-        keys = list(self._items)
-        return keys, self.dense(keys)
 
     def dense(self, keys: Sequence[Hashable]) -> NDArray[np.float64]:
         """The counts of ``keys`` (known items) as a dense matrix, with shape (len(keys), n_categories)."""
