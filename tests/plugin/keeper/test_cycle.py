@@ -7,7 +7,7 @@ from plugin.keeper.monitor import ProjectMonitor
 from plugin.keeper.tabs import below_ground_truth
 from plugin.settings import MappingOptions, ReviewOptions, ScoringOptions
 from plugin.state.saved import StateFiles
-from tests.plugin.test_service import SECRET, FakeLabelStudio, annotation
+from tests.plugin.fake_label_studio import SECRET, FakeLabelStudio, annotation
 
 SCORING = ScoringOptions(n_resamples=50, min_gt_accuracy=0.7, min_gt_items=2)
 

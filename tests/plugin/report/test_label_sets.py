@@ -16,7 +16,7 @@ from plugin.settings import MappingOptions, ScoringOptions
 from plugin.state.project import ProjectState
 
 # Label Studio's own template (tests/data/templates/SOURCES), made multi-path as teams use it.
-CONFIG = (Path(__file__).resolve().parents[1] / "data" / "templates" / "natural-language-processing__taxonomy.xml"
+CONFIG = (Path(__file__).resolve().parents[2] / "data" / "templates" / "natural-language-processing__taxonomy.xml"
           ).read_text().replace('<Taxonomy name="taxonomy" toName="text">',
                                 '<Taxonomy name="taxonomy" toName="text" maxUsages="3">')
 ARCHAEA, BACTERIA, HUMAN = ["Archaea"], ["Bacteria"], ["Eukarya", "Human"]

@@ -12,8 +12,7 @@ from plugin.settings import MappingOptions, ScoringOptions
 from plugin.state.project import ProjectState
 from plugin.state.saved import StateFiles, state_path
 from plugin.summary import saved_state_lines, summary_text, sync_summary
-from tests.plugin.test_service import SECRET, FakeLabelStudio, annotation
-from tests.plugin.test_state import CONTROLS
+from tests.plugin.fake_label_studio import CONTROLS, SECRET, FakeLabelStudio, annotation
 
 SCORING = ScoringOptions(n_resamples=50)
 

@@ -6,7 +6,7 @@ from plugin.keeper.monitor import ProjectMonitor
 from plugin.keeper.passes import full_pass
 from plugin.keeper.writer import TaskWriter
 from plugin.settings import MappingOptions, ScoringOptions
-from tests.plugin.test_service import FakeLabelStudio, annotation
+from tests.plugin.fake_label_studio import FakeLabelStudio, annotation
 
 
 @pytest.fixture

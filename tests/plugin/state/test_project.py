@@ -14,14 +14,8 @@ from agreement import UndefinedMeasureWarning
 from plugin.mapping.labelconfig import parse_label_config
 from plugin.settings import MappingOptions, ScoringOptions
 from plugin.state.project import ProjectState
+from tests.plugin.fake_label_studio import CONTROLS
 
-CONFIG = """<View><Text name="text" value="$text"/>
-<Choices name="sentiment" toName="text"><Choice value="pos"/><Choice value="neg"/><Choice value="neu"/></Choices>
-<Choices name="topics" toName="text" choice="multiple"><Choice value="a"/><Choice value="b"/></Choices>
-<Labels name="ner" toName="text"><Label value="PER"/><Label value="ORG"/></Labels>
-<Rating name="quality" toName="text" maxRating="4"/>
-<Number name="score" toName="text"/></View>"""
-CONTROLS = parse_label_config(CONFIG)
 SCORING = ScoringOptions(n_resamples=20)
 SPANS = ((0, 5), (6, 10), (3, 8))
 
