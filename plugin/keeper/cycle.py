@@ -56,12 +56,12 @@ class Cycle:
     errors: list[tuple[str, str]] = field(default_factory=list)
 
 
-def _restore(monitor: ProjectMonitor, files: StateFiles, controls: Mapping[str, Control], cycle: Cycle) -> None:
+def _restore(monitor: ProjectMonitor, files: StateFiles, controls: Mapping[str, Control]) -> dict[str, Any]:
     """Put the project's saved state in place (:meth:`ProjectMonitor.restore_saved`); say what happened."""
     started = time.perf_counter()
-    cycle.refused = monitor.restore_saved(files, controls)
-    cycle.restore = "refused" if cycle.refused is not None else "restored" if monitor.restored() else "missing"
-    cycle.restore_seconds = time.perf_counter() - started
+    refused = monitor.restore_saved(files, controls)
+    return {"restore": "refused" if refused is not None else "restored" if monitor.restored() else "missing",
+            "refused": refused, "restore_seconds": time.perf_counter() - started}
 
 
 def _published(monitor: ProjectMonitor, people: Mapping[str, str]) -> dict[str, Any]:
@@ -139,20 +139,18 @@ def run_cycle(client: LabelStudioClient, monitor: ProjectMonitor, controls: Mapp
     LabelStudioError
         If the project cannot be read; the state in place stays.
     """
-    restore = None
+    restored: dict[str, Any] = {}
     if files is not None and full_read:
         monitor.record_saved_state("not used", {"at": now_iso(), "reason": "a full read was asked (--full-read)"})
     elif files is not None and not monitor.saved_state():  # the monitor's first cycle: none tried yet
         if controls is None:
             controls = parse_label_config(client.label_config(monitor.project))
-        restore = Cycle(read=PassReport(started_at=now_iso()))
-        _restore(monitor, files, controls, restore)
+        restored = _restore(monitor, files, controls)
     if review_tab:
         ensure_review_tab(client, monitor.project, monitor.review)
     read = full_pass(client, monitor, controls=controls, max_rate=max_rate, progress=progress,
                      incremental=incremental(monitor, full_pass_every=full_pass_every))
-    cycle = Cycle(read=read) if restore is None else restore
-    cycle.read = read
+    cycle = Cycle(read=read, **restored)
     if write is not None and read.stale:
         write(read.stale)
     if people is not None:
