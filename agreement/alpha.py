@@ -36,7 +36,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from agreement.counts import LabelCounts, as_count_matrix
-from agreement.itemsums import n_batches, pairable_inverse, row_blocks, row_sums
+from agreement.itemsums import n_batches, pairable_inverse, row_blocks, row_sums, weighted_sum
 from agreement.undefined import warn_undefined
 
 __all__ = [
@@ -206,8 +206,8 @@ def _interval_sums(x: NDArray[np.float64], w: NDArray[np.float64] | None, v: NDA
         terms = n * s2
         terms -= s1 * s1
         terms /= np.maximum(n - 1.0, 1.0)
-        observed += pairable @ terms
-        moments += pairable @ block.moments.T
+        observed += weighted_sum(pairable, terms)
+        moments += weighted_sum(pairable, block.moments.T)
     observed = 2.0 * np.maximum(observed, 0.0)
     total, t1, t2 = moments.T
     return observed, np.maximum(2.0 * (total * t2 - t1**2), 0.0), total
@@ -226,7 +226,7 @@ def _sums(x: NDArray[np.float64], w: NDArray[np.float64] | None, metric: Metric
     totals = np.zeros((batches, x.shape[1]))
     if metric.order is not None:
         for block in row_blocks(x, w):
-            totals += (block.w * (block.n >= 2)) @ block.x
+            totals += weighted_sum(block.w * (block.n >= 2), block.x)
         parts = [_interval_sums(x, None if w is None else w[b:b + 1], ranks)
                  for b, ranks in enumerate(_midranks(totals, metric.order))]
         observed, expected, total = (np.concatenate(values) for values in zip(*parts, strict=True))
@@ -235,14 +235,14 @@ def _sums(x: NDArray[np.float64], w: NDArray[np.float64] | None, metric: Metric
     delta = metric.delta
     for block in row_blocks(x, w, squares=delta is None):
         pairable = block.w * (block.n >= 2)
-        totals += pairable @ block.x
+        totals += weighted_sum(pairable, block.x)
         if delta is None:
             terms = block.n * block.n
             terms -= block.q
         else:
             terms = ((block.x @ delta) * block.x).sum(axis=1)
         terms /= np.maximum(block.n - 1.0, 1.0)
-        observed += pairable @ terms
+        observed += weighted_sum(pairable, terms)
     total = totals.sum(axis=1)
     if delta is None:
         expected = total**2 - (totals**2).sum(axis=1)

@@ -38,9 +38,9 @@ from typing import Literal, NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.stats import t as student_t
 
 from agreement.counts import LabelCounts
+from agreement.itemsums import BLOCK_CELLS
 from agreement.undefined import warn_undefined
 
 __all__ = ["GwetEstimate", "agreement_weights", "fleiss_gwet", "gwet_ac", "gwet_batch"]
@@ -159,13 +159,22 @@ def _estimate(counts: ArrayLike | LabelCounts, weights: NDArray[np.float64] | No
     if not 0 < confidence < 1:
         raise ValueError(f"The confidence must lie between 0 and 1; got {confidence}.")
     weight_sum = float(q) if weights is None else float(weights.sum())
-    ones = np.ones(q)
+    # A block's columns, each contiguous, summed by numpy's own loops and not BLAS, whose threads only slow a
+    # machine with busy cores down (agreement.itemsums); this also converts integer counts a block at a time.
+    rows = max(64, min(_BLOCK, BLOCK_CELLS // max(q, 1)))
+    buffer = np.empty((q, min(rows, n_rows)))
+
+    def columns(start: int) -> NDArray[np.float64]:
+        """The columns of rows ``start`` to ``start + rows``, shape ``(q, m)``, in the buffer the next block reuses."""
+        block = buffer[:, :min(rows, n_rows - start)]
+        np.copyto(block, x[start:start + rows].T, casting="unsafe")
+        return block
 
     def sums(block: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
         """Per item: r_i, sum_k r_ik (r*_ik - 1), and 1 / r_i (0 for unrated items); row products only."""
-        r = block @ ones
-        star = block if weights is None else block @ weights.T
-        within = np.einsum("ij,ij->i", block, star) - r
+        r = np.add.reduce(block, axis=0)
+        star = block if weights is None else np.einsum("kj,ji->ki", weights, block)
+        within = np.einsum("ji,ji->i", block, star) - r
         inverse = np.divide(1.0, r, out=np.zeros_like(r), where=r >= 1)
         return r, within, inverse
 
@@ -173,15 +182,15 @@ def _estimate(counts: ArrayLike | LabelCounts, weights: NDArray[np.float64] | No
     n1 = n2 = 0
     agreement = 0.0
     pi_sum = np.zeros(q)
-    for start in range(0, n_rows, _BLOCK):
-        block = np.asarray(x[start:start + _BLOCK], dtype=np.float64)
+    for start in range(0, n_rows, rows):
+        block = columns(start)
         _check_block(block)
         r, within, inverse = sums(block)
         pair_inverse = np.divide(1.0, r * (r - 1.0), out=np.zeros_like(r), where=r >= 2)
         n1 += int(np.count_nonzero(inverse))
         n2 += int(np.count_nonzero(pair_inverse))
-        agreement += float(within @ pair_inverse)
-        pi_sum += inverse @ block
+        agreement += float(np.add.reduce(within * pair_inverse))
+        pi_sum += np.add.reduce(block * inverse, axis=1)
     if n2 == 0:
         return _undefined(name, "no item has two or more ratings", n1)
     pi = pi_sum / n1
@@ -200,17 +209,23 @@ def _estimate(counts: ArrayLike | LabelCounts, weights: NDArray[np.float64] | No
         item_chance_of = pi if weights is None else (weights @ pi + weights.T @ pi) / 2.0
     spread = 0.0
     scale = (n1 / n2) / (1.0 - expected)
-    for start in range(0, n_rows, _BLOCK):
-        block = np.asarray(x[start:start + _BLOCK], dtype=np.float64)
+    for start in range(0, n_rows, rows):
+        block = columns(start)
         r, within, inverse = sums(block)
         paired = r >= 2
         item_observed = np.divide(within, r * (r - 1.0), out=np.zeros_like(r), where=paired)
         item_value = scale * (item_observed - expected * paired)
-        item_chance = (block @ item_chance_of) * inverse
+        item_chance = np.einsum("j,ji->i", item_chance_of, block) * inverse
         linearised = item_value - 2.0 * (1.0 - value) * (item_chance - expected) / (1.0 - expected) - value
-        spread += float(linearised[inverse > 0] @ linearised[inverse > 0])
+        rated = linearised[inverse > 0]
+        spread += float(np.add.reduce(rated * rated))
     std_error = math.sqrt(spread / (n1 * (n1 - 1.0))) if n1 > 1 else math.nan
-    half = float(student_t.ppf(0.5 + confidence / 2.0, n1 - 1)) * std_error if n1 > 1 else math.nan
+    if n1 > 1:
+        from scipy.stats import t as student_t  # here: scipy.stats takes longer to import than the rest of the package
+
+        half = float(student_t.ppf(0.5 + confidence / 2.0, n1 - 1)) * std_error
+    else:
+        half = math.nan
     return GwetEstimate(float(value), float(observed), expected, std_error, max(-1.0, value - half),
                         min(1.0, value + half), n1)
 

@@ -42,7 +42,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from agreement.counts import LabelCounts, as_contingency_table, as_count_matrix
-from agreement.itemsums import item_agreement_terms, n_batches, row_blocks, row_sums
+from agreement.itemsums import item_agreement_terms, n_batches, row_blocks, row_sums, weighted_sum
 from agreement.undefined import warn_undefined
 
 __all__ = [
@@ -299,8 +299,8 @@ def fleiss_batch(x: NDArray[np.float64], w: NDArray[np.float64] | None) -> NDArr
     for block in row_blocks(x, w, squares=True):
         pairable = block.w * (block.n >= 2)
         n_items += pairable.sum(axis=1)
-        agreement += pairable @ item_agreement_terms(block.n, block.q)
-        totals += pairable @ block.x
+        agreement += weighted_sum(pairable, item_agreement_terms(block.n, block.q))
+        totals += weighted_sum(pairable, block.x)
     grand = totals.sum(axis=1)
     observed = agreement / np.where(n_items > 0, n_items, 1.0)
     expected = ((totals / np.where(grand > 0, grand, 1.0)[:, None]) ** 2).sum(axis=1)

@@ -40,7 +40,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from agreement.counts import LabelCounts, as_count_matrix
-from agreement.itemsums import item_agreement_terms, n_batches, row_blocks, row_sums
+from agreement.itemsums import item_agreement_terms, n_batches, row_blocks, row_sums, weighted_sum
 from agreement.undefined import warn_undefined
 
 __all__ = ["WeighingScheme", "item_agreement", "item_agreement_variance", "spa", "spa_batch", "spa_weights"]
@@ -195,7 +195,8 @@ def spa_batch(
     numerator = np.zeros(n_batches(w))
     denominator = np.zeros(n_batches(w))
     if weights == "inv_var_class":
-        totals = sum((block.w @ block.x for block in row_blocks(x, w)), np.zeros((n_batches(w), x.shape[1])))
+        totals = sum((weighted_sum(block.w, block.x) for block in row_blocks(x, w)),
+                     np.zeros((n_batches(w), x.shape[1])))
         with np.errstate(divide="ignore", invalid="ignore"):
             probabilities = (totals / totals.sum(axis=1, keepdims=True))[:, None, :]
         for block in row_blocks(x, w, squares=True):
@@ -207,8 +208,8 @@ def spa_batch(
         for block in row_blocks(x, w, squares=True):
             pairable = block.w * (block.n >= 2)
             weighted, k = _weighted_agreement(block.n, block.q, weights)
-            numerator += pairable @ weighted
-            denominator += pairable @ k
+            numerator += weighted_sum(pairable, weighted)
+            denominator += weighted_sum(pairable, k)
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(denominator > 0, numerator / np.where(denominator > 0, denominator, 1.0), np.nan)
 

@@ -79,7 +79,7 @@ def main() -> None:
     data = simulate(args.tasks)
     codes = (data["items"], data["annotators"], data["labels"])
     ours, fit = best_of(args.repeat, lambda: dawid_skene(*codes, n_labels=5))
-    vote_time, vote = best_of(args.repeat, lambda: majority_vote(data["items"], data["labels"], n_labels=5))
+    vote_time, _ = best_of(args.repeat, lambda: majority_vote(data["items"], data["labels"], n_labels=5))
     with tempfile.TemporaryDirectory() as folder:
         source, target = Path(folder) / "annotations.npz", Path(folder) / "crowdkit.json"
         np.savez(source, **data)

@@ -23,8 +23,8 @@ def test_every_exported_name_is_importable_and_a_function_or_a_class(name):
 
 def test_all_is_sorted_and_names_everything_the_package_binds():
     assert agreement.__all__ == sorted(set(agreement.__all__))
-    bound = {name for name, value in vars(agreement).items()
-             if not name.startswith("_") and not isinstance(value, types.ModuleType)}
+    bound = {name for name in dir(agreement)
+             if not name.startswith("_") and not isinstance(getattr(agreement, name), types.ModuleType)}
     assert bound == set(agreement.__all__)
 
 
