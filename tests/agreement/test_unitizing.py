@@ -182,7 +182,10 @@ def brute_force_u_alpha(units: Units) -> tuple[float, float, float]:
 
     o = coincidences[:n_lab, :n_lab]
     n, margin = o.sum(), o.sum(axis=1)
-    coding = np.nan if n <= 1 else 1 - ((n - np.trace(o)) / n) / ((n ** 2 - np.sum(margin ** 2)) / (n * (n - 1)))
+    # undefined, as the measure is, where every position two coders put in units has one label (the expected
+    # disagreement is 0; counted in floats it may come out as a tiny number of either sign)
+    spread = n ** 2 - np.sum(margin ** 2)
+    coding = np.nan if n <= 1 or spread <= 1e-9 * n ** 2 else 1 - ((n - np.trace(o)) / n) / (spread / (n * (n - 1)))
     return alpha(coincidences, weights), alpha(binary, binary_weights), coding
 
 

@@ -94,11 +94,7 @@ def agreement_image(request):
 BUILD_SECONDS = pytest.StashKey[float]()
 
 
-@pytest.fixture(scope="session")
-def label_studio_template(tmp_path_factory):
-    return localserver.migrated_template(tmp_path_factory.mktemp("label-studio-template"), command=LABEL_STUDIO_BIN)
-
-
+# label_studio_template, the session's migrated data dir, is tests/conftest.py's: the integration tier's too.
 @pytest.fixture
 def label_studio(label_studio_template, tmp_path_factory):
     server = localserver.start_copy(label_studio_template, tmp_path_factory.mktemp("label-studio") / "server",

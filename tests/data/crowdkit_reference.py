@@ -63,14 +63,15 @@ def record(name, seed, **options):
 
 
 PROJECTS = [
-    ("annotator qualities", 1, dict(n_tasks=300, priors=[0.5, 0.3, 0.2], accuracies=[0.95, 0.9, 0.8, 0.6, 0.45, 0.35])),
-    ("a rare label", 2, dict(n_tasks=400, priors=[0.9, 0.08, 0.02], accuracies=[0.9, 0.85, 0.8, 0.7, 0.6])),
-    ("many labels", 3, dict(n_tasks=250, priors=list(np.full(12, 1 / 12)),
-                            accuracies=[0.9, 0.85, 0.8, 0.75, 0.7, 0.6, 0.5, 0.4])),
-    ("two annotations a task", 4, dict(n_tasks=200, priors=[0.6, 0.4], accuracies=[0.9, 0.7, 0.55],
-                                       per_task=(2,))),
-    ("ground truth on a tenth", 5, dict(n_tasks=300, priors=[0.4, 0.35, 0.25], accuracies=[0.9, 0.8, 0.65, 0.5, 0.4],
-                                        known_share=0.1)),
+    ("annotator qualities", 1,
+     {"n_tasks": 300, "priors": [0.5, 0.3, 0.2], "accuracies": [0.95, 0.9, 0.8, 0.6, 0.45, 0.35]}),
+    ("a rare label", 2, {"n_tasks": 400, "priors": [0.9, 0.08, 0.02], "accuracies": [0.9, 0.85, 0.8, 0.7, 0.6]}),
+    ("many labels", 3,
+     {"n_tasks": 250, "priors": list(np.full(12, 1 / 12)), "accuracies": [0.9, 0.85, 0.8, 0.75, 0.7, 0.6, 0.5, 0.4]}),
+    ("two annotations a task", 4,
+     {"n_tasks": 200, "priors": [0.6, 0.4], "accuracies": [0.9, 0.7, 0.55], "per_task": (2,)}),
+    ("ground truth on a tenth", 5,
+     {"n_tasks": 300, "priors": [0.4, 0.35, 0.25], "accuracies": [0.9, 0.8, 0.65, 0.5, 0.4], "known_share": 0.1}),
 ]
 
 if __name__ == "__main__":

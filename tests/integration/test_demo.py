@@ -3,6 +3,8 @@
 import shutil
 import socket
 
+import pytest
+
 from plugin.cli import main
 from plugin.labelstudio.localserver import free_port
 from tests.integration.conftest import LABEL_STUDIO_BIN
@@ -13,6 +15,7 @@ def port_is_free(port):
         return sock.connect_ex(("127.0.0.1", port)) != 0
 
 
+@pytest.mark.slow
 def test_demo_runs_twice_and_stops_everything(label_studio_template, tmp_path, capsys):
     data_dir = tmp_path / "demo"
     shutil.copytree(label_studio_template, data_dir / "label-studio")  # skip the first migration in the test

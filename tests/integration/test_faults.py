@@ -111,6 +111,7 @@ def assert_converges(world):
         assert world["admin"].tasks.get(id=str(task)).meta["origin"] == world["tasks"].index(task)
 
 
+@pytest.mark.slow
 def test_proxy_faults_during_traffic(world):
     proxy = world["proxy"]
     proxy.fail(503, method="GET", path=LIST, probability=0.3)
@@ -141,6 +142,7 @@ def test_proxy_faults_during_traffic(world):
     assert world["process"].poll() is None
 
 
+@pytest.mark.slow
 def test_label_studio_unreachable_for_30_seconds_while_events_arrive(world):
     proxy = world["proxy"]
     proxy.down(30)
@@ -159,6 +161,7 @@ def test_label_studio_unreachable_for_30_seconds_while_events_arrive(world):
     assert status["label_studio"]["reachable"] and world["process"].poll() is None
 
 
+@pytest.mark.slow
 def test_the_service_killed_mid_burst_and_restarted_while_annotation_goes_on(world, keep_process):
     burst = threading.Thread(target=annotate, args=(world, 40, 3), kwargs={"pause": 0.1})
     burst.start()

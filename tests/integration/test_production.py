@@ -4,6 +4,9 @@ annotations and converges (a dry-run sync then finds nothing to write), changed-
 naive-datetime warning, and a project created while serving with --project all is picked up."""
 
 import json
+import os
+import signal
+import subprocess
 import time
 
 import pytest
@@ -27,6 +30,13 @@ def production(tmp_path_factory):
     server = start_production(tmp_path_factory.mktemp("label-studio-production") / "server", workers=4,
                               command=LABEL_STUDIO_BIN)
     yield server
+    # uwsgi's workers that have served requests outlast the SIGTERM server.stop() sends, until it kills them 20 s
+    # later; SIGINT to the master ends them all within seconds. server.stop() then stops PostgreSQL.
+    os.kill(server.process.pid, signal.SIGINT)
+    try:
+        server.process.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        pass  # server.stop() kills it
     server.stop()
 
 
@@ -38,6 +48,7 @@ def sync(capsys, server, project, *extra):
     return json.loads(out)
 
 
+@pytest.mark.slow
 def test_sync_serve_and_passes_on_postgresql_with_four_workers(production, capsys, tmp_path):
     import requests
 

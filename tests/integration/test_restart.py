@@ -18,6 +18,7 @@ from .conftest import text_project
 from .test_serve import CONFIG, SECRET, results, start_service, status_of, stop, wait_for
 
 
+@pytest.mark.slow
 def test_a_restart_restores_the_state_and_reads_only_what_changed_while_it_was_down(label_studio, tmp_path):
     admin, project, tasks, users = text_project(label_studio, title="restart", config=CONFIG, n_tasks=12,
                                                 annotators=("restart0@example.com", "restart1@example.com"))

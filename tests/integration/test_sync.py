@@ -189,6 +189,7 @@ def test_the_report_of_a_live_project_equals_the_sync_and_links_to_its_tasks(cap
     assert timeline[-1]["spa"] == pytest.approx(headline["sentiment"]["spa"], abs=1e-6)
 
 
+@pytest.mark.slow  # and headless Chromium
 def test_the_tab_in_label_studio_shows_the_flagged_tasks_worst_first_with_their_score(capsys, label_studio,
                                                                                     project, tmp_path):
     from plugin.labelstudio.localserver import ADMIN_EMAIL, ADMIN_PASSWORD
