@@ -130,7 +130,9 @@ def majority_vote(items: ArrayLike, labels: ArrayLike, *, n_items: int | None = 
 
 def _m_step(posterior: NDArray[np.float64], at: NDArray[np.intp], weight: NDArray[np.float64],
             pair: NDArray[np.intp], used: NDArray[np.bool_], n_w: int, n_l: int) -> NDArray[np.float64]:
-    """Each annotator's confusion ``[w, k, l]`` from the posteriors (M-step), used pairs clipped at :data:`CLIP`.
+    """Each annotator's confusion from the posteriors (the M-step).
+
+    Each annotator's confusion ``[w, k, l]`` from the posteriors (M-step), used pairs clipped at :data:`CLIP`.
 
     ``at`` is each annotation's pattern and ``weight`` how many items share it.
     """
@@ -200,7 +202,9 @@ def _priors(posterior: NDArray[np.float64], weight: NDArray[np.float64]) -> NDAr
 def _patterns(i: NDArray[np.intp], pair: NDArray[np.intp], known: NDArray[np.intp],
               n_i: int) -> tuple[NDArray[np.intp], NDArray[np.float64], NDArray[np.intp], NDArray[np.intp],
                                  NDArray[np.intp]]:
-    """Items grouped by what was said of them: items with the same (annotator, label) pairs and known label.
+    """Items grouped by what was said of them, with their known label.
+
+    Items grouped by what was said of them: items with the same (annotator, label) pairs and known label.
 
     Such items have the same posterior at every step, so the EM runs once per pattern, each weighted by its items
     (a project of many items has few patterns: 5 annotators and 5 labels allow 3,125).

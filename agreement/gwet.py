@@ -165,7 +165,10 @@ def _estimate(counts: ArrayLike | LabelCounts, weights: NDArray[np.float64] | No
     buffer = np.empty((q, min(rows, n_rows)))
 
     def columns(start: int) -> NDArray[np.float64]:
-        """The columns of rows ``start`` to ``start + rows``, shape ``(q, m)``, in the buffer the next block reuses."""
+        """The columns of a block of rows, in the buffer the next block reuses.
+
+        The columns of rows ``start`` to ``start + rows``, shape ``(q, m)``, in the buffer the next block reuses.
+        """
         block = buffer[:, :min(rows, n_rows - start)]
         np.copyto(block, x[start:start + rows].T, casting="unsafe")
         return block
