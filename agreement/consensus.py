@@ -263,10 +263,11 @@ def dawid_skene(items: ArrayLike, annotators: ArrayLike, labels: ArrayLike, *, n
     n_items, n_annotators, n_labels : int, optional
         How many there are (by default, one more than the largest code).
     known : array of int, shape (items,), optional
-        Each item's known label (ground truth), -1 where it is not known: the item keeps it (semi-supervised).
+        Each item's known label (ground truth), -1 where it is not known: the item keeps it (semi-supervised). An
+        item nobody annotated has no label whatever is known of it: it informs no annotator's confusion.
     start : Consensus, optional
         A previous fit of the same items, annotators and labels to start from (a few steps refit it after a
-        change); by default the EM starts from majority vote.
+        change); by default, and when an answer given now was impossible in it, the EM starts from majority vote.
     n_iter : int
         At most this many EM steps.
     tol : float
@@ -284,12 +285,13 @@ def dawid_skene(items: ArrayLike, annotators: ArrayLike, labels: ArrayLike, *, n
     if not (n_iter >= 0 and tol >= 0):
         raise ValueError("n_iter and tol must not be negative.")
     known_codes = np.full(n_i, -1, dtype=np.intp) if known is None else np.asarray(known, dtype=np.intp)
-    if known_codes.shape != (n_i,) or (known_codes >= n_l).any():
+    if known_codes.shape != (n_i,) or (known_codes >= n_l).any() or (known_codes < -1).any():
         raise ValueError(f"known must hold one label code (or -1) for each of the {n_i} items.")
     used = np.bincount(w * n_l + l_, minlength=n_w * n_l) > 0
     item_pattern, weight, known_p, at, pairs = _patterns(i, w * n_l + l_, known_codes, n_i)
     said_w, said_l, n_p = pairs // max(n_l, 1), pairs % max(n_l, 1), len(weight)
-    if start is not None and start.confusion.shape == (n_w, n_l, n_l) and start.priors.shape == (n_l,):
+    if (start is not None and start.confusion.shape == (n_w, n_l, n_l) and start.priors.shape == (n_l,)
+            and (start.confusion[said_w, :, said_l] > 0).any(axis=1).all()):  # every answer now possible then
         posterior = _e_step(start.priors, _log_terms(start.confusion, said_w, said_l), at, n_p, known_p)
     else:
         posterior = _with_known(majority_vote(at, said_l, n_items=n_p, n_labels=n_l).posterior, known_p)

@@ -125,7 +125,7 @@ def run_cycle(client: LabelStudioClient, monitor: ProjectMonitor, controls: Mapp
     tabs : bool
         Keep the "Below ground truth" tab (with ``min_gt_accuracy``).
     review_tab : bool
-        Create or update the "Low agreement" tab first.
+        Create or update the "Low agreement" tab, once the project is read.
     people : mapping of str to str, optional
         Annotator id -> name: who agrees with whom and the references are published
         (:meth:`ProjectMonitor.publish`); None publishes nothing (the report's read).
@@ -146,20 +146,20 @@ def run_cycle(client: LabelStudioClient, monitor: ProjectMonitor, controls: Mapp
         if controls is None:
             controls = parse_label_config(client.label_config(monitor.project))
         restored = _restore(monitor, files, controls)
-    if review_tab:
-        ensure_review_tab(client, monitor.project, monitor.review)
     read = full_pass(client, monitor, controls=controls, max_rate=max_rate, progress=progress,
                      incremental=incremental(monitor, full_pass_every=full_pass_every))
     cycle = Cycle(read=read, **restored)
+    if review_tab:
+        ensure_review_tab(client, monitor.project, monitor.review)
     if write is not None and read.stale:
         write(read.stale)
     if people is not None:
         cycle.references = _published(monitor, people)
-    if tabs and monitor.scoring.min_gt_accuracy is not None:
-        ensure_ground_truth_tab(client, monitor.project, monitor.review, below_ground_truth(cycle.references))
-    if files is not None and save:
+    if files is not None and save:  # before the tab: a tab Label Studio refuses costs no saved state
         try:
             monitor.save_changes(files)
         except Exception as error:  # noqa: BLE001 (a full disk, memory: recorded; the next cycle tries again)
             cycle.errors.append(("state not saved", one_line(error)))
+    if tabs and monitor.scoring.min_gt_accuracy is not None:
+        ensure_ground_truth_tab(client, monitor.project, monitor.review, below_ground_truth(cycle.references))
     return cycle

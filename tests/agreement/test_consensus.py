@@ -137,3 +137,14 @@ def test_an_item_without_annotations_has_no_label_and_bad_codes_are_refused():
         majority_vote([0, 1], [0])
     with pytest.raises(ValueError, match="known must hold"):
         dawid_skene([0], [0], [0], known=[0, 1])
+
+
+def test_a_start_in_which_an_answer_given_now_was_impossible_starts_from_majority_vote():
+    before = dawid_skene([0, 0, 1, 1], [0, 1, 0, 1], [0, 0, 1, 1], n_labels=3)  # nobody said 2
+    assert (before.confusion[0, :, 2] == 0).all()
+    after = dawid_skene([0, 0, 1, 1], [0, 1, 0, 1], [0, 0, 1, 2], n_labels=3, start=before, n_iter=0)
+    cold = dawid_skene([0, 0, 1, 1], [0, 1, 0, 1], [0, 0, 1, 2], n_labels=3, n_iter=0)
+    np.testing.assert_allclose(after.posterior, cold.posterior)
+    assert after.posterior[1].sum() == pytest.approx(1.0) and after.labels[0] == 0
+    with pytest.raises(ValueError, match="known must hold"):
+        dawid_skene([0], [0], [0], known=[-2])
