@@ -167,7 +167,7 @@ def _estimate(counts: ArrayLike | LabelCounts, weights: NDArray[np.float64] | No
     def columns(start: int) -> NDArray[np.float64]:
         """The columns of a block of rows, in the buffer the next block reuses.
 
-        The columns of rows ``start`` to ``start + rows``, shape ``(q, m)``, in the buffer the next block reuses.
+        Rows ``start`` to ``start + rows``, as an array of shape ``(q, m)``.
         """
         block = buffer[:, :min(rows, n_rows - start)]
         np.copyto(block, x[start:start + rows].T, casting="unsafe")

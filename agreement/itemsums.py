@@ -142,7 +142,7 @@ def row_blocks(
 def weighted_sum(w: NDArray[np.float64], values: NDArray[np.float64]) -> NDArray[np.float64]:
     """The weighted sums of a block's per-row values, for each batch of weights.
 
-    ``w @ values``: the weighted sums of a block's per-row ``values`` for each batch of item weights ``w``.
+    The same as ``w @ values``.
 
     Parameters
     ----------

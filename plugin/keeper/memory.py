@@ -22,7 +22,7 @@ _SKIPPED = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionTyp
 def deep_size(root: Any, *, sample: int = 200) -> int:
     """Bytes held by an object and what it reaches, estimated.
 
-    Bytes held by ``root`` and what it reaches, large containers estimated from a sample of their entries.
+    Large containers are estimated from a sample of ``sample`` of their entries.
 
     Parameters
     ----------
