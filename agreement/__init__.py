@@ -44,7 +44,14 @@ if _typing.TYPE_CHECKING:  # the names as type checkers see them; at run time ea
     )
     from agreement.bootstrap import ConfidenceInterval, bootstrap_ci
     from agreement.confusion import specific_agreement
-    from agreement.consensus import Consensus, MajorityVote, annotator_accuracy, dawid_skene, majority_vote
+    from agreement.consensus import (
+        Consensus,
+        MajorityVote,
+        annotator_accuracy,
+        dawid_skene,
+        held_posterior,
+        majority_vote,
+    )
     from agreement.counts import LabelCounts, aggregate_raters, contingency_table, label_counts
     from agreement.family import agreement_family
     from agreement.gamma import (
@@ -149,6 +156,7 @@ __all__ = [
     "gamma",
     "gamma_of",
     "gwet_ac",
+    "held_posterior",
     "information_agreement",
     "information_agreement_many",
     "item_agreement",
@@ -190,7 +198,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
                   "classify_items", "ranked_labels"),
     "bootstrap": ("ConfidenceInterval", "bootstrap_ci"),
     "confusion": ("specific_agreement",),
-    "consensus": ("Consensus", "MajorityVote", "annotator_accuracy", "dawid_skene", "majority_vote"),
+    "consensus": ("Consensus", "MajorityVote", "annotator_accuracy", "dawid_skene", "held_posterior",
+                  "majority_vote"),
     "counts": ("LabelCounts", "aggregate_raters", "contingency_table", "label_counts"),
     "family": ("agreement_family",),
     "gamma": ("ExpectedDisorder", "GammaResult", "ObservedDisorder", "dissimilarity", "expected_disorder", "gamma",

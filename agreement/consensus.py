@@ -34,7 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-__all__ = ["Consensus", "MajorityVote", "annotator_accuracy", "dawid_skene", "majority_vote"]
+__all__ = ["Consensus", "MajorityVote", "annotator_accuracy", "dawid_skene", "held_posterior", "majority_vote"]
 
 CLIP = 1e-10
 """Smallest confusion cell of a (annotator, label) pair that was used, before normalising (as crowd-kit)."""
@@ -319,3 +319,38 @@ def dawid_skene(items: ArrayLike, annotators: ArrayLike, labels: ArrayLike, *, n
 def annotator_accuracy(consensus: Consensus) -> NDArray[np.float64]:
     """Each annotator's estimated accuracy, :math:`\\sum_k p_k \\pi^w_{kk}`, shape (annotators,)."""
     return np.einsum("k,wkk->w", consensus.priors, consensus.confusion)
+
+
+def held_posterior(fit: Consensus, items: ArrayLike, annotators: ArrayLike, labels: ArrayLike, *,
+                   n_items: int | None = None, known: ArrayLike | None = None) -> NDArray[np.float64]:
+    """Each item's posterior under a fit held from before: one E-step, O(the items' annotations x labels).
+
+    This is what a live change costs: the items of one task are scored with the annotators' confusion and the
+    priors of the last fit (:func:`dawid_skene`), without fitting again,
+    :math:`T_{ik} \\propto p_k \\prod_{(w, l) \\in i} \\pi^w_{kl}`.
+    An annotation the fit cannot weigh (an annotator or a label it did not see, or an answer it held impossible)
+    is left out; an item left with none gets its labels' shares (majority vote), and an annotated item of known
+    label (``known >= 0``) that label.
+
+    Examples
+    --------
+    >>> fit = dawid_skene([0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3], [0, 1, 2] * 4, [1, 1, 0, 1, 1, 0, 0, 0, 0, 1, 1, 0])
+    >>> held_posterior(fit, [0, 0, 0], [0, 1, 2], [1, 1, 0]).round(3).tolist()
+    [[0.0, 1.0]]
+    """
+    n_w, n_l = fit.confusion.shape[0], len(fit.priors)
+    i, w, l_, n_i, _, _ = _codes(items, annotators, labels, n_items, None, None)
+    known_codes = np.full(n_i, -1, dtype=np.intp) if known is None else np.asarray(known, dtype=np.intp)
+    if known_codes.shape != (n_i,) or (known_codes >= n_l).any() or (known_codes < -1).any():
+        raise ValueError(f"known must hold one label code (or -1) for each of the {n_i} items.")
+    weighed = (w < n_w) & (l_ < n_l)
+    weighed[weighed] = (fit.confusion[w[weighed], :, l_[weighed]] > 0).any(axis=1)
+    posterior = _e_step(fit.priors, _log_terms(fit.confusion, w[weighed], l_[weighed]), i[weighed], n_i,
+                        np.full(n_i, -1, dtype=np.intp))
+    unweighed = np.bincount(i[weighed], minlength=n_i) == 0
+    if unweighed.any():
+        seen = l_ < n_l
+        votes = majority_vote(i[seen], l_[seen], n_items=n_i, n_labels=n_l).posterior
+        posterior[unweighed] = votes[unweighed]
+    said = np.bincount(i, minlength=n_i) > 0  # an item nobody annotated has no label, as in the fit
+    return _with_known(posterior, np.where(said, known_codes, -1))

@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, NoReturn, TextIO
 from agreement.cli import add_compute_parser
 from plugin.logs import LOG_FORMATS, LOG_LEVELS, configure_logging
 from plugin.settings import (
+    CONSENSUS_METHODS,
+    FLAG_ON,
     SPAN_FLAG_ON,
     Connection,
     MappingOptions,
@@ -153,6 +155,14 @@ def _add_scoring_options(parser: argparse.ArgumentParser) -> None:
     options.add_argument("--gamma-samples", type=int, default=30,
                          help="sampled corpora behind gamma's expected disorder (30)")
     options.add_argument("--gamma-seed", type=int, default=0, help="seed of gamma's sampling (0)")
+    options.add_argument("--consensus", choices=CONSENSUS_METHODS, default="dawid-skene",
+                         help="how each task's consensus label is found in a categorical control: Dawid-Skene "
+                              "(default; weighs each annotator by their estimated confusion), majority vote, or off")
+    options.add_argument("--flag-on", choices=FLAG_ON, default="agreement",
+                         help="flag a task on its agreement (default), on an uncertain consensus (posterior below "
+                              "--min-posterior), or both")
+    options.add_argument("--min-posterior", type=float, default=0.9,
+                         help="the least consensus posterior --flag-on posterior accepts (0.9)")
     options.add_argument("--min-gt-accuracy", type=float, default=None, metavar="VALUE",
                          help="name the annotators whose accuracy against the ground truth is below VALUE (and "
                               "list their tasks in a Data Manager tab)")
@@ -171,6 +181,10 @@ def _add_review_options(parser: argparse.ArgumentParser) -> None:
     review.add_argument("--escalate", action="store_true",
                         help="ask for one more annotator on a flagged task whose annotations are in: raise its "
                              "overlap by one, so Label Studio's queue serves it again")
+    review.add_argument("--consensus-predictions", action="store_true",
+                        help="keep a prediction of model version 'consensus' on each task with its consensus labels "
+                             "(Choices, Rating, Taxonomy), so reviewers see them in the labeling view and accept "
+                             "them in one click")
     review.add_argument("--max-overlap", type=int, default=5,
                         help="the most annotators --escalate asks for on one task (5)")
 
@@ -196,7 +210,8 @@ def _options(args: argparse.Namespace) -> tuple[MappingOptions, ScoringOptions]:
                                    gamma_alpha=args.gamma_alpha, gamma_beta=args.gamma_beta,
                                    gamma_empty=args.gamma_empty, gamma_samples=args.gamma_samples,
                                    gamma_seed=args.gamma_seed, min_gt_accuracy=args.min_gt_accuracy,
-                                   min_gt_items=args.min_gt_items)
+                                   min_gt_items=args.min_gt_items, consensus=args.consensus, flag_on=args.flag_on,
+                                   min_posterior=args.min_posterior)
 
 
 def _project_options(args: argparse.Namespace, project: int | None) -> ProjectOptions:
@@ -217,7 +232,7 @@ def _project_options(args: argparse.Namespace, project: int | None) -> ProjectOp
 
 def _review(args: argparse.Namespace) -> ReviewOptions:
     return ReviewOptions(tab=not args.no_tab, mirror_to_data=args.mirror_to_data, escalate=args.escalate,
-                         max_overlap=args.max_overlap)
+                         max_overlap=args.max_overlap, consensus_predictions=args.consensus_predictions)
 
 
 def _add_report_parser(commands: _Commands) -> None:

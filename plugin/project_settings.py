@@ -46,6 +46,9 @@ KEYS: dict[str, tuple[str, str, str]] = {
     "span_flag_on": ("scoring", "span_flag_on", "text"),
     "min_gt_accuracy": ("scoring", "min_gt_accuracy", "number"),
     "min_gt_items": ("scoring", "min_gt_items", "whole"),
+    "consensus": ("scoring", "consensus", "text"),
+    "flag_on": ("scoring", "flag_on", "text"),
+    "min_posterior": ("scoring", "min_posterior", "number"),
     "absent_span": ("mapping", "absent_span", "text"),
     "span_alignment": ("mapping", "span_alignment", "text"),
     "span_jaccard": ("mapping", "span_jaccard", "number"),
@@ -55,6 +58,7 @@ KEYS: dict[str, tuple[str, str, str]] = {
     "mirror_to_data": ("review", "mirror_to_data", "bool"),
     "escalate": ("review", "escalate", "bool"),
     "max_overlap": ("review", "max_overlap", "whole"),
+    "consensus_predictions": ("review", "consensus_predictions", "bool"),
 }
 """Each setting the file may hold: the options it belongs to, its field there, and its kind."""
 

@@ -10,13 +10,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-__all__ = ["SPAN_FLAG_ON", "Connection", "MappingOptions", "ProjectOptions", "ReportOptions", "ReviewOptions",
-           "ScoringOptions", "SettingsError", "connection_from"]
+__all__ = ["CONSENSUS_METHODS", "FLAG_ON", "SPAN_FLAG_ON", "Connection", "MappingOptions", "ProjectOptions",
+           "ReportOptions", "ReviewOptions", "ScoringOptions", "SettingsError", "connection_from"]
 
 AbsentSpan = Literal["label", "missing"]
 Alignment = Literal["exact", "overlap"]
 SpanFlagOn = Literal["f1-overlap", "f1", "items", "gamma"]
 SPAN_FLAG_ON: tuple[str, ...] = ("f1-overlap", "f1", "items", "gamma")
+ConsensusMethod = Literal["dawid-skene", "majority", "off"]
+CONSENSUS_METHODS: tuple[str, ...] = ("dawid-skene", "majority", "off")
+FlagOn = Literal["agreement", "posterior", "both"]
+FLAG_ON: tuple[str, ...] = ("agreement", "posterior", "both")
 
 
 class SettingsError(ValueError):
@@ -154,6 +158,13 @@ class ScoringOptions:
         at least ``min_gt_items`` ground-truth items, are named (sync summary,
         ``/status``, the report) and their tasks listed in a Data Manager tab.
     min_gt_items : int
+    consensus : {"dawid-skene", "majority", "off"}
+        How each categorical control's consensus label is found (:mod:`plugin.state.consensus`).
+    flag_on : {"agreement", "posterior", "both"}
+        Which rules flag a task: its agreement (threshold, constant low), its consensus being uncertain (a
+        control's consensus posterior below ``min_posterior``), or both.
+    min_posterior : float
+        The least consensus posterior ``flag_on`` posterior or both accepts.
     """
 
     threshold: float = 0.5
@@ -170,6 +181,9 @@ class ScoringOptions:
     gamma_seed: int = 0
     min_gt_accuracy: float | None = None
     min_gt_items: int = 10
+    consensus: ConsensusMethod = "dawid-skene"
+    flag_on: FlagOn = "agreement"
+    min_posterior: float = 0.9
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.threshold <= 1.0:
@@ -181,6 +195,15 @@ class ScoringOptions:
         if self.span_flag_on not in SPAN_FLAG_ON:
             raise SettingsError(f"The span flag (--span-flag-on) must be one of {', '.join(SPAN_FLAG_ON)}; got "
                                 f"{self.span_flag_on!r}.")
+        if self.consensus not in CONSENSUS_METHODS:
+            raise SettingsError(f"The consensus (--consensus) must be one of {', '.join(CONSENSUS_METHODS)}; got "
+                                f"{self.consensus!r}.")
+        if self.flag_on not in FLAG_ON:
+            raise SettingsError(f"What flags a task (--flag-on) must be one of {', '.join(FLAG_ON)}; got "
+                                f"{self.flag_on!r}.")
+        if not 0.0 <= self.min_posterior <= 1.0:
+            raise SettingsError(f"The least consensus posterior (--min-posterior) must lie between 0 and 1; got "
+                                f"{self.min_posterior}.")
         for name in ("gamma_alpha", "gamma_beta", "gamma_empty"):
             value = getattr(self, name)
             if not (math.isfinite(value) and value >= 0):
@@ -226,6 +249,9 @@ class ReviewOptions:
         open-source counterpart of Enterprise's low-agreement strategy).
     max_overlap : int
         The most annotators escalation asks for on one task.
+    consensus_predictions : bool
+        Keep a prediction of model version ``consensus`` on each task, holding its consensus labels, so that
+        reviewers see them in the labeling view and accept them in one click (:mod:`plugin.state.predictions`).
     """
 
     tab: bool = True
@@ -234,6 +260,7 @@ class ReviewOptions:
     mirror_to_data: bool = False
     escalate: bool = False
     max_overlap: int = 5
+    consensus_predictions: bool = False
 
     def __post_init__(self) -> None:
         if not 2 <= self.max_overlap <= 100:

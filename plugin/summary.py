@@ -41,7 +41,7 @@ def sync_summary(source: str, scores: ProjectScores, scoring: ScoringOptions, *,
         "seconds": {} if report is None else {k: round(v, 3) for k, v in report.seconds.items()},
         "read": {} if report is None else report.read,
         "saved_state": {} if report is None else report.saved_state,
-        "controls": {name: _named(score.summary(), people)
+        "controls": {name: _named(score.summary(people=people), people)
                      for name, score in scores.controls.items()},
         "skipped": dict(scores.skips.reasons.most_common()),
         "config": scores.config,
@@ -100,6 +100,21 @@ def reference_lines(name: str, references: Mapping[str, Any] | None) -> list[str
                      f"against the annotators, whose own mean pairwise kappa there is "
                      f"{_fmt(model['human_kappa_mean'])}.")
     return lines
+
+
+def consensus_lines(name: str, consensus: Mapping[str, Any] | None) -> list[str]:
+    """A control's consensus in a line: its method and the annotators it trusts least (nothing without one)."""
+    if not consensus:
+        return []
+    accuracy = sorted((row["accuracy"], who) for who, row in consensus["annotators"].items() if "accuracy" in row)
+    if not accuracy:
+        return [f"{name}: consensus by majority vote over {consensus['n_items']} items."]
+    least = ", ".join(f"{who} {value:.2f}" for value, who in accuracy[:3])
+    known = f", {consensus['n_ground_truth']} items known from ground truth" if consensus["n_ground_truth"] else ""
+    steps = "converged" if consensus["converged"] else "not converged"
+    line = (f"{name}: consensus by Dawid-Skene over {consensus['n_items']} items ({consensus['iterations']} steps, "
+            f"{steps}{known}); least estimated accuracy: {least}.")
+    return [line]
 
 
 def _tasks(n: int) -> str:
@@ -179,6 +194,8 @@ def summary_text(summary: Mapping[str, Any]) -> str:
             lines.append(f"{name}: most confused labels {top['labels'][0]!r} and {top['labels'][1]!r}.")
     for name, c in summary["controls"].items():
         lines.extend(reference_lines(name, c.get("references")))
+    for name, c in summary["controls"].items():
+        lines.extend(consensus_lines(name, c.get("consensus")))
     for name, remarks in summary["config"].items():
         for problem in remarks["problems"]:
             lines.append(f"Control {name!r} is not scored: {problem}.")

@@ -26,6 +26,7 @@ from plugin.keeper.memory import deep_size
 from plugin.labelstudio.errors import one_line
 from plugin.labelstudio.events import Event
 from plugin.mapping import MappedControl
+from plugin.mapping.labelconfig import Control
 from plugin.settings import MappingOptions, ProjectOptions, ReviewOptions, ScoringOptions
 from plugin.state.project import ProjectScores, ProjectSnapshot, ProjectState
 from plugin.state.saved import SavedStateError, StateFiles, Unsaved, pickled, read_state, write_state
@@ -460,6 +461,11 @@ class ProjectMonitor:
         self.record_saved_state("saved", {"at": now_iso(), "n_tasks": pickled_state.n_tasks, "bytes": size,
                                           "seconds": round(time.perf_counter() - started, 3)})
         return True
+
+    def controls(self) -> Mapping[str, Control]:
+        """The label config's controls the state is mapped with (none before the first pass)."""
+        with self._lock:
+            return self.state.control_specs if self.state is not None else {}
 
     def stale_tasks(self) -> list[int]:
         """Tasks whose meta (mirrored score, overlap), as last read, differ from what they should carry."""

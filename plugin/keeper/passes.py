@@ -35,6 +35,7 @@ from plugin.keeper.monitor import Outcome, PassReport, ProjectMonitor
 from plugin.labelstudio.client import LabelStudioClient, one_line
 from plugin.mapping.labelconfig import Control, parse_label_config
 from plugin.state.blocks import TaskAsRead, needed_write
+from plugin.state.predictions import MODEL_VERSION
 from plugin.state.project import ProjectState
 
 __all__ = ["BATCH", "FRESH_FOR", "WATERMARK_MARGIN", "Progress", "full_pass", "refresh_tasks", "updated_at"]
@@ -108,16 +109,22 @@ def _write(client: LabelStudioClient, monitor: ProjectMonitor, task: int, block:
         if task in gone:
             return gone[task]
         block, read = blocks[task], again
-    write = needed_write(TaskAsRead.of(read), block, review=monitor.review)
+    write = needed_write(TaskAsRead.of(read), block, review=monitor.review, controls=monitor.controls())
     if write is None:
         return "unchanged"
     if not dry_run:
         current = read.get("meta")
-        client.update_meta(task, write.meta if write.meta is not None else dict(current)
-                           if isinstance(current, Mapping) else {}, data=write.data(read.get("data")),
-                           overlap=write.overlap)
+        if write.meta is not None or write.mirror or write.overlap is not None:
+            client.update_meta(task, write.meta if write.meta is not None else dict(current)
+                               if isinstance(current, Mapping) else {}, data=write.data(read.get("data")),
+                               overlap=write.overlap)
         if write.overlap is not None:
             monitor.count("escalated")
+        if write.prediction is not None:
+            wanted = write.prediction
+            client.write_prediction(task, model_version=MODEL_VERSION, prediction=wanted.id, results=wanted.results,
+                                    score=wanted.score, delete=wanted.delete)
+            monitor.count("consensus prediction written")
         # from the read of the meta to the write's answer: where another client's write is lost
         monitor.record_window(time.monotonic() - read_at)
     return "written"

@@ -358,6 +358,28 @@ class LabelStudioClient:
             fields.update(overlap=overlap, is_labeled=False)
         self._call(lambda: self._sdk.tasks.update(id=str(task), **fields))
 
+    def write_prediction(self, task: int, *, model_version: str, prediction: int | None,
+                         results: list[dict[str, Any]] | None, score: float | None,
+                         delete: Sequence[int] = ()) -> None:
+        """Create (``prediction`` None) or update a prediction of ``task``, then delete the predictions ``delete``.
+
+        With ``results`` None, only deletes. Extra copies are deleted after the one kept is written, so that a
+        failure in between leaves one at least.
+        """
+        if results is not None:
+            fields: dict[str, Any] = {"result": results, "model_version": model_version}
+            if score is not None:
+                fields["score"] = score
+            if prediction is None:
+                self._call(lambda: self._sdk.predictions.create(task=task, **fields))
+            else:
+                self._call(lambda: self._sdk.predictions.update(id=prediction, **fields))
+        for identifier in delete:
+            try:
+                self._call(lambda identifier=identifier: self._sdk.predictions.delete(id=identifier))
+            except LabelStudioNotFound:
+                continue  # deleted meanwhile: what was wanted
+
     def users(self) -> dict[str, str]:
         """Every user's id (as text, as annotators are keyed) -> "First Last <email>" (or just the email)."""
         return {str(user.id): person_name(user) for user in self._call(lambda: list(self._sdk.users.list()))}
@@ -407,6 +429,11 @@ class PeopleCache:
         self._lock = threading.Lock()
         self._people: dict[str, str] = {}
         self._read_at = -float("inf")
+
+    def known(self) -> dict[str, str]:
+        """The names as last read, without asking Label Studio (what ``/status`` shows, whatever its state)."""
+        with self._lock:
+            return self._people
 
     def get(self) -> dict[str, str]:
         """The names, read again from Label Studio when older than ``keep_for``."""

@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from html import escape
 from typing import Any, cast
 
+import matplotlib
 import numpy as np
 import pandas as pd
 from matplotlib import rc_context
@@ -22,8 +23,8 @@ from matplotlib.colors import LinearSegmentedColormap
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
-__all__ = ["confusion_chart", "distribution_chart", "heatmap_chart", "offset_chart", "reference_chart", "sweep_chart",
-           "timeline_chart"]
+__all__ = ["confusion_chart", "distribution_chart", "heatmap_chart", "offset_chart", "probability_chart",
+           "readable_text", "reference_chart", "sweep_chart", "timeline_chart", "trust_chart"]
 
 STYLE: dict[str, Any] = {"svg.fonttype": "none", "svg.hashsalt": "ls-agreement", "font.size": 9,
                          "axes.spines.top": False, "axes.spines.right": False, "font.family": "sans-serif"}
@@ -248,6 +249,64 @@ def reference_chart(references: pd.DataFrame, *, control: str, threshold: float 
         ax.invert_yaxis()
         ax.set_xlim(0, 1.02)
         ax.set_xlabel("accuracy against the reference (share of items with its label), 95% Wilson interval")
+        ax.set_title(control, loc="left", fontweight="bold")
+        ax.legend(frameon=False, fontsize=8, loc="lower left")
+        return _svg(figure)
+
+
+def readable_text(rgba: Sequence[float]) -> str:
+    """Black or white, whichever contrasts more with a cell of colour ``rgba`` (WCAG relative luminance).
+
+    >>> readable_text((1.0, 1.0, 1.0, 1.0)), readable_text((0.03, 0.19, 0.42, 1.0))
+    ('black', 'white')
+    """
+    linear = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in rgba[:3]]
+    luminance = 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+    # contrast with black (L + 0.05) / 0.05 against white 1.05 / (L + 0.05): black wins above L of about 0.179
+    return "black" if (luminance + 0.05) / 0.05 >= 1.05 / (luminance + 0.05) else "white"
+
+
+def probability_chart(cells: pd.DataFrame, *, title: str) -> str:
+    """One annotator's confusion matrix: the probability of each label they give (columns) per true label (rows)."""
+    order = list(dict.fromkeys(cells["true_label"]))
+    matrix = (cells.pivot(index="true_label", columns="said_label", values="probability")
+              .reindex(index=order, columns=order).to_numpy(dtype=float))
+    size = len(order)
+    side = min(5.5, 1.8 + 0.4 * size)
+    with _figure(side + 1.0, side) as figure:
+        ax = figure.subplots()
+        colours = matplotlib.colormaps["Blues"]
+        shown = ax.imshow(matrix, cmap=colours, vmin=0.0, vmax=1.0)
+        if size <= 12:
+            for i in range(size):
+                for j in range(size):
+                    ax.text(j, i, f"{matrix[i, j]:.2f}", ha="center", va="center", fontsize=8,
+                            color=readable_text(colours(matrix[i, j])))
+        ax.set_xticks(range(size), labels=[str(label) for label in order], rotation=45, ha="right")
+        ax.set_yticks(range(size), labels=[str(label) for label in order])
+        ax.set_xlabel("label given")
+        ax.set_ylabel("true label (estimated)")
+        ax.spines[:].set_visible(False)
+        figure.colorbar(shown, ax=ax, shrink=0.7, label="probability")
+        ax.set_title(title, loc="left", fontweight="bold", fontsize=9, wrap=True)
+        return _svg(figure)
+
+
+def trust_chart(annotators: pd.DataFrame, *, control: str) -> str:
+    """Each annotator's accuracy as Dawid-Skene estimates it, beside their accuracy on ground truth where known."""
+    names = list(annotators["name"])
+    with _figure(7.0, min(0.9 + 0.3 * len(names), 9.0)) as figure:
+        ax = figure.subplots()
+        y = np.arange(len(names))
+        ax.scatter(annotators["accuracy"].to_numpy(dtype=float), y, color=SPA_COLOUR, s=22,
+                   label="estimated (no ground truth needed)")
+        truth = annotators["ground_truth_accuracy"].to_numpy(dtype=float)
+        if np.isfinite(truth).any():
+            ax.scatter(truth, y, color=FLAG_COLOUR, marker="D", s=18, label="on ground-truth items")
+        ax.set_yticks(y, labels=names)
+        ax.invert_yaxis()
+        ax.set_xlim(0, 1.02)
+        ax.set_xlabel("probability that the annotator's label is the true one")
         ax.set_title(control, loc="left", fontweight="bold")
         ax.legend(frameon=False, fontsize=8, loc="lower left")
         return _svg(figure)

@@ -48,7 +48,7 @@ svg{max-width:100%;height:auto}
 
 SECTIONS = (("headline", "Headline"), ("time", "Over time"), ("family", "Per control and label"),
             ("spans", "Spans"), ("annotators", "Annotators"), ("references", "Against references"),
-            ("labels", "Confused labels"), ("tasks", "Tasks"),
+            ("consensus", "Consensus"), ("labels", "Confused labels"), ("tasks", "Tasks"),
             ("sweep", "Multiple choices"), ("flagged", "Flagged tasks"), ("notes", "Notes"))
 
 
@@ -248,6 +248,45 @@ def _references(report: Report) -> str:
     return "".join(parts)
 
 
+def _consensus(report: Report) -> str:
+    """Whom to trust per control, the least trusted annotators' confusion, and the least certain tasks."""
+    if report.consensus.empty:
+        return ""
+    parts = [('<p class="note">Each task\'s consensus label weighs its annotators by how reliable they are: '
+              "Dawid-Skene (1979) estimates, without ground truth, each annotator's confusion matrix and from it "
+              "the probability that their label is the true one (<em>estimated accuracy</em>); where ground truth "
+              "covers some of their items, their accuracy there is beside it. A task's <em>posterior</em> is the "
+              "probability of its consensus label (majority vote: its share of the votes); a low one means the "
+              "annotators the model trusts disagree.</p>")]
+    columns = [("name", "annotator"), ("accuracy", "estimated accuracy"),
+               ("ground_truth_accuracy", "accuracy on ground truth"), ("n_ground_truth", "ground-truth items")]
+    for name, part in report.consensus.groupby("control", sort=False):
+        method = str(part["method"].iloc[0])
+        chart = charts.trust_chart(part, control=str(name)) if method == "dawid-skene" else ""
+        table = _table(part, columns, text=("name",))
+        parts.append(f'<h3>{escape(str(name))} <span class="small">{escape(method)}</span></h3>'
+                     f'<div class="pair"><div>{chart}</div><div>{table}</div></div>')
+        cells = report.consensus_confusion[report.consensus_confusion["control"] == name]
+        matrices = [f"<div>{charts.probability_chart(one, title=f'{name}: {who}')}</div>"
+                    for who, one in cells.groupby("name", sort=False)]
+        if matrices:
+            parts.append('<p class="note">The annotators trusted least: how often they give each label (columns) '
+                         "when the true label is the row's.</p>" + f'<div class="pair">{"".join(matrices)}</div>')
+        suffix = "" if f"posterior:{name}" not in report.tasks.columns else f":{name}"
+        if f"posterior{suffix}" in report.tasks.columns:
+            uncertain = (report.tasks[report.tasks["n_annotations"] >= 2]
+                         .sort_values(f"posterior{suffix}", kind="stable", na_position="last").head(10))
+            uncertain = uncertain[uncertain[f"posterior{suffix}"].notna()]
+            link = (lambda url: f'<a href="{escape(url)}">open</a>' if isinstance(url, str) else "")
+            parts.append("<p>The tasks whose consensus is least certain:</p>"
+                         + _table(uncertain, [("task", "task"), ("link", "in Label Studio"),
+                                              (f"consensus{suffix}", "consensus"), (f"posterior{suffix}", "posterior"),
+                                              ("n_annotations", "annotations")],
+                                  text=(f"consensus{suffix}", "link"), cell={"link": link,
+                                                                              "task": lambda t: str(int(t))}))
+    return "".join(parts)
+
+
 def _labels(report: Report) -> str:
     parts = [('<p class="note">Krippendorff\'s coincidences: how often two annotators gave these two labels to the '
              "same item. Off the diagonal: the labels they confuse.</p>")]
@@ -283,6 +322,7 @@ def render_html(report: Report) -> str:
         "spans": _spans(report),
         "annotators": _annotators(report),
         "references": _references(report),
+        "consensus": _consensus(report),
         "labels": _labels(report),
         "tasks": ('<p class="note">Each task\'s score, the value its flag compares with the threshold: the lowest '
                   "over its controls of SPA, an ordered control's weighted agreement, or a span control's own value "

@@ -26,6 +26,12 @@ from agreement.timeline import TIMELINE_COLUMNS, agreement_over_time, annotation
 from plugin.mapping import MappedControl
 from plugin.mapping.choices import NONE, chosen_sets, is_label_set, split_label_items
 from plugin.mapping.span_units import span_units
+from plugin.report.consensus import (
+    CONSENSUS_COLUMNS,
+    CONSENSUS_CONFUSION_COLUMNS,
+    consensus_tables,
+    task_consensus_columns,
+)
 from plugin.report.references import MODEL_COLUMNS, MODEL_CONFUSION_COLUMNS, REFERENCE_TABLE_COLUMNS, reference_tables
 from plugin.settings import ReportOptions
 from plugin.state.project import ProjectScores, ProjectSnapshot
@@ -101,6 +107,10 @@ class Report:
         each annotator against the ground truth and each model version, with
         intervals; each model version's mean kappa beside the annotators' own
         and its agreement with their majority; its labels against that majority.
+    consensus, consensus_confusion : DataFrame
+        Per categorical control (:func:`plugin.report.consensus.consensus_tables`): each annotator's estimated
+        accuracy beside their accuracy on ground truth; the confusion matrices of the least trusted. The tasks table
+        then has ``consensus`` and ``posterior`` (``consensus:<control>``, ``posterior:<control>`` with several).
     notes : DataFrame
         ``kind``, ``control``, ``message``: what was skipped or undefined, and why.
     """
@@ -127,6 +137,9 @@ class Report:
     models: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=list(MODEL_COLUMNS)))
     model_confusion: pd.DataFrame = field(
         default_factory=lambda: pd.DataFrame(columns=list(MODEL_CONFUSION_COLUMNS)))
+    consensus: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=list(CONSENSUS_COLUMNS)))
+    consensus_confusion: pd.DataFrame = field(
+        default_factory=lambda: pd.DataFrame(columns=list(CONSENSUS_CONFUSION_COLUMNS)))
     options: ReportOptions = field(default_factory=ReportOptions)
 
     def tables(self) -> dict[str, pd.DataFrame]:
@@ -135,7 +148,8 @@ class Report:
                 "pairwise": self.pairwise, "confusion": self.confusion, "timeline": self.timeline,
                 "span_labels": self.span_labels, "span_measures": self.span_measures, "span_pairs": self.span_pairs,
                 "span_offsets": self.span_offsets, "references": self.references, "models": self.models,
-                "model_confusion": self.model_confusion, "tasks": self.tasks, "sweep": self.sweep,
+                "model_confusion": self.model_confusion, "consensus": self.consensus,
+                "consensus_confusion": self.consensus_confusion, "tasks": self.tasks, "sweep": self.sweep,
                 "notes": self.notes}
 
 
@@ -449,10 +463,12 @@ def _tasks(scores: ProjectScores, task_url: str | None) -> pd.DataFrame:
     f1 = {(name, key): key if len(span) == 1 else f"{key}:{name}" for name in span for key in ("f1", "f1_overlap")}
     tasks = scores.tasks  # read as columns: a task's words only where it is flagged
     ids = tasks.tasks.tolist()
-    columns = [*TASK_COLUMNS[:5], *f1.values(), *TASK_COLUMNS[5:]]
+    consensus = task_consensus_columns(tasks)
+    columns = [*TASK_COLUMNS[:5], *f1.values(), *consensus, *TASK_COLUMNS[5:]]
     frame = pd.DataFrame({"task": tasks.tasks, "n_annotations": tasks.n_annotations, "score": tasks.score_values(),
                           "spa": tasks.spa, "alpha": tasks.alpha,
                           **{column: tasks.span_column(name, key) for (name, key), column in f1.items()},
+                          **consensus,
                           "flagged": tasks.flagged,
                           "reasons": tasks.reason_texts(),
                           "link": [task_url.format(task=task) for task in ids] if task_url else [None] * len(ids)},
@@ -508,6 +524,7 @@ def build_report(snapshot: ProjectSnapshot, *, source: str, generated_at: str, p
         notes.extend({"kind": "config", "control": name, "message": n} for n in remarks["notes"])
     tasks = _tasks(scores, task_url)
     against = reference_tables(scores.controls, people)
+    trusted = consensus_tables(scores.controls, people)
     return Report(
         title=title or source, source=source, generated_at=generated_at, task_url=task_url, options=options,
         overview={"n_tasks": len(scores.tasks), "n_annotations": scores.n_annotations,
@@ -529,5 +546,6 @@ def build_report(snapshot: ProjectSnapshot, *, source: str, generated_at: str, p
         span_pairs=_concat(parts["span_pairs"], list(SPAN_PAIR_COLUMNS)),
         span_offsets=_concat(parts["span_offsets"], list(SPAN_OFFSET_COLUMNS)),
         references=against["references"], models=against["models"], model_confusion=against["model_confusion"],
+        consensus=trusted["consensus"], consensus_confusion=trusted["consensus_confusion"],
         notes=pd.DataFrame(notes, columns=["kind", "control", "message"]),
     )

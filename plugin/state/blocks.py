@@ -26,8 +26,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from plugin.mapping.labelconfig import Control
 from plugin.settings import ReviewOptions
 from plugin.state.flags import task_score_of
+from plugin.state.predictions import HeldPrediction, PredictionWrite, needed_prediction, read_prediction
 from plugin.state.scoring import TaskScore
 
 __all__ = ["ALPHA_TOLERANCE", "DATA_KEY", "META_KEY", "TaskAsRead", "Write", "agreement_block", "diff_key",
@@ -123,21 +125,25 @@ class TaskAsRead:
         ``data["agreement_score"]``, the mirrored score, or None.
     overlap : object
         The task's ``overlap``: how many annotators Label Studio asks for.
+    prediction : HeldPrediction, optional
+        The task's consensus prediction (:mod:`plugin.state.predictions`).
     """
 
     meta: object = None
     data_score: object = None
     overlap: object = None
+    prediction: HeldPrediction | None = None
 
     @classmethod
     def of(cls, task: Mapping[str, Any]) -> TaskAsRead:
         """What the diff reads of ``task``, a task as Label Studio returns it.
 
         >>> TaskAsRead.of({"id": 1, "meta": {"k": 1}, "data": {"text": "x", "agreement_score": 0.5}, "overlap": 2})
-        TaskAsRead(meta={'k': 1}, data_score=0.5, overlap=2)
+        TaskAsRead(meta={'k': 1}, data_score=0.5, overlap=2, prediction=None)
         """
         data = task.get("data")
-        return cls(task.get("meta"), data.get(DATA_KEY) if isinstance(data, Mapping) else None, task.get("overlap"))
+        return cls(task.get("meta"), data.get(DATA_KEY) if isinstance(data, Mapping) else None, task.get("overlap"),
+                   read_prediction(task))
 
     def diffed(self) -> TaskAsRead:
         """What a state keeps to diff against: the meta's agreement block alone.
@@ -145,12 +151,12 @@ class TaskAsRead:
         The rest of the meta is never compared, and a write merges into a fresh read.
 
         >>> TaskAsRead(meta={"k": 1, "agreement": {"flagged": False}}, overlap=2).diffed()
-        TaskAsRead(meta={'agreement': {'flagged': False}}, data_score=None, overlap=2)
+        TaskAsRead(meta={'agreement': {'flagged': False}}, data_score=None, overlap=2, prediction=None)
         """
         meta = self.meta
         if isinstance(meta, Mapping):
             meta = {META_KEY: meta[META_KEY]} if META_KEY in meta else {}
-        return TaskAsRead(meta, self.data_score, self.overlap)
+        return TaskAsRead(meta, self.data_score, self.overlap, self.prediction)
 
 
 @dataclass(frozen=True)
@@ -167,12 +173,15 @@ class Write:
         The task's score for the grid (None removes it).
     overlap : int or None
         The overlap to ask for, or None when it stays.
+    prediction : PredictionWrite or None
+        What the task's consensus prediction needs (:mod:`plugin.state.predictions`), or None.
     """
 
     meta: dict[str, Any] | None
     mirror: bool
     score: float | None
     overlap: int | None
+    prediction: PredictionWrite | None = None
 
     def data(self, existing: object) -> dict[str, Any] | None:
         """The task's new ``data``: ``existing`` (the data as read) with the score merged in, or None."""
@@ -180,14 +189,17 @@ class Write:
 
 
 def needed_write(task: TaskAsRead, block: Mapping[str, Any], *, review: ReviewOptions,
-                 alpha_tolerance: float = ALPHA_TOLERANCE, meta_current: bool = False) -> Write | None:
+                 alpha_tolerance: float = ALPHA_TOLERANCE, meta_current: bool = False,
+                 controls: Mapping[str, Control] | None = None) -> Write | None:
     """What ``task`` (as read) needs written to carry ``block``, or None when it carries it already.
 
     The one diff of the project: a pass counts its stale tasks with it, and
     the writer writes what it returns. The meta is merged (:func:`merged_meta`);
     with ``review.mirror_to_data`` the task's score is mirrored into its data;
     with ``review.escalate`` a flagged task asks for one more annotator
-    (:func:`escalated_overlap`). ``meta_current`` says the meta is known to
+    (:func:`escalated_overlap`); with ``review.consensus_predictions`` its consensus
+    prediction follows the block's consensus (``controls``: the label config's,
+    :func:`plugin.state.predictions.needed_prediction`). ``meta_current`` says the meta is known to
     carry the block already (its :func:`diff_key` equals the block's), so
     only the mirrored score and the overlap are compared.
 
@@ -205,9 +217,11 @@ def needed_write(task: TaskAsRead, block: Mapping[str, Any], *, review: ReviewOp
     score = task_score(block) if review.mirror_to_data else None
     mirror = review.mirror_to_data and not _same_score(task.data_score, score, block, alpha_tolerance)
     overlap = escalated_overlap(task.overlap, block, cap=review.max_overlap) if review.escalate else None
-    if meta is None and not mirror and overlap is None:
+    prediction = (needed_prediction(task.prediction, block, controls)
+                  if review.consensus_predictions and controls is not None else None)
+    if meta is None and not mirror and overlap is None and prediction is None:
         return None
-    return Write(meta=meta, mirror=mirror, score=score, overlap=overlap)
+    return Write(meta=meta, mirror=mirror, score=score, overlap=overlap, prediction=prediction)
 
 
 def escalated_overlap(overlap: object, block: Mapping[str, Any], *, cap: int) -> int | None:

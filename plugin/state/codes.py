@@ -128,6 +128,10 @@ class Interned:
         """``values`` (distinct) coded in order."""
         return cls(list(values), {value: code for code, value in enumerate(values)})
 
+    def find(self, value: Hashable) -> int:
+        """The code of ``value``, -1 if it was never seen (nothing is coded)."""
+        return self._codes.get(value, -1)
+
     def code(self, value: Hashable) -> int:
         """The code of ``value`` (a new one the first time it is seen)."""
         found = self._codes.get(value)

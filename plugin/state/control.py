@@ -28,6 +28,7 @@ from agreement.running_augmented import RunningAugmented
 from agreement.uniques import unique_inverse
 from plugin.mapping import MappedControl
 from plugin.mapping.base import RANKED_COLUMNS, ROW_COLUMNS
+from plugin.mapping.choices import NO, YES
 from plugin.mapping.labelconfig import Control
 from plugin.settings import MappingOptions, ScoringOptions
 from plugin.state.codes import (
@@ -39,7 +40,16 @@ from plugin.state.codes import (
     stacked_rows,
     unpack_rows,
 )
+from plugin.state.consensus import (
+    ConsensusFit,
+    TaskConsensus,
+    consensus_skipped,
+    fit_items,
+    held_items,
+    task_consensus,
+)
 from plugin.state.flags import CONSTANT_LOW, SPAN_FLAG_KEYS
+from plugin.state.references import GROUND_TRUTH
 from plugin.state.scoring import (
     number,
     rounded,
@@ -117,6 +127,9 @@ class ControlState:
         task mapped with its references as more annotators.
     categories : tuple, optional
         The config's categories, or None when the labels seen are the categories.
+    consensus : ConsensusFit, optional
+        The consensus model of the last scoring of every task (:mod:`plugin.state.consensus`): a live change's
+        items are scored with it.
     """
 
     control: Control
@@ -132,6 +145,7 @@ class ControlState:
     augmented: RunningAugmented | None = None
     spans: SpanTasks | None = None
     references: dict[int, tuple[tuple[Any, ...], ...]] = field(default_factory=dict)
+    consensus: ConsensusFit | None = None
     _batched: list[tuple[bytes | None, bytes | None]] | None = None
 
     @classmethod
@@ -386,8 +400,58 @@ class ControlState:
             for key, column in values.items():
                 spans[key][at] = column
             flag_on = SPAN_FLAG_KEYS.get(scoring.span_flag_on)
+        consensus = self._consensus(wanted, every_task=every_task, method=(scoring or ScoringOptions()).consensus)
         return ControlColumns(has_items, has_spans, spa, alpha, n_items, agreement=agreement, item_class=item_class,
-                              spans=spans, flag_on=flag_on)
+                              spans=spans, flag_on=flag_on, consensus=consensus)
+
+    def _consensus(self, tasks: np.ndarray, *, every_task: bool, method: str) -> TaskConsensus | None:
+        """Each of ``tasks``' consensus (:mod:`plugin.state.consensus`); None where the control has none.
+
+        Scoring every task fits the model from scratch and holds it; scoring a few scores their items with the
+        model held (fit first if there is none yet), O(their annotations).
+        """
+        skipped = consensus_skipped(self.level, len(self.labels.values), method)
+        if skipped is not None and not skipped.startswith("majority"):
+            self.consensus = None
+            return None
+        if self.consensus is None and not every_task:
+            self._consensus(np.array(list(self.records), dtype=np.int64), every_task=True, method=method)
+        ids = tasks.tolist()
+        blobs = [self.records[task] for task in ids if task in self.records]
+        rows, per_blob, _, _ = stacked_rows(blobs, 3)
+        per_task = np.zeros(len(ids), dtype=np.intp)
+        held = np.fromiter((task in self.records for task in ids), dtype=bool, count=len(ids))
+        per_task[held] = per_blob
+        n_items = int(per_task.sum())
+        known = self._known(tasks, per_task)
+        if every_task or self.consensus is None:
+            self.consensus, items = fit_items(rows, n_items, known=known, method=method, labels=self.labels.values,
+                                              annotators=self.annotators.values)
+        else:
+            items = held_items(self.consensus, rows, n_items, known=known, n_labels=len(self.labels.values))
+        return task_consensus(self.consensus.method, items, per_task, labels=self.labels.values,
+                              keys=lambda at: self.task_items(ids[at]),
+                              label_set=self.control.multiple and self.categories == (NO, YES),
+                              config_labels=self.control.labels)
+
+    def _known(self, tasks: np.ndarray, per_task: np.ndarray) -> np.ndarray:
+        """Each item's label from its task's ground truth, as a code (-1: none); the items of ``tasks`` in order."""
+        known = np.full(int(per_task.sum()), -1, dtype=np.intp)
+        truths = [task for task in self.references if any(row[2] == GROUND_TRUTH for row in self.references[task])]
+        if not truths or not len(tasks):
+            return known
+        order = np.argsort(tasks, kind="stable")
+        starts = np.cumsum(per_task) - per_task
+        for task in truths:
+            at = int(np.searchsorted(tasks, task, sorter=order))
+            if at == len(tasks) or tasks[order[at]] != task:
+                continue
+            truth = {item: label for _, item, who, label in self.references[task] if who == GROUND_TRUTH}
+            first = int(starts[order[at]])
+            for place, item in enumerate(self.task_items(task)):
+                if item in truth:
+                    known[first + place] = self.labels.find(truth[item])
+        return known
 
     def _batch_classes(self, tasks: np.ndarray) -> np.ndarray:
         """The class of each of ``tasks``' multiple-choice items (:meth:`_item_class`).
@@ -519,4 +583,7 @@ class ControlState:
                "n_items": self.sums.n_items, "n_annotations": int(self.sums.n_annotations)}
         if self.spans is not None:
             out["f1"] = self.spans.live_f1(mapping or MappingOptions(), scoring)
+        if self.consensus is not None:  # as fit at the last pass
+            out["consensus"] = {"method": self.consensus.method, "n_items": self.consensus.n_items,
+                                "accuracy": self.consensus.accuracy({})}
         return out

@@ -26,6 +26,12 @@ off-by-one boundary as a complete disagreement; gamma (``"gamma"``) gives
 partial credit for both position and label, but depends on the project's
 expected disorder, sampled at each pass, and is None before the first.
 
+With ``--flag-on posterior`` (or ``both``), a task also fires when a control's consensus on it is uncertain: its
+least certain item's consensus posterior (:mod:`plugin.state.consensus`) is below ``--min-posterior``. That looks at
+whom the task's labels come from: two weak annotators outvoting a strong one leave the consensus uncertain where
+the raw agreement is the same as its opposite. With ``posterior`` alone, the agreement rules (threshold, constant
+low) do not fire; the decile cut still does when asked for.
+
 The rule is written once, over arrays (:func:`fired_rules`): the columns of
 every task (:class:`plugin.state.task_scores.TaskScores`) and the words of one
 task's reasons (:func:`flag_reasons`, a batch of one) both go through it.
@@ -33,6 +39,7 @@ task's reasons (:func:`flag_reasons`, a batch of one) both go through it.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
@@ -40,8 +47,8 @@ import numpy as np
 
 from plugin.settings import ScoringOptions
 
-__all__ = ["CONSTANT_LOW", "SPAN_FLAG_KEYS", "FiredRules", "control_value", "fired_rules", "flag_reasons", "lowest",
-           "lowest_decile", "task_score_of"]
+__all__ = ["CONSTANT_LOW", "SPAN_FLAG_KEYS", "FiredRules", "control_posterior", "control_value", "fired_rules",
+           "flag_reasons", "lowest", "lowest_decile", "task_score_of"]
 
 CONSTANT_LOW = "constant low"
 """The item class (Rosenberg & Binkowski 2004, class 2) that flags a multiple-choice task whatever its agreement."""
@@ -63,6 +70,18 @@ def control_value(scores: Mapping[str, Any]) -> Any:
     if "flag_on" in scores:
         return scores.get(scores["flag_on"])
     return scores.get("agreement", scores.get("spa"))
+
+
+def control_posterior(scores: Mapping[str, Any]) -> float:
+    """The least certain consensus posterior of one control's task scores (NaN: it has no consensus).
+
+    >>> control_posterior({"consensus": {"posterior": [0.9, 0.6, None]}}), control_posterior({"spa": 1.0})
+    (0.6, nan)
+    """
+    posterior = (scores.get("consensus") or {}).get("posterior")
+    values = [_number(p) for p in (posterior if isinstance(posterior, list) else [posterior])]
+    defined = [p for p in values if not math.isnan(p)]
+    return min(defined) if defined else math.nan
 
 
 def lowest(values: np.ndarray) -> np.ndarray:
@@ -104,14 +123,18 @@ class FiredRules(NamedTuple):
     """(tasks, controls) bool: the control's item is constant low."""
     in_lowest_decile: np.ndarray
     """(tasks,) bool: the task's score is below the project's decile cut."""
+    uncertain: np.ndarray
+    """(tasks, controls) bool: the control's consensus posterior is below ``min_posterior``."""
 
     def flagged(self) -> np.ndarray:
         """(tasks,) bool: any rule fired."""
-        return self.below.any(axis=1) | self.constant_low.any(axis=1) | self.in_lowest_decile
+        return (self.below.any(axis=1) | self.constant_low.any(axis=1) | self.in_lowest_decile
+                | self.uncertain.any(axis=1))
 
 
 def fired_rules(values: np.ndarray, constant_low: np.ndarray, limits: Sequence[float],
-                n_annotations: Sequence[int] | np.ndarray, *, decile_cut: float | None = None) -> FiredRules:
+                n_annotations: Sequence[int] | np.ndarray, *, decile_cut: float | None = None,
+                posterior: np.ndarray | None = None, options: ScoringOptions | None = None) -> FiredRules:
     """The flag rule over every task at once.
 
     Parameters
@@ -126,11 +149,21 @@ def fired_rules(values: np.ndarray, constant_low: np.ndarray, limits: Sequence[f
         A task with fewer than two counted annotations fires no rule.
     decile_cut : float, optional
         The project's lowest-decile cut.
+    posterior : ndarray of float, shape (tasks, controls), optional
+        Each control's least certain consensus posterior (NaN: none, it never fires).
+    options : ScoringOptions, optional
+        Its ``flag_on`` and ``min_posterior`` (by default, agreement alone).
     """
+    flag_on = options.flag_on if options is not None else "agreement"
     counted = (np.asarray(n_annotations) >= 2)[:, None]
-    below = (values < np.asarray(limits, dtype=float)[None, :]) & counted  # NaN compares False, without a warning
+    on_agreement = counted & (flag_on != "posterior")
+    below = (values < np.asarray(limits, dtype=float)[None, :]) & on_agreement  # NaN compares False, no warning
     decile = (lowest(values) < decile_cut) if decile_cut is not None else np.zeros(len(values), dtype=bool)
-    return FiredRules(below=below, constant_low=constant_low & counted, in_lowest_decile=decile & counted[:, 0])
+    uncertain = np.zeros(values.shape, dtype=bool)
+    if posterior is not None and options is not None and flag_on != "agreement":
+        uncertain = (posterior < options.min_posterior) & counted
+    return FiredRules(below=below, constant_low=constant_low & on_agreement, in_lowest_decile=decile & counted[:, 0],
+                      uncertain=uncertain)
 
 
 def flag_reasons(n_annotations: int, by_control: Mapping[str, Mapping[str, Any]], options: ScoringOptions, *,
@@ -140,7 +173,9 @@ def flag_reasons(n_annotations: int, by_control: Mapping[str, Mapping[str, Any]]
     values = np.array([[_number(control_value(by_control[name])) for name in names]], dtype=float).reshape(1, -1)
     low = np.array([[by_control[name].get("item_class") == CONSTANT_LOW for name in names]], dtype=bool)
     limits = [options.thresholds.get(name, options.threshold) for name in names]
-    fired = fired_rules(values, low.reshape(1, -1), limits, [n_annotations], decile_cut=decile_cut)
+    posterior = np.array([[control_posterior(by_control[name]) for name in names]], dtype=float).reshape(1, -1)
+    fired = fired_rules(values, low.reshape(1, -1), limits, [n_annotations], decile_cut=decile_cut,
+                        posterior=posterior, options=options)
     reasons = []
     for at, name in enumerate(names):
         c = by_control[name]
@@ -150,6 +185,9 @@ def flag_reasons(n_annotations: int, by_control: Mapping[str, Mapping[str, Any]]
             reasons.append(f"{name}: {kind} {values[0, at]:.2f} below {limits[at]:.2f}")
         if fired.constant_low[0, at]:  # Rosenberg & Binkowski (2004), class 2
             reasons.append(f"{name}: low agreement whatever weight the first choice gets (constant low)")
+        if fired.uncertain[0, at]:
+            reasons.append(f"{name}: consensus uncertain, posterior {posterior[0, at]:.2f} below "
+                           f"{options.min_posterior:.2f}")
     if fired.in_lowest_decile[0]:
         reasons.append(f"score {lowest(values)[0]:.2f} in the project's lowest tenth (below {decile_cut:.2f})")
     return tuple(reasons)

@@ -399,7 +399,7 @@ class ProjectState:
         if self._stale is not None and self._stale[0] == self.changes and self._stale[1] == review:
             return self._stale[2].tolist()
         at = self.changes
-        stale = stale_tasks(self.task_scores(), self.tasks, review=review)
+        stale = stale_tasks(self.task_scores(), self.tasks, review=review, controls=self.control_specs)
         self._stale = (at, review, array("q", stale))  # 8 bytes a task: a first pass may find every task stale
         return stale
 
@@ -494,7 +494,9 @@ class ProjectState:
                                scoring=self.scoring, mapping=self.mapping, expected=expected, observed=observed,
                                span_f1={name: spans.f1 for name, spans in built.items()},
                                references={name: rows for name, (rows, _, _) in inputs.items()},
-                               reference_authors=authors)
+                               reference_authors=authors,
+                               consensus={name: control.consensus for name, control in self.controls.items()
+                                          if control.consensus is not None})
 
     def scores(self) -> ProjectScores:
         """The full project scores (kappa family, augmented kappa, per label) and every task's scores."""

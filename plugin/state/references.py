@@ -32,6 +32,7 @@ import pandas as pd
 from agreement.reference import REFERENCE_COLUMNS, against_reference, majority_labels, pairwise_kappa_mean
 from plugin.mapping.annotations import Skips, Submission, annotator_key, is_imported
 from plugin.settings import ScoringOptions
+from plugin.state.predictions import MODEL_VERSION as CONSENSUS_VERSION
 
 __all__ = ["GROUND_TRUTH", "MODEL_PREFIX", "REFERENCE_PREFIX", "TaskReferences", "control_references", "is_reference",
            "model_key", "reference_block", "reference_frame", "task_reference_shares", "task_references"]
@@ -128,6 +129,10 @@ def task_references(task: Mapping[str, Any], identifier: int, skips: Skips) -> T
             continue
         if not isinstance(prediction, Mapping):
             skips.add("prediction that is not an object")
+            continue
+        if prediction.get("model_version") == CONSENSUS_VERSION:
+            skips.add("consensus prediction (model version consensus, written from the annotators: not a "
+                      "reference)")
             continue
         key = model_key(prediction.get("model_version"))
         previous = latest.get(key)

@@ -59,6 +59,7 @@ from plugin.mapping import MappedControl
 from plugin.mapping.choices import is_label_set, split_item_names
 from plugin.mapping.span_units import span_units
 from plugin.settings import ScoringOptions
+from plugin.state.consensus import ConsensusFit
 
 __all__ = [
     "ControlScore",
@@ -144,6 +145,8 @@ class ControlScore:
         With a ground truth or model predictions on some task
         (:func:`plugin.state.references.reference_block`): ``ground_truth`` and
         ``models``, each annotator against them.
+    consensus : ConsensusFit, optional
+        Categorical controls: the consensus model fit over every item (:mod:`plugin.state.consensus`).
     """
 
     name: str
@@ -166,10 +169,11 @@ class ControlScore:
     label_agreement: dict[str, float | None] | None = None
     spans: dict[str, Any] | None = None
     references: dict[str, Any] | None = None
+    consensus: ConsensusFit | None = None
     notes: tuple[str, ...] = ()
 
-    def summary(self) -> dict[str, Any]:
-        """The control's scores as JSON-ready data (without the per-task table)."""
+    def summary(self, *, people: Mapping[str, str] | None = None) -> dict[str, Any]:
+        """The control's scores as JSON-ready data (without the per-task table); consensus names from ``people``."""
         out: dict[str, Any] = {
             "tag": self.tag, "level": self.level, "spa": self.spa,
             "spa_ci": list(self.spa_ci) if self.spa_ci else None, "alpha": self.alpha, "fleiss": self.fleiss,
@@ -185,6 +189,8 @@ class ControlScore:
         out["spans"] = self.spans
         if self.references is not None:
             out["references"] = self.references
+        if self.consensus is not None:
+            out["consensus"] = self.consensus.summary(people or {})
         if self.notes:
             out["notes"] = list(self.notes)
         return out

@@ -15,6 +15,7 @@ from agreement.span_f1 import SpanF1
 from plugin.mapping import MappedControl
 from plugin.mapping.annotations import Skips
 from plugin.settings import MappingOptions, ScoringOptions
+from plugin.state.consensus import ConsensusFit
 from plugin.state.references import (
     control_references,
 )
@@ -90,6 +91,8 @@ class ProjectSnapshot:
         :attr:`ControlState.references`).
     reference_authors : dict of int to str
         Per task whose ground truth a reviewer marked, its author.
+    consensus : dict of str to ConsensusFit
+        Per categorical control, its consensus model as fit when every task was scored.
     """
 
     mapped: dict[str, MappedControl]
@@ -106,6 +109,7 @@ class ProjectSnapshot:
     span_f1: dict[str, dict[str, SpanF1]] = field(default_factory=dict, compare=False)
     references: dict[str, tuple[tuple[Any, ...], ...]] = field(default_factory=dict)
     reference_authors: dict[int, str] = field(default_factory=dict)
+    consensus: dict[str, ConsensusFit] = field(default_factory=dict)
 
     def reference_scores(self, name: str) -> dict[str, Any] | None:
         """The control's ``references`` block, None without any.
@@ -126,7 +130,7 @@ class ProjectSnapshot:
                                                   expected=self.expected.get(name),
                                                   observed=self.observed.get(name),
                                                   f1_counts=self.span_f1.get(name)),
-                                    references=self.reference_scores(name))
+                                    references=self.reference_scores(name), consensus=self.consensus.get(name))
                       for name, mapped in self.mapped.items()},
             tasks=self.tasks, skips=self.skips, n_annotations=self.n_annotations, annotators=self.annotators,
             config=self.config)

@@ -5,10 +5,12 @@ Each task's block is diffed against its meta as last read, each distinct one onc
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from plugin import __version__
 from plugin.clock import now_iso
+from plugin.mapping.labelconfig import Control
 from plugin.settings import ReviewOptions
 from plugin.state.blocks import META_KEY, agreement_block, diff_key, needed_write
 from plugin.state.task_scores import TaskScores
@@ -17,7 +19,8 @@ from plugin.state.tasks import TaskEntries
 __all__ = ["stale_tasks"]
 
 
-def stale_tasks(scores: TaskScores, tasks: TaskEntries, *, review: ReviewOptions) -> list[int]:
+def stale_tasks(scores: TaskScores, tasks: TaskEntries, *, review: ReviewOptions,
+                controls: Mapping[str, Control] | None = None) -> list[int]:
     """The tasks whose meta, as last read, differs from the block their scores give (ascending).
 
     Tasks with equal score columns carry equal blocks
@@ -26,8 +29,9 @@ def stale_tasks(scores: TaskScores, tasks: TaskEntries, *, review: ReviewOptions
     block's (:func:`plugin.state.blocks.diff_key`) is compared no further
     than its mirrored score and overlap (:func:`plugin.state.blocks.needed_write`).
     Any other task is diffed in full, once for all tasks that share its block
-    and read alike (the same meta diff key, and the same mirrored score and
-    overlap, of the same types): a first pass, before any block is written,
+    and read alike (the same meta diff key, the same mirrored score and
+    overlap, of the same types, and the same consensus prediction; ``controls`` are the label config's, which
+    a consensus prediction's results name): a first pass, before any block is written,
     diffs each distinct block once, not every task.
     """
     updated_at = now_iso()
@@ -50,7 +54,7 @@ def stale_tasks(scores: TaskScores, tasks: TaskEntries, *, review: ReviewOptions
         alike = tasks.read_alike(task)
         meta = alike[0]
         current = meta == key  # the meta carries the block: only mirror and overlap remain
-        if current and not (review.mirror_to_data or review.escalate):
+        if current and not (review.mirror_to_data or review.escalate or review.consensus_predictions):
             continue
         memo = None if alone or not isinstance(meta, bytes) else (code, *alike)  # a meta not JSON: diffed alone
         try:
@@ -58,7 +62,8 @@ def stale_tasks(scores: TaskScores, tasks: TaskEntries, *, review: ReviewOptions
         except TypeError:  # a mirrored score or an overlap that is not hashable (any JSON): diffed alone
             memo, needed = None, None
         if needed is None:
-            needed = needed_write(tasks[task].read, block, review=review, meta_current=current) is not None
+            needed = needed_write(tasks[task].read, block, review=review, meta_current=current,
+                                  controls=controls) is not None
             if memo is not None:
                 decided[memo] = needed
         if needed:

@@ -26,6 +26,7 @@ import numpy as np
 
 from agreement.uniques import row_codes
 from plugin.settings import ScoringOptions
+from plugin.state.consensus import TaskConsensus
 from plugin.state.flags import CONSTANT_LOW, fired_rules, flag_reasons, lowest
 from plugin.state.scoring import TaskScore, rounded
 
@@ -64,6 +65,8 @@ class ControlColumns:
     flag_on : str, optional
         The key a span control's threshold is compared with
         (:data:`plugin.state.flags.SPAN_FLAG_KEYS`).
+    consensus : TaskConsensus, optional
+        Categorical controls: each task's consensus label (:mod:`plugin.state.consensus`).
     extra : dict of int to dict
         By a task's place: more scores (the references' shares).
     """
@@ -77,6 +80,7 @@ class ControlColumns:
     item_class: np.ndarray | None = None
     spans: dict[str, np.ndarray] | None = None
     flag_on: str | None = None
+    consensus: TaskConsensus | None = None
     extra: dict[int, dict[str, Any]] = field(default_factory=dict)
 
     def scores(self, at: int) -> dict[str, Any] | None:
@@ -94,8 +98,16 @@ class ControlColumns:
             out.update((key, _value(column[at])) for key, column in self.spans.items())
             if self.flag_on is not None:
                 out["flag_on"] = self.flag_on
+        if items and self.consensus is not None and (consensus := self.consensus.block(at)) is not None:
+            out["consensus"] = consensus
         out.update(self.extra.get(at, {}))
         return out
+
+    def posterior(self) -> np.ndarray:
+        """Per task, its least certain consensus posterior in this control (NaN: none)."""
+        if self.consensus is None:
+            return np.full(len(self.spa), np.nan)
+        return np.where(self.has_items, self.consensus.posterior(), np.nan)
 
     def value(self) -> np.ndarray:
         """Per task, the value its threshold is compared with (:func:`plugin.state.flags.control_value`).
@@ -180,7 +192,9 @@ class TaskScores(Mapping[int, TaskScore]):
         low = np.column_stack([c.has_items & (c.item_class == CONSTANT_LOW) if c.item_class is not None
                                else np.zeros(size, dtype=bool) for c in controls])
         limits = [self._options.thresholds.get(name, self._options.threshold) for name in self.controls]
-        return fired_rules(values, low, limits, self.n_annotations, decile_cut=self._decile_cut).flagged()
+        posterior = np.column_stack([c.posterior() for c in controls])
+        return fired_rules(values, low, limits, self.n_annotations, decile_cut=self._decile_cut,
+                           posterior=posterior, options=self._options).flagged()
 
     def _by_control(self, at: int) -> dict[str, dict[str, Any]]:
         return {name: scores for name, control in self.controls.items()
@@ -259,6 +273,10 @@ class TaskScores(Mapping[int, TaskScore]):
                                                       control.alpha, control.n_items, control.agreement,
                                                       control.item_class) if column is not None]
             columns += [column[places] for column in (control.spans or {}).values()]
+            if control.consensus is not None:
+                code, several = control.consensus.codes()
+                columns.append(code[places])
+                own |= several[places]
             if control.extra:
                 own |= np.isin(places, np.fromiter(control.extra, dtype=np.intp, count=len(control.extra)))
         return row_codes(columns), own

@@ -23,6 +23,7 @@ from plugin.state.blocks import TaskAsRead, diff_key
 from plugin.state.codes import (
     Interned,
 )
+from plugin.state.predictions import HeldPrediction
 
 __all__ = ["NO_TIME", "TaskEntries", "TaskEntry"]
 
@@ -82,6 +83,8 @@ class TaskEntry:
         What reading and mapping this task left out, by reason (None: nothing).
     times : tuple of str, optional
         The submission times as read, kept only when one does not read as ISO 8601.
+    prediction : tuple, optional
+        The task's consensus prediction as read (:class:`~plugin.state.predictions.HeldPrediction`'s fields).
     """
 
     codes: bytes
@@ -91,6 +94,7 @@ class TaskEntry:
     overlap: object
     skips: Counter[str] | None
     times: tuple[str, ...] | None = None
+    prediction: tuple[int, bytes, tuple[int, ...]] | None = None
 
     @classmethod
     def of(cls, task: Mapping[str, Any], counted: Sequence[Submission], ids: Sequence[int], *, people: Interned,
@@ -106,8 +110,10 @@ class TaskEntry:
             except (TypeError, ValueError):
                 meta = read.meta
         codes = array("q", [len(counted), *(people.code(s.annotator) for s in counted), *instants, *ids]).tobytes()
+        held = read.prediction
         return cls(codes, people.values, meta, read.data_score, read.overlap, skips,
-                   tuple(s.created_at for s in counted) if NO_TIME in instants else None)
+                   tuple(s.created_at for s in counted) if NO_TIME in instants else None,
+                   (held.id, held.key, held.extra) if held is not None else None)
 
     def _parts(self) -> tuple[int, np.ndarray]:
         values = np.frombuffer(self.codes, dtype=np.int64)
@@ -145,7 +151,8 @@ class TaskEntry:
         These are only ever compared with, never written back: a write merges into a fresh read of the task.
         """
         meta = json.loads(self.meta) if isinstance(self.meta, bytes) else self.meta
-        return TaskAsRead(meta, self.data_score, self.overlap)
+        return TaskAsRead(meta, self.data_score, self.overlap,
+                          HeldPrediction(*self.prediction) if self.prediction is not None else None)
 
 
 class TaskEntries(MutableMapping[int, TaskEntry]):
@@ -179,17 +186,20 @@ class TaskEntries(MutableMapping[int, TaskEntry]):
         self._overlap: dict[int, object] = {}
         self._skips: dict[int, Counter[str]] = {}
         self._times: dict[int, tuple[str, ...]] = {}
+        self._prediction: dict[int, tuple[int, bytes, tuple[int, ...]]] = {}
 
     def __getitem__(self, task: int) -> TaskEntry:
         return TaskEntry(self._codes[task], self._people.values, self._meta[task], self._data_score[task],
-                         self._overlap[task], self._skips.get(task), self._times.get(task))
+                         self._overlap[task], self._skips.get(task), self._times.get(task),
+                         self._prediction.get(task))
 
     def __setitem__(self, task: int, entry: TaskEntry) -> None:
         self._codes[task] = entry.codes
         self._meta[task] = entry.meta
         self._data_score[task] = entry.data_score
         self._overlap[task] = entry.overlap
-        for held, value in ((self._skips, entry.skips), (self._times, entry.times)):
+        for held, value in ((self._skips, entry.skips), (self._times, entry.times),
+                            (self._prediction, entry.prediction)):
             if value is None:
                 held.pop(task, None)
             else:
@@ -197,7 +207,7 @@ class TaskEntries(MutableMapping[int, TaskEntry]):
 
     def __delitem__(self, task: int) -> None:
         del self._codes[task]  # KeyError for a task not held, as a dict's
-        for held in (self._meta, self._data_score, self._overlap, self._skips, self._times):
+        for held in (self._meta, self._data_score, self._overlap, self._skips, self._times, self._prediction):
             held.pop(task, None)
 
     def __iter__(self) -> Iterator[int]:
@@ -225,11 +235,11 @@ class TaskEntries(MutableMapping[int, TaskEntry]):
         """What the diff reads of ``task`` as last read, without making its entry.
 
         That is its meta's diff key (:attr:`TaskEntry.meta`), then the type and value of its mirrored score and of
-        its overlap. It is equal for two reads the diff reads alike: 1, 1.0 and True are equal in Python, but an
-        overlap of 2 asks for one more annotator and one of 2.0 does not.
+        its overlap, then its consensus prediction. It is equal for two reads the diff reads alike: 1, 1.0 and True
+        are equal in Python, but an overlap of 2 asks for one more annotator and one of 2.0 does not.
         """
         score, overlap = self._data_score[task], self._overlap[task]
-        return self._meta[task], type(score), score, type(overlap), overlap
+        return self._meta[task], type(score), score, type(overlap), overlap, self._prediction.get(task)
 
     def skips_by_task(self) -> Mapping[int, Counter[str]]:
         """:attr:`TaskEntry.skips` of the tasks whose reading skipped something (read-only; most have none)."""

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agreement.consensus import annotator_accuracy, dawid_skene, majority_vote
+from agreement.consensus import annotator_accuracy, dawid_skene, held_posterior, majority_vote
 
 # Recorded by tests/data/crowdkit_reference.py in an environment of its own (crowd-kit 1.4.2; the command is there).
 REFERENCE = json.loads((Path(__file__).resolve().parents[1] / "data" / "crowdkit_reference.json").read_text())
@@ -148,3 +148,25 @@ def test_a_start_in_which_an_answer_given_now_was_impossible_starts_from_majorit
     assert after.posterior[1].sum() == pytest.approx(1.0) and after.labels[0] == 0
     with pytest.raises(ValueError, match="known must hold"):
         dawid_skene([0], [0], [0], known=[-2])
+
+
+def test_a_held_fit_scores_an_item_as_one_more_e_step_would():
+    # E-step: T_ik ∝ p_k ∏ π^w_kl (Dawid & Skene 1979, section 3), with the fit's final parameters
+    items, annotators, labels, _ = _simulate(4, 300, [0.9, 0.75, 0.6])
+    fit = dawid_skene(items, annotators, labels)
+    one = items == 7
+    held = held_posterior(fit, np.zeros(one.sum(), dtype=int), annotators[one], labels[one])[0]
+    brute = fit.priors * np.prod([fit.confusion[w, :, l] for w, l in zip(annotators[one], labels[one], strict=True)],
+                                 axis=0)
+    assert held == pytest.approx(brute / brute.sum(), abs=1e-9)
+
+
+def test_a_held_fit_leaves_out_what_it_cannot_weigh_and_keeps_what_is_known():
+    fit = dawid_skene([0, 0, 1, 1], [0, 1, 0, 1], [0, 0, 1, 1])
+    # annotator 5 (the fit never saw them) beside annotator 0 on item 0; item 1 only has annotator 5
+    posterior = held_posterior(fit, [0, 0, 1, 2], [0, 5, 5, 0], [1, 0, 0, 0], n_items=4, known=[-1, -1, 1, 0])
+    assert posterior[0].argmax() == 1 and posterior[1].tolist() == [1.0, 0.0]  # its one label's share
+    assert posterior[2].tolist() == [0.0, 1.0]  # known
+    assert posterior[3].tolist() == [0.0, 0.0]  # nothing said of it: no label, whatever is known
+    with pytest.raises(ValueError, match="known must hold"):
+        held_posterior(fit, [0], [0], [0], known=[3])

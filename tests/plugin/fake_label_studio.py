@@ -118,6 +118,21 @@ class FakeLabelStudio:
                 self.store[task]["data"] = copy.deepcopy(data)
             self._touch(task)
 
+    def write_prediction(self, task, *, model_version, prediction, results, score, delete=()):
+        self._maybe_fail("write_prediction")
+        with self.lock:
+            held = self.store[task].setdefault("predictions", [])
+            if results is not None:
+                if prediction is None:
+                    self.next_prediction = getattr(self, "next_prediction", 1000) + 1
+                    held.append({"id": self.next_prediction, "model_version": model_version,
+                                 "created_at": f"2026-01-02T00:00:{len(held):02d}Z"})
+                    prediction = self.next_prediction
+                found = next(p for p in held if p["id"] == prediction)
+                found.update(result=copy.deepcopy(results), score=score, model_version=model_version)
+            held[:] = [p for p in held if p["id"] not in delete]
+            self.prediction_writes = getattr(self, "prediction_writes", 0) + 1
+
     def ensure_view(self, project, *, title, filters, ordering, hidden=()):
         self._maybe_fail("ensure_webhook")
         self.views = {**getattr(self, "views", {}), (project, title): {"filters": filters, "ordering": ordering}}

@@ -8,7 +8,7 @@ import pytest
 from plugin.cli import main
 from plugin.keeper.sync import monitor_report, read_project, sync_project
 from plugin.report import project_report
-from plugin.settings import MappingOptions, ScoringOptions
+from plugin.settings import MappingOptions, ReviewOptions, ScoringOptions
 from plugin.state.project import ProjectState
 from plugin.state.saved import StateFiles, state_path
 from plugin.summary import saved_state_lines, summary_text, sync_summary
@@ -207,3 +207,40 @@ def test_a_report_reads_from_the_saved_state_writes_nothing_to_label_studio_and_
     lines = saved_state_lines({"kind": read.kind, "n_tasks": read.n_tasks}, second.saved_state())
     assert lines[0].startswith(f"Read {read.n_tasks} tasks changed since the saved state of ")
     assert lines[1].startswith("Saved the project's state (30 tasks, ")
+
+
+def _consensus_predictions(fake):
+    return {t["id"]: [p for p in t.get("predictions", []) if p["model_version"] == "consensus"]
+            for t in fake.tasks(1)}
+
+
+def test_consensus_predictions_are_created_once_kept_in_step_and_deleted_when_a_task_has_no_consensus(fake):
+    review = ReviewOptions(tab=False, consensus_predictions=True)
+    report, text = sync(fake, None, review=review)
+    held = _consensus_predictions(fake)
+    assert all(len(found) == 1 for found in held.values()) and len(held) == 30
+    sentiment = [r for r in held[3][0]["result"] if r["from_name"] == "sentiment"]
+    assert sentiment[0]["value"]["choices"] == [report.scores.tasks[3].controls["sentiment"]["consensus"]["label"]]
+    assert "sentiment: consensus by Dawid-Skene over 30 items" in text
+    writes = fake.prediction_writes
+    again, _ = sync(fake, None, review=review)  # nothing changed: nothing written, nothing duplicated
+    assert fake.prediction_writes == writes and _consensus_predictions(fake) == held
+    assert not any(m.startswith("ref:model") for c in again.scores.controls.values()
+                   for m in ((c.references or {}).get("models") or {}))
+    fake.annotate(4, annotation(900, 4, 1, "neu"))
+    fake.annotate(4, annotation(901, 4, 2, "neu"))
+    fake.annotate(4, annotation(902, 4, 3, "neu"))
+    sync(fake, None, review=review)
+    task_4 = _consensus_predictions(fake)[4]
+    assert len(task_4) == 1 and task_4[0]["id"] == held[4][0]["id"]  # updated in place
+    assert [r["value"]["choices"] for r in task_4[0]["result"] if r["from_name"] == "sentiment"] == [["neu"]]
+    with fake.lock:
+        fake.store[5]["annotations"] = []
+        fake._touch(5)
+    sync(fake, None, review=review)
+    assert _consensus_predictions(fake)[5] == []
+
+
+def test_without_the_option_no_prediction_is_written(fake):
+    sync(fake, None)
+    assert not hasattr(fake, "prediction_writes") and all(v == [] for v in _consensus_predictions(fake).values())

@@ -364,8 +364,9 @@ def test_task_entries_read_back_and_stay_out_of_the_garbage_collectors_passes():
                                     scoring=ScoringOptions())
     assert list(state.tasks) == [t["id"] for t in tasks] and len(state.tasks) == 30 and 5 in state.tasks
     held = {name: value for name, value in vars(state.tasks).items() if isinstance(value, dict)}
-    assert len(held) == 6 and all(len(held[name]) == 30 for name in ("_codes", "_meta", "_data_score", "_overlap"))
+    assert len(held) == 7 and all(len(held[name]) == 30 for name in ("_codes", "_meta", "_data_score", "_overlap"))
     assert [name for name, fields in held.items() if gc.is_tracked(fields)] == ["_skips", "_times"]  # no collection
+    assert held["_prediction"] == {}  # only tasks that carry a consensus prediction
     assert list(held["_skips"]) == [5] and list(held["_times"]) == [8] and "yesterday" in held["_times"][8]
     entry = state.tasks[5]
     assert entry.annotators == tuple(sorted(str(a["completed_by"]) for a in tasks[4]["annotations"]))
@@ -377,9 +378,9 @@ def test_task_entries_read_back_and_stay_out_of_the_garbage_collectors_passes():
     state.set_task({**tasks[2], "overlap": 7})  # read again: in its place, every field replaced
     assert state.tasks.codes() == [state.tasks[task].codes for task in state.tasks]
     assert [state.tasks.read_alike(task) for task in state.tasks] == [
-        (e.meta, type(e.data_score), e.data_score, type(e.overlap), e.overlap)
+        (e.meta, type(e.data_score), e.data_score, type(e.overlap), e.overlap, e.prediction)
         for e in map(state.tasks.__getitem__, state.tasks)]
-    assert list(state.tasks)[2] == 3 and state.tasks.read_alike(3)[3:] == (int, 7) and state.tasks[3].overlap == 7
+    assert list(state.tasks)[2] == 3 and state.tasks.read_alike(3)[3:5] == (int, 7) and state.tasks[3].overlap == 7
 
 
 @pytest.mark.parametrize(("first", "then"), [(2, 2.0), (1, True), (None, {}), ({"agreement": 1}, {"agreement": 1.0})])

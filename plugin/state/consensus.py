@@ -1,0 +1,366 @@
+"""Each task's consensus label per control, and whom to trust, from the codes the state holds.
+
+A categorical control (nominal or ordinal labels: Choices, Rating, Taxonomy, per-region labels, span labels on
+aligned items) gets a consensus on each of its items: Dawid-Skene (the default) or majority vote
+(:mod:`agreement.consensus`). A pass, a sync and the report fit it over every item from scratch
+(:func:`fit_items`); a live change scores the changed task's items with the fit held since
+(:func:`agreement.consensus.held_posterior`, one E-step over the task), so after the next pass the live values are
+the batch ones again. Ground truth, where a task has it on an item, is that item's known label.
+
+What a task carries (its meta's ``controls.<name>.consensus``, :meth:`TaskConsensus.block`):
+
+* one item (a Choices or Rating task): ``label``, ``posterior`` (the consensus label's probability, or its share of
+  the votes), ``method``, and ``tie`` when majority vote found one;
+* a label set (multiple Choices, a multi-path Taxonomy, one yes/no item per label): ``label``, the labels whose
+  consensus is yes, and ``posterior``, the least certain of those yes/no items;
+* several items (regions, spans): ``label`` and ``posterior`` as lists in the items' order, with ``items``, their
+  keys.
+
+The posterior is rounded to :data:`POSTERIOR_DIGITS` decimals: a refit moves every posterior a little, and a
+change under that rounding writes nothing to Label Studio.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from agreement.consensus import Consensus, annotator_accuracy, dawid_skene, held_posterior, majority_vote
+from plugin.mapping.choices import YES, split_item_names
+
+__all__ = ["MAX_LABELS", "POSTERIOR_DIGITS", "ConsensusFit", "ItemConsensus", "TaskConsensus",
+           "consensus_skipped", "fit_items", "held_items", "task_consensus"]
+
+MAX_LABELS = 50
+"""Above this many labels a control's consensus is majority vote: each annotator's confusion matrix would hold more
+cells than a project has answers to estimate them from."""
+POSTERIOR_DIGITS = 2
+LEVELS = ("nominal", "ordinal")
+
+
+def consensus_skipped(level: str, n_labels: int, method: str) -> str | None:
+    """Why a control gets no consensus, or the method it falls back to, in words (None: it gets ``method``)."""
+    if method == "off":
+        return "consensus is off"
+    if level not in LEVELS:
+        return f"no consensus for {level} values: it is for categorical labels"
+    if method == "dawid-skene" and n_labels > MAX_LABELS:
+        return f"majority vote: {n_labels} labels are more than Dawid-Skene's {MAX_LABELS}"
+    return None
+
+
+@dataclass(frozen=True)
+class ItemConsensus:
+    """Each item's consensus, aligned on the items given.
+
+    Attributes
+    ----------
+    label : ndarray of int
+        The consensus label's code, -1 for an item without labels.
+    posterior : ndarray of float
+        Its probability (Dawid-Skene) or share of the votes (majority), NaN without labels.
+    tie : ndarray of bool
+        Majority vote: two labels or more share the most votes.
+    """
+
+    label: np.ndarray
+    posterior: np.ndarray
+    tie: np.ndarray
+
+    @classmethod
+    def of(cls, posterior: np.ndarray, *, tie: np.ndarray | None = None) -> ItemConsensus:
+        """The most probable label of each row of ``posterior`` (an empty row: no label)."""
+        some = posterior.sum(axis=1) > 0 if posterior.shape[1] else np.zeros(len(posterior), dtype=bool)
+        best = posterior.argmax(axis=1) if posterior.shape[1] else np.zeros(len(posterior), dtype=np.intp)
+        value = np.where(some, posterior.max(axis=1, initial=0.0), np.nan)
+        return cls(label=np.where(some, best, -1).astype(np.intp), posterior=value,
+                   tie=np.zeros(len(posterior), dtype=bool) if tie is None else tie & some)
+
+
+@dataclass(frozen=True)
+class ConsensusFit:
+    """One control's consensus model, fit over every item: what a live change is scored with.
+
+    Attributes
+    ----------
+    method : {"dawid-skene", "majority"}
+    fit : Consensus, optional
+        Dawid-Skene's priors and confusion matrices (None for majority vote).
+    labels : tuple
+        The label of each code at the time of the fit.
+    annotators : tuple of str
+        The annotator of each code at the time of the fit.
+    n_items, n_known : int
+        Items fit, and those of them whose label ground truth gives.
+    truth : ndarray of float, shape (annotators, 2)
+        Per annotator: their labels on items of known label, and how many of those are that label.
+    note : str, optional
+        Why the method is not the one asked for.
+    """
+
+    method: str
+    fit: Consensus | None
+    labels: tuple[Any, ...]
+    annotators: tuple[str, ...]
+    n_items: int
+    n_known: int
+    truth: np.ndarray
+    note: str | None = None
+
+    def summary(self, people: Mapping[str, str]) -> dict[str, Any]:
+        """The fit as JSON-ready data: ``sync --json``'s and the report's ``consensus`` of a control.
+
+        ``annotators`` maps each annotator's name to ``accuracy`` (Dawid-Skene: :math:`\\sum_k p_k \\pi_{kk}`, the
+        probability that their label is the true one), ``confusion`` (rows: true label, columns: their label, in
+        ``labels`` order), and where ground truth covers some of their items, ``ground_truth_accuracy`` over them
+        with ``n_ground_truth``.
+        """
+        order = self._order()
+        names = [str(self.labels[code]) for code in order]
+        out: dict[str, Any] = {"method": self.method, "labels": names, "n_items": self.n_items,
+                               "n_ground_truth": self.n_known}
+        annotators: dict[str, dict[str, Any]] = {}
+        accuracy = annotator_accuracy(self.fit) if self.fit is not None else None
+        for code, annotator in enumerate(self.annotators):
+            row: dict[str, Any] = {}
+            if self.fit is not None and accuracy is not None:
+                if not self.fit.confusion[code].any():
+                    continue  # an annotator whose every annotation is gone since
+                row["accuracy"] = round(float(accuracy[code]), 4)
+                row["confusion"] = np.round(self.fit.confusion[code][np.ix_(order, order)], 4).tolist()
+            said, right = self.truth[code] if code < len(self.truth) else (0.0, 0.0)
+            if said > 0:
+                row["ground_truth_accuracy"] = round(float(right / said), 4)
+                row["n_ground_truth"] = int(said)
+            if row:
+                annotators[people.get(annotator, annotator)] = row
+        if self.fit is not None:
+            out.update(priors=dict(zip(names, np.round(self.fit.priors[order], 4).tolist(), strict=True)),
+                       iterations=self.fit.iterations, converged=self.fit.converged)
+        out["annotators"] = annotators
+        if self.note:
+            out["note"] = self.note
+        return out
+
+    def _order(self) -> list[int]:
+        """The label codes in the order a reader expects: by value where every label is a number (a rating)."""
+        codes = list(range(len(self.labels)))
+        if all(isinstance(label, int | float) and not isinstance(label, bool) for label in self.labels):
+            codes.sort(key=lambda code: self.labels[code])
+        return codes
+
+    def accuracy(self, people: Mapping[str, str]) -> dict[str, float]:
+        """Each annotator's estimated accuracy by name (Dawid-Skene; none for majority vote): ``/status``."""
+        if self.fit is None:
+            return {}
+        values = annotator_accuracy(self.fit)
+        return {people.get(name, name): round(float(values[code]), 4) for code, name in enumerate(self.annotators)
+                if self.fit.confusion[code].any()}
+
+
+def _truth(annotators: np.ndarray, labels: np.ndarray, items: np.ndarray, known: np.ndarray,
+           n_annotators: int) -> np.ndarray:
+    """Per annotator: labels given on items of known label, and how many are that label."""
+    truth = known[items]
+    on = truth >= 0
+    said = np.bincount(annotators[on], minlength=n_annotators)
+    right = np.bincount(annotators[on], weights=(labels[on] == truth[on]).astype(float), minlength=n_annotators)
+    return np.column_stack([said, right]).astype(float)
+
+
+def fit_items(rows: np.ndarray, n_items: int, *, known: np.ndarray, method: str, labels: Sequence[Any],
+              annotators: Sequence[str]) -> tuple[ConsensusFit, ItemConsensus]:
+    """Fit a control's consensus over every item, from scratch: its model and each item's consensus.
+
+    Parameters
+    ----------
+    rows : ndarray of int, shape (annotations, 3)
+        Each annotation's item, annotator and label codes.
+    n_items : int
+    known : ndarray of int, shape (items,)
+        Each item's label from ground truth, -1 where none.
+    method : {"dawid-skene", "majority"}
+        ``"dawid-skene"`` falls back to majority vote above :data:`MAX_LABELS` labels.
+    labels, annotators : sequence
+        The values of the label and annotator codes.
+    """
+    n_l, n_w = len(labels), len(annotators)
+    note = consensus_skipped("nominal", n_l, method)
+    items, who, said = rows[:, 0], rows[:, 1], rows[:, 2]
+    truth = _truth(who, said, items, known, n_w)
+    common = {"labels": tuple(labels), "annotators": tuple(annotators), "n_items": n_items,
+              "n_known": int((known >= 0).sum()), "truth": truth}
+    if method == "dawid-skene" and note is None:
+        fit = dawid_skene(items, who, said, n_items=n_items, n_annotators=n_w, n_labels=n_l, known=known)
+        # each item under the fit's final parameters, as a live change is scored with them (the fit's own
+        # posteriors are those of its last E-step, one M-step behind)
+        return (ConsensusFit(method="dawid-skene", fit=fit, **common),
+                ItemConsensus.of(held_posterior(fit, items, who, said, n_items=n_items, known=known)))
+    return ConsensusFit(method="majority", fit=None, note=note, **common), _vote(items, said, n_items, known)
+
+
+def _vote(items: np.ndarray, said: np.ndarray, n_items: int, known: np.ndarray) -> ItemConsensus:
+    """Majority vote on each item from its (item, label) pairs: O(annotations), whatever the number of labels.
+
+    What :func:`agreement.consensus.majority_vote` gives (the lowest code among tied labels), without its dense
+    (items x labels) shares: a free-text control has as many labels as answers. Items of known label keep it.
+    """
+    width = int(said.max()) + 1 if len(said) else 1
+    pairs, counts = np.unique(items.astype(np.int64) * width + said, return_counts=True)
+    item, label = pairs // width, pairs % width
+    order = np.lexsort((label, -counts, item))  # by item, the most votes first, then the lowest code
+    heads = order[np.concatenate([[True], item[order][1:] != item[order][:-1]])] if len(order) else order
+    most = np.zeros(n_items)
+    most[item[heads]] = counts[heads]
+    out_label = np.full(n_items, -1, dtype=np.intp)
+    out_label[item[heads]] = label[heads]
+    totals = np.bincount(items, minlength=n_items)
+    posterior = np.divide(most, totals, out=np.full(n_items, np.nan), where=totals > 0)
+    tie = np.bincount(item, weights=counts == most[item], minlength=n_items) > 1
+    truth = known >= 0
+    out_label[truth], posterior[truth], tie[truth] = known[truth], 1.0, False
+    return ItemConsensus(label=out_label, posterior=posterior, tie=tie)
+
+
+def _with_known(posterior: np.ndarray, known: np.ndarray) -> np.ndarray:
+    at = np.flatnonzero(known >= 0)
+    posterior[at] = 0.0
+    posterior[at, known[at]] = 1.0
+    return posterior
+
+
+def held_items(model: ConsensusFit, rows: np.ndarray, n_items: int, *, known: np.ndarray,
+               n_labels: int) -> ItemConsensus:
+    """Each item's consensus under a fit held from before (a live change): O(the items' annotations).
+
+    Labels coded after the fit have no column in it: an item whose annotations the fit cannot weigh gets majority
+    vote over every label (:func:`agreement.consensus.held_posterior`).
+    """
+    items, who, said = rows[:, 0], rows[:, 1], rows[:, 2]
+    if model.fit is None:
+        return _vote(items, said, n_items, known)
+    posterior = held_posterior(model.fit, items, who, np.minimum(said, len(model.labels)), n_items=n_items,
+                               known=np.where(known < len(model.labels), known, -1))
+    newer = said >= len(model.labels)
+    if newer.any() or (known >= len(model.labels)).any():  # a label the fit never saw: vote over every label
+        vote = majority_vote(items, said, n_items=n_items, n_labels=n_labels).posterior
+        unfit = np.bincount(items[newer], minlength=n_items) > 0
+        wide = np.zeros((n_items, n_labels))
+        wide[:, : posterior.shape[1]] = posterior
+        wide[unfit] = vote[unfit]
+        posterior = _with_known(wide, known)
+    return ItemConsensus.of(posterior)
+
+
+@dataclass(frozen=True)
+class TaskConsensus:
+    """Each task's consensus in one control, aligned on the tasks of a score table.
+
+    Attributes
+    ----------
+    method : str
+    indptr : ndarray of int, shape (tasks + 1,)
+        The task at place ``t`` has the items ``indptr[t]:indptr[t + 1]`` of ``items``.
+    items : ItemConsensus
+        Posteriors rounded to :data:`POSTERIOR_DIGITS` decimals.
+    labels : tuple
+        The value of each label code.
+    keys : callable
+        The item keys of the task at a place (for tasks of several items).
+    label_set : bool
+        The items are yes/no items of one label each (a label set).
+    config_labels : tuple of str
+        The config's labels, to read a yes/no item's label from its key.
+    """
+
+    method: str
+    indptr: np.ndarray
+    items: ItemConsensus
+    labels: tuple[Any, ...]
+    keys: Callable[[int], tuple[Any, ...]]
+    label_set: bool = False
+    config_labels: tuple[str, ...] = ()
+
+    def posterior(self) -> np.ndarray:
+        """Per task, its least certain item's posterior (NaN: no consensus): what ``--min-posterior`` judges."""
+        size = len(self.indptr) - 1
+        values = np.where(np.isnan(self.items.posterior), np.inf, self.items.posterior)
+        some = self.indptr[1:] > self.indptr[:-1]
+        lowest = np.full(size, np.nan)
+        if len(values):
+            reduced = np.minimum.reduceat(values, np.minimum(self.indptr[:-1], len(values) - 1))
+            lowest = np.where(some & np.isfinite(reduced), reduced, np.nan)
+        return lowest
+
+    def codes(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per task, a code of its consensus (label, posterior, tie), and whether it has several items.
+
+        Tasks of one item with equal codes carry equal blocks; a task of several items is told apart by its own.
+        """
+        size = len(self.indptr) - 1
+        n = np.diff(self.indptr)
+        single = n == 1
+        code = np.full(size, -1, dtype=np.int64)
+        first = self.indptr[:-1][single]
+        posterior = np.nan_to_num(self.items.posterior[first], nan=-1.0)
+        code[single] = ((self.items.label[first].astype(np.int64) + 1) * 1000 + np.round(posterior * 100)) * 2 \
+            + self.items.tie[first]
+        return code, n > 1
+
+    def texts(self) -> np.ndarray:
+        """Per task, its consensus label in words (``""``: none): the report's column.
+
+        A task of one item in one vectorized step; a label set's labels joined with ``", "``, several items'
+        with ``"; "``, built for those tasks alone.
+        """
+        size = len(self.indptr) - 1
+        out = np.full(size, "", dtype=object)
+        n = np.diff(self.indptr)
+        single = np.flatnonzero(n == 1)
+        codes = self.items.label[self.indptr[:-1][single]] if len(single) else np.zeros(0, dtype=np.intp)
+        words = np.array([*(str(label) for label in self.labels), ""], dtype=object)
+        out[single] = words[np.where(codes >= 0, codes, len(self.labels))]
+        for at in np.flatnonzero(n > 1).tolist():
+            block = self.block(at)
+            if block is not None:
+                out[at] = ("; " if "items" in block else ", ").join(
+                    "" if label is None else str(label) for label in block["label"])
+        return out
+
+    def block(self, at: int) -> dict[str, Any] | None:
+        """The task's ``consensus``, as its meta carries it (None: it has none)."""
+        start, stop = int(self.indptr[at]), int(self.indptr[at + 1])
+        label, posterior, tie = (self.items.label[start:stop], self.items.posterior[start:stop],
+                                 self.items.tie[start:stop])
+        if stop == start or (label < 0).all():
+            return None
+        values = [self.labels[code] if code >= 0 else None for code in label.tolist()]
+        chances = [None if math.isnan(p) else p for p in posterior.tolist()]
+        out: dict[str, Any]
+        if stop - start == 1:
+            out = {"label": values[0], "posterior": chances[0]}
+        elif self.label_set:
+            _, names = split_item_names([str(key) for key in self.keys(at)], self.config_labels)
+            defined = [p for p in chances if p is not None]
+            out = {"label": [str(name) for name, value in zip(names.tolist(), values, strict=True) if value == YES],
+                   "posterior": min(defined) if defined else None}
+        else:
+            out = {"label": values, "posterior": chances, "items": [str(key) for key in self.keys(at)]}
+        out["method"] = self.method
+        if tie.any():
+            out["tie"] = True
+        return out
+
+
+def task_consensus(method: str, items: ItemConsensus, per_task: np.ndarray, *, labels: Sequence[Any],
+                   keys: Callable[[int], tuple[Any, ...]], label_set: bool = False,
+                   config_labels: Sequence[str] = ()) -> TaskConsensus:
+    """Items' consensus grouped by task (``per_task``: how many items each task has, in order), rounded."""
+    rounded = ItemConsensus(label=items.label, posterior=np.round(items.posterior, POSTERIOR_DIGITS), tie=items.tie)
+    indptr = np.concatenate([[0], np.cumsum(per_task)]).astype(np.intp)
+    return TaskConsensus(method=method, indptr=indptr, items=rounded, labels=tuple(labels), keys=keys,
+                         label_set=label_set, config_labels=tuple(config_labels))

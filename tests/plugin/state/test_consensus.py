@@ -1,0 +1,203 @@
+"""Each task's consensus in the project state: what a pass writes, what an event writes, and what sync shows."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from agreement.consensus import dawid_skene, majority_vote
+from plugin.mapping.labelconfig import parse_label_config
+from plugin.settings import MappingOptions, ScoringOptions
+from plugin.state.consensus import POSTERIOR_DIGITS, TaskConsensus, _vote, fit_items, task_consensus
+from plugin.state.project import ProjectState
+from plugin.state.references import GROUND_TRUTH
+
+CONFIG = parse_label_config("""<View><Text name="text" value="$text"/>
+<Choices name="sentiment" toName="text"><Choice value="pos"/><Choice value="neg"/><Choice value="neu"/></Choices>
+<Choices name="topics" toName="text" choice="multiple"><Choice value="a"/><Choice value="b"/></Choices>
+<Rating name="quality" toName="text" maxRating="5"/><Number name="score" toName="text"/></View>""")
+LABELS = ("pos", "neg", "neu")
+
+
+def _annotation(identifier, task, who, sentiment, *, topics=("a",), rating=3, truth=False):
+    return {"id": identifier, "task": task, "completed_by": who, "was_cancelled": False, "ground_truth": truth,
+            "updated_at": "2026-01-01T00:00:00Z",
+            "result": [{"from_name": "sentiment", "type": "choices", "value": {"choices": [sentiment]}},
+                       {"from_name": "topics", "type": "choices", "value": {"choices": list(topics)}},
+                       {"from_name": "quality", "type": "rating", "value": {"rating": rating}},
+                       {"from_name": "score", "type": "number", "value": {"number": 1.0}}]}
+
+
+def _project(n_tasks=60, seed=0, *, truth_every=0):
+    """Annotators 1-3 usually right (1 always), 4 and 5 guess; every task has three of them."""
+    rng = np.random.default_rng(seed)
+    tasks, identifier = [], 0
+    for task in range(1, n_tasks + 1):
+        true = LABELS[task % 3]
+        annotations = []
+        for who in rng.choice([1, 2, 3, 4, 5], size=3, replace=False).tolist():
+            right = who == 1 or (who <= 3 and rng.random() < 0.85)
+            identifier += 1
+            annotations.append(_annotation(identifier, task, who, true if right else str(rng.choice(LABELS))))
+        if truth_every and task % truth_every == 0:
+            identifier += 1
+            annotations.append(_annotation(identifier, task, 9, true, truth=True))
+        tasks.append({"id": task, "project": 1, "meta": {}, "data": {"text": "x"}, "annotations": annotations})
+    return tasks
+
+
+def _state(tasks, **scoring):
+    return ProjectState.from_tasks(tasks, CONFIG, mapping=MappingOptions(),
+                                   scoring=ScoringOptions(n_resamples=20, **scoring))
+
+
+def _rows(state, name):
+    """Every (item, annotator, label) code of a control, with the tasks' items in order."""
+    control = state.controls[name]
+    tasks = sorted(control.records)
+    items, annotators, labels = [], [], []
+    for place, task in enumerate(tasks):
+        for _, _, who, label in control.task_records(task):
+            items.append(place)
+            annotators.append(control.annotators.values.index(who))
+            labels.append(control.labels.values.index(label))
+    return tasks, np.array(items), np.array(annotators), np.array(labels)
+
+
+def test_a_task_s_consensus_is_dawid_skene_s_label_and_posterior_over_every_task():
+    state = _state(_project())
+    scores = state.task_scores()
+    tasks, items, annotators, labels = _rows(state, "sentiment")
+    control = state.controls["sentiment"]
+    fit = dawid_skene(items, annotators, labels, n_labels=len(control.labels.values),
+                      n_annotators=len(control.annotators.values))
+    for place, task in enumerate(tasks):
+        block = scores[task].controls["sentiment"]["consensus"]
+        assert block["method"] == "dawid-skene"
+        assert block["label"] == control.labels.values[fit.labels[place]]
+        assert block["posterior"] == pytest.approx(fit.posterior[place].max(), abs=0.02)
+
+
+def test_the_consensus_trusts_the_reliable_annotator_where_majority_vote_does_not():
+    # Annotator 1 is always right; on task 61, annotators 4 and 5 (guessers) outvote them.
+    tasks = _project(120, seed=1)
+    tasks.append({"id": 500, "project": 1, "meta": {}, "data": {"text": "x"},
+                  "annotations": [_annotation(9001, 500, 1, "neu"), _annotation(9002, 500, 4, "pos"),
+                                  _annotation(9003, 500, 5, "pos")]})
+    ds = _state(tasks).task_scores()[500].controls["sentiment"]["consensus"]
+    vote = _state(tasks, consensus="majority").task_scores()[500].controls["sentiment"]["consensus"]
+    assert (vote["label"], vote["posterior"], vote["method"]) == ("pos", 0.67, "majority")
+    assert ds["label"] == "neu" and ds["method"] == "dawid-skene"
+
+
+def test_a_task_scored_alone_after_a_pass_carries_what_the_pass_gave_it():
+    state = _state(_project())
+    every = state.task_scores()
+    for task in list(every)[:20]:
+        assert state.task_scores([task])[task].controls == every[task].controls
+
+
+def test_an_event_is_scored_with_the_held_fit_and_the_next_pass_fits_again_as_a_batch_read_does():
+    tasks = _project()
+    state = _state(tasks)
+    state.task_scores()
+    held = state.controls["sentiment"].consensus
+    changed = {**tasks[0], "annotations": [_annotation(7001, 1, 1, "neu"), _annotation(7002, 1, 2, "neu")]}
+    state.set_task(changed)
+    live = state.task_scores([1])[1].controls["sentiment"]["consensus"]
+    assert state.controls["sentiment"].consensus is held and live["label"] == "neu"  # no refit on an event
+    after_pass = state.task_scores()
+    batch = _state([changed, *tasks[1:]]).task_scores()
+    assert all(after_pass[t].controls == batch[t].controls for t in batch)
+
+
+def test_multiple_choices_carry_the_set_of_labels_whose_consensus_is_yes():
+    tasks = _project(30)
+    for task in tasks:
+        for annotation in task["annotations"]:
+            annotation["result"][1]["value"]["choices"] = ["a", "b"] if annotation["completed_by"] != 5 else ["b"]
+    scores = _state(tasks).task_scores()
+    labels = {tuple(scores[t].controls["topics"]["consensus"]["label"]) for t in scores}
+    assert labels <= {("a", "b"), ("b",)} and ("a", "b") in labels
+
+
+def test_a_rating_gets_a_consensus_and_a_number_none():
+    scores = _state(_project(30)).task_scores()
+    controls = scores[1].controls
+    assert controls["quality"]["consensus"]["label"] == 3 and "consensus" not in controls["score"]
+
+
+def test_consensus_off_leaves_the_blocks_as_they_were():
+    scores = _state(_project(30), consensus="off").task_scores()
+    assert all("consensus" not in c for t in scores for c in scores[t].controls.values())
+
+
+def test_ground_truth_is_known_and_shown_beside_the_estimated_accuracy():
+    tasks = _project(90, seed=2, truth_every=3)
+    state = _state(tasks)
+    scores = state.scores()
+    summary = scores.controls["sentiment"].summary(people={"1": "Ann"})["consensus"]
+    assert summary["n_ground_truth"] == 30
+    ann = summary["annotators"]["Ann"]
+    assert ann["ground_truth_accuracy"] == 1.0 and ann["accuracy"] > 0.95
+    assert summary["annotators"]["4"]["accuracy"] < 0.6
+    confusion = np.array(ann["confusion"])
+    assert confusion.shape == (3, 3) and np.allclose(confusion.sum(axis=1), 1.0)
+    assert set(summary["priors"]) == set(LABELS) and summary["converged"]
+    third = scores.tasks[3].controls["sentiment"]["consensus"]
+    assert third == {"label": LABELS[0], "posterior": 1.0, "method": "dawid-skene"}  # task 3: known
+
+
+def test_uncertain_tasks_are_flagged_with_flag_on_posterior_and_not_by_default():
+    tasks = _project(60)
+    plain = _state(tasks).task_scores()
+    uncertain = _state(tasks, flag_on="posterior", min_posterior=0.99).task_scores()
+    reasons = [r for t in uncertain for r in uncertain[t].reasons]
+    assert reasons and all("consensus uncertain" in r for r in reasons)
+    assert not any("consensus uncertain" in r for t in plain for r in plain[t].reasons)
+    flagged = {t for t in uncertain if uncertain[t].flagged}
+    lowest = {t for t in uncertain
+              if min(c["consensus"]["posterior"] for c in uncertain[t].controls.values() if "consensus" in c) < 0.99}
+    assert flagged == lowest
+
+
+def test_majority_vote_from_pairs_equals_the_dense_one_whatever_the_number_of_labels():
+    rng = np.random.default_rng(3)
+    items, labels = rng.integers(0, 40, 300), rng.integers(0, 7, 300)
+    dense = majority_vote(items, labels, n_items=45, n_labels=7)
+    sparse = _vote(items, labels, 45, np.full(45, -1))
+    assert sparse.label.tolist() == dense.labels.tolist() and sparse.tie.tolist() == dense.ties.tolist()
+    shown = dense.posterior.max(axis=1)
+    assert np.allclose(np.where(dense.labels >= 0, shown, np.nan), sparse.posterior, equal_nan=True)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 5), st.integers(0, 3), st.integers(0, 2)), min_size=1, max_size=40),
+       st.permutations(range(4)))
+def test_renaming_annotators_changes_no_task_s_consensus(rows, rename):
+    rows = np.array(sorted({(i, w): (i, w, l) for i, w, l in rows}.values()))
+    known = np.full(6, -1)
+    _, items = fit_items(rows, 6, known=known, method="dawid-skene", labels=LABELS, annotators="abcd")
+    renamed = rows.copy()
+    renamed[:, 1] = np.array(rename)[rows[:, 1]]
+    _, again = fit_items(renamed, 6, known=known, method="dawid-skene", labels=LABELS,
+                         annotators=[("abcd")[rename.index(k)] for k in range(4)])
+    assert np.allclose(items.posterior, again.posterior, atol=1e-6, equal_nan=True)
+
+
+def test_several_items_carry_lists_and_their_codes_set_them_apart():
+    items = fit_items(np.array([[0, 0, 0], [1, 0, 1], [2, 0, 0]]), 3, known=np.full(3, -1), method="majority",
+                      labels=LABELS, annotators=["a"])[1]
+    consensus = task_consensus("majority", items, np.array([2, 1]), labels=LABELS, keys=lambda at: ("1:x", "1:y"))
+    assert isinstance(consensus, TaskConsensus)
+    assert consensus.block(0) == {"label": ["pos", "neg"], "posterior": [1.0, 1.0], "items": ["1:x", "1:y"],
+                                  "method": "majority"}
+    _, several = consensus.codes()
+    assert several.tolist() == [True, False] and consensus.texts().tolist() == ["pos; neg", "pos"]
+    assert round(0.123456, POSTERIOR_DIGITS) == 0.12
+
+
+def test_a_reference_key_is_never_an_annotator_of_the_consensus():
+    state = _state(_project(30, truth_every=2))
+    state.task_scores()
+    assert GROUND_TRUTH not in state.controls["sentiment"].consensus.annotators
