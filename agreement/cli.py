@@ -10,8 +10,10 @@ saying what is wrong; a measure that is undefined for the data prints
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import math
+import re
 import sys
 import warnings
 from dataclasses import dataclass
@@ -128,11 +130,24 @@ def read_annotations(path: Path, *, columns: tuple[str, ...]) -> tuple[pd.DataFr
     if b"\x00" in head:
         raise InputError(f"{path} is not a text CSV file (it holds binary data).")
     try:
-        table = pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[""], skipinitialspace=True)
+        with warnings.catch_warnings():
+            # pandas takes a first row one field longer than the header as holding an index: an error here
+            warnings.simplefilter("error", pd.errors.ParserWarning)
+            table = pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[""], skipinitialspace=True,
+                                index_col=False)
+    except pd.errors.ParserWarning:
+        with path.open(newline="", encoding="utf-8", errors="replace") as handle:
+            header, first = next(csv.reader(handle), []), next(csv.reader(handle), [])
+        raise InputError(f"{path} is not a valid CSV file: line 2 has {len(first)} fields where the header has "
+                         f"{len(header)}.") from None
     except UnicodeDecodeError:
         raise InputError(f"{path} is not UTF-8 text.") from None
     except (pd.errors.ParserError, pd.errors.EmptyDataError) as error:
-        raise InputError(f"{path} is not a valid CSV file: {str(error).strip().splitlines()[0]}") from None
+        text = str(error).strip().splitlines()[0]
+        fields = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", text)
+        if fields:
+            text = f"line {fields[2]} has {fields[3]} fields where the header has {fields[1]}."
+        raise InputError(f"{path} is not a valid CSV file: {text}") from None
     table.columns = [str(c).strip() for c in table.columns]
     missing = [c for c in columns if c not in table.columns]
     if missing:
@@ -303,6 +318,10 @@ def run_compute(options: ComputeOptions, *, stdout: TextIO = sys.stdout, stderr:
         except ValueError as error:
             raise InputError(str(error)) from None
     messages = list(dict.fromkeys(str(w.message) for w in caught if issubclass(w.category, UndefinedMeasureWarning)))
+    if result["skipped_rows"]:
+        columns = "item, annotator, label" + (", rank" if options.metric == "augmented" else "")
+        rows = "1 row" if result["skipped_rows"] == 1 else f"{result['skipped_rows']} rows"
+        print(f"ls-agreement compute: warning: skipped {rows} without all of {columns}.", file=stderr)
     for message in messages:
         print(f"ls-agreement compute: warning: {message}", file=stderr)
     result = _clean({**result, "warnings": messages})

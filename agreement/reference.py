@@ -44,7 +44,7 @@ from agreement.counts import code_labels
 from agreement.gwet import LEVEL_WEIGHTS, agreement_weights
 from agreement.kappa import cohen_kappa
 from agreement.pairwise import annotator_labels
-from agreement.undefined import UndefinedMeasureWarning
+from agreement.undefined import UndefinedMeasureWarning, warn_undefined
 
 __all__ = ["REFERENCE_COLUMNS", "KappaEstimate", "against_reference", "kappa_estimate", "majority_labels",
            "pairwise_kappa_mean", "wilson_interval"]
@@ -120,7 +120,8 @@ def kappa_estimate(table: ArrayLike, *, weights: NDArray[np.float64] | None = No
     Returns
     -------
     KappaEstimate
-        NaN for an empty table or a chance agreement of 1 (one label only on both sides).
+        NaN for an empty table or a chance agreement of 1 (one label only on both sides); where one side alone
+        gave one label, kappa is 0 by construction and its standard error and interval NaN, with a warning.
 
     Examples
     --------
@@ -146,6 +147,13 @@ def kappa_estimate(table: ArrayLike, *, weights: NDArray[np.float64] | None = No
     row_mean, col_mean = w @ cols, rows @ w
     terms = (w - (row_mean[:, None] + col_mean[None, :]) * (1.0 - kappa)) ** 2
     variance = ((p * terms).sum() - (kappa - expected * (1.0 - kappa)) ** 2) / (n * (1.0 - expected) ** 2)
+    if (rows > 0).sum() < 2 or (cols > 0).sum() < 2:
+        # one side gave a single label: kappa is 0 by construction (observed = expected agreement), and its variance
+        # formula gives 0 too; an interval of width 0 would say a certain zero where the data say nothing
+        side = "the annotator" if (rows > 0).sum() < 2 else "the reference"
+        nan = warn_undefined("Cohen's kappa's interval", f"{side} gave one label only over {round(n)} items, so kappa "
+                                                        "is 0 by construction and says nothing of agreement")
+        return KappaEstimate(kappa, nan, nan, nan, round(n))
     se = math.sqrt(max(float(variance), 0.0))
     half = _z(confidence) * se
     return KappaEstimate(kappa, se, max(-1.0, kappa - half), min(1.0, kappa + half), round(n))
@@ -211,7 +219,20 @@ def against_reference(labels: pd.DataFrame, reference: pd.DataFrame, *, level: s
     correct = np.trace(tables, axis1=1, axis2=2)
     low, high = wilson_interval(correct, n, confidence=confidence)
     agreement = (tables * flag_weights).sum(axis=(1, 2)) / n if ordered else correct / n
-    kappas = [kappa_estimate(t, weights=kappa_weights if ordered else None, confidence=confidence) for t in tables]
+    with warnings.catch_warnings(record=True) as said:  # one warning for the table, not one per annotator
+        warnings.simplefilter("always", UndefinedMeasureWarning)
+        kappas = [kappa_estimate(t, weights=kappa_weights if ordered else None, confidence=confidence)
+                  for t in tables]
+    degenerate = [str(a) for a, k in zip(annotators, kappas, strict=True) if np.isnan(k.std_error)
+                  and not np.isnan(k.value)]
+    if degenerate:
+        shown = ", ".join(degenerate[:5]) + (", ..." if len(degenerate) > 5 else "")
+        warn_undefined("Cohen's kappa's interval against the reference",
+                       f"{len(degenerate)} annotators ({shown}) share items with it on which one side gave one "
+                       "label only, so their kappa is 0 by construction")
+    for message in said:
+        if not issubclass(message.category, UndefinedMeasureWarning):
+            warnings.warn_explicit(message.message, message.category, message.filename, message.lineno)
     return pd.DataFrame({"annotator": list(annotators), "n_items": n.astype(int), "accuracy": correct / n,
                          "accuracy_low": low, "accuracy_high": high, "agreement": agreement,
                          "kappa": [k.value for k in kappas], "kappa_low": [k.low for k in kappas],

@@ -266,7 +266,7 @@ def _run_report(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int
     from plugin.clock import now_text
     from plugin.keeper.sync import monitor_report, read_project
     from plugin.labelstudio.client import LabelStudioClient, LabelStudioError
-    from plugin.report import build_report, write_report, written_text
+    from plugin.report import build_report, check_writable, write_report, written_text
     from plugin.settings import ReportOptions
     from plugin.state.project import ProjectState
     from plugin.state.saved import StateFiles
@@ -274,6 +274,7 @@ def _run_report(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int
 
     _settle(args)
     try:
+        check_writable(args.out, format=args.format)  # before an hour of reading, not after
         tasks, controls = _read_export(args)
         chosen = _project_options(args, args.project)
         mapping, scoring = chosen.mapping, chosen.scoring

@@ -99,6 +99,7 @@ def reference_lines(name: str, references: Mapping[str, Any] | None) -> list[str
         lines.append(f"{name}: model {version} on {_tasks(model['n_tasks'])}: mean kappa {_fmt(model['kappa_mean'])} "
                      f"against the annotators, whose own mean pairwise kappa there is "
                      f"{_fmt(model['human_kappa_mean'])}.")
+    lines += [f"{name}: {note}" for note in references.get("notes", ())]
     return lines
 
 

@@ -25,7 +25,7 @@ from plugin.labelstudio.errors import LabelStudioError, LabelStudioNotFound, one
 from plugin.mapping.annotations import person_name
 from plugin.settings import Connection
 
-__all__ = ["LabelStudioClient", "LabelStudioError", "LabelStudioNotFound", "PeopleCache", "Reachability",
+__all__ = ["TOKEN_HINT", "LabelStudioClient", "LabelStudioError", "LabelStudioNotFound", "PeopleCache", "Reachability",
            "annotator_names", "one_line", "squeeze"]
 
 _T = TypeVar("_T")
@@ -44,16 +44,33 @@ class _NotWhatWasAsked(ApiError):
         self.asked = asked
 
 
+TOKEN_HINT = ("A personal access token expires: make a new one in Label Studio under Account & Settings, Personal "
+              "Access Token; a legacy token must be enabled for the organization (Organization, Settings, Access "
+              "Token Settings).")
+
+
+def _detail(body: Any) -> str:
+    """What Label Studio said: the ``detail`` of its JSON answer when it gives one, else the answer, on one line."""
+    if isinstance(body, str):
+        try:
+            body = json.loads(body)
+        except ValueError:
+            return squeeze(body)
+    if isinstance(body, Mapping) and isinstance(body.get("detail"), str):
+        return squeeze(body["detail"])
+    return squeeze(body if isinstance(body, str) else json.dumps(body, default=str))
+
+
 def _describe(error: Exception) -> str:
     if isinstance(error, _NotWhatWasAsked):
         return f"Label Studio's answer ({error.status_code}) was not {error.asked}: {squeeze(str(error.body), 80)}"
     if isinstance(error, ApiError):
         if error.status_code is not None and 200 <= error.status_code < 300:
             return f"Label Studio's answer ({error.status_code}) was not JSON: {squeeze(str(error.body), 80)}"
-        body = squeeze(error.body if isinstance(error.body, str) else json.dumps(error.body, default=str))
+        said = _detail(error.body).rstrip(".")
         if error.status_code in (401, 403):
-            return f"Label Studio refused the API key ({error.status_code}): {body}"
-        return f"Label Studio answered {error.status_code}: {body}"
+            return f"Label Studio refused the API key ({error.status_code}): {said}. {TOKEN_HINT}"
+        return f"Label Studio answered {error.status_code}: {said}."
     return f"Label Studio could not be reached: {type(error).__name__}: {squeeze(str(error))}"
 
 
@@ -115,8 +132,11 @@ class LabelStudioClient:
         self._connection = connection
         self._sleep = sleep
         self.reachability = Reachability()
-        self._sdk = LabelStudio(base_url=connection.url, api_key=connection.api_key, timeout=connection.timeout,
-                                httpx_client=httpx_client, max_retries=0)
+        try:  # the SDK checks a personal access token's expiry here, before any request
+            self._sdk = LabelStudio(base_url=connection.url, api_key=connection.api_key, timeout=connection.timeout,
+                                    httpx_client=httpx_client, max_retries=0)
+        except ApiError as error:
+            raise LabelStudioError(_describe(error)) from None
 
     def _call(self, action: Callable[[], _T]) -> _T:
         delay = self._connection.backoff

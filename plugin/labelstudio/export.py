@@ -218,9 +218,10 @@ def _scan(path: Path, seen: dict[str, Any]) -> Iterator[Any]:
     places: array[int] = array("q")
     others: dict[Any, list[int]] = {}  # any other id: how many times, and its last entry
     people: dict[str, str] = {}
-    n_entries = n_min = 0
+    n_entries = n_min = n_objects = 0
     for entry in iter_entries(path):
         n_min += _json_min(entry)
+        n_objects += isinstance(entry, dict)
         task = _as_task(entry)
         key = _key(task)
         if isinstance(key, int) and not isinstance(key, bool) and -(2**63) <= key < 2**63:
@@ -244,13 +245,14 @@ def _scan(path: Path, seen: dict[str, Any]) -> Iterator[Any]:
         repeated = last[last > first]
         duplicates.update(zip(ordered[repeated].tolist(), at[order][repeated].tolist(), strict=True))
     duplicates.update({key: at for key, (count, at) in others.items() if count > 1})
-    seen.update(n_entries=n_entries, n_min=n_min, people=people, duplicates=duplicates)
+    seen.update(n_entries=n_entries, n_min=n_min, n_objects=n_objects, people=people, duplicates=duplicates)
 
 
 def _scanned(path: Path, read: Callable[[Iterator[Any]], T]) -> tuple[Export, T]:
     """The :class:`Export` one pass over ``path`` finds, and what ``read`` makes of its tasks on the way.
 
-    Other formats and JSON-MIN are refused. ``read`` may stop early: the pass goes on to the end.
+    Other formats, JSON-MIN and a list without a task object are refused. ``read`` may stop early: the pass goes
+    on to the end.
     """
     _refuse_other_formats(path)
     seen: dict[str, Any] = {}
@@ -258,6 +260,9 @@ def _scanned(path: Path, read: Callable[[Iterator[Any]], T]) -> tuple[Export, T]
     made = read(tasks)
     for _ in tasks:
         pass
+    if seen["n_entries"] and not seen["n_objects"]:
+        raise ValueError(f"{path} is not a Label Studio JSON export: none of its {seen['n_entries']} entries is a "
+                         "task (a JSON object).")
     if seen["n_entries"] and seen["n_min"] > seen["n_entries"] / 2:
         raise ValueError(f"{path} is a JSON-MIN export, which drops result types, region ids and skipped annotations: "
                          "export the project as JSON (Export, JSON) and pass that file.")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,8 @@ from plugin.report.tables import Report, build_report
 from plugin.settings import ReportOptions
 from plugin.state.project import ProjectSnapshot
 
-__all__ = ["FORMATS", "Report", "build_report", "project_report", "report_json", "write_report", "written_text"]
+__all__ = ["FORMATS", "Report", "build_report", "check_writable", "project_report", "report_json", "write_report",
+           "written_text"]
 
 FORMATS = ("html", "csv", "json")
 
@@ -63,6 +65,26 @@ def report_json(report: Report) -> dict[str, Any]:
         out[name] = [{key: _plain(value) for key, value in record.items()}
                      for record in table.to_dict(orient="records")]
     return out
+
+
+def check_writable(out: Path, *, format: str = "html") -> None:
+    """Refuse, before anything is read, an output the report could not be written to.
+
+    Raises
+    ------
+    ValueError
+        With a sentence that says why: the folder it would go in does not exist or cannot be written to, or ``out``
+        is a folder (a file for CSV, which writes a folder of files).
+    """
+    folder = out if format == "csv" and out.is_dir() else out.parent
+    if format == "csv" and out.exists() and not out.is_dir():
+        raise ValueError(f"Cannot write the CSV report to {out}: it is a file, and CSV writes a folder of files.")
+    if format != "csv" and out.is_dir():
+        raise ValueError(f"Cannot write the report to {out}: it is a folder; name a file.")
+    if not folder.is_dir():
+        raise ValueError(f"Cannot write the report to {out}: the folder {folder} does not exist.")
+    if not os.access(folder, os.W_OK | os.X_OK) or (out.exists() and not os.access(out, os.W_OK)):
+        raise ValueError(f"Cannot write the report to {out}: permission denied.")
 
 
 def write_report(report: Report, out: Path, *, format: str = "html") -> list[Path]:

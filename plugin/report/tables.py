@@ -522,6 +522,9 @@ def build_report(snapshot: ProjectSnapshot, *, source: str, generated_at: str, p
     for name, remarks in scores.config.items():
         notes.extend({"kind": "not scored", "control": name, "message": p} for p in remarks["problems"])
         notes.extend({"kind": "config", "control": name, "message": n} for n in remarks["notes"])
+    for name, score in scores.controls.items():
+        notes.extend({"kind": "undefined", "control": name, "message": message}
+                     for message in (score.references or {}).get("notes", ()))
     tasks = _tasks(scores, task_url)
     against = reference_tables(scores.controls, people)
     trusted = consensus_tables(scores.controls, people)

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -198,8 +198,10 @@ def fit_items(rows: np.ndarray, n_items: int, *, known: np.ndarray, method: str,
         fit = dawid_skene(items, who, said, n_items=n_items, n_annotators=n_w, n_labels=n_l, known=known)
         # each item under the fit's final parameters, as a live change is scored with them (the fit's own
         # posteriors are those of its last E-step, one M-step behind)
-        return (ConsensusFit(method="dawid-skene", fit=fit, **common),
-                ItemConsensus.of(held_posterior(fit, items, who, said, n_items=n_items, known=known)))
+        items_out = ItemConsensus.of(held_posterior(fit, items, who, said, n_items=n_items, known=known))
+        # the state holds the parameters alone: the items' posteriors are the task scores' (tens of bytes an item)
+        slim = replace(fit, labels=np.zeros(0, dtype=np.intp), posterior=np.zeros((0, n_l)))
+        return ConsensusFit(method="dawid-skene", fit=slim, **common), items_out
     return ConsensusFit(method="majority", fit=None, note=note, **common), _vote(items, said, n_items, known)
 
 

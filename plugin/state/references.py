@@ -22,6 +22,7 @@ spans, the same alignment.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -29,6 +30,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from agreement import UndefinedMeasureWarning
 from agreement.reference import REFERENCE_COLUMNS, against_reference, majority_labels, pairwise_kappa_mean
 from plugin.mapping.annotations import Skips, Submission, annotator_key, is_imported
 from plugin.settings import ScoringOptions
@@ -228,11 +230,28 @@ def reference_block(rows: pd.DataFrame, authors: Mapping[int, str], *, level: st
 
     With ``min_gt_accuracy``, annotators with at least ``min_gt_items`` ground-truth items whose agreement with
     it is below it are listed in ``ground_truth.below`` (the accuracy for nominal labels; for ordered ones the
-    weighted agreement, so a 4 against a 5 is not a miss).
+    weighted agreement, so a 4 against a 5 is not a miss). What is undefined (a kappa's interval where one side
+    gave one label only) is null, and said in ``notes``.
     """
     is_ref = rows["annotator"].str.startswith(REFERENCE_PREFIX).to_numpy()
     if not is_ref.any():
         return None
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always", UndefinedMeasureWarning)
+        out = _reference_block(rows, is_ref, authors, level=level, categories=categories, values=values,
+                               confidence=confidence, people=people, min_gt_accuracy=min_gt_accuracy,
+                               min_gt_items=min_gt_items)
+    notes = list(dict.fromkeys(str(w.message) for w in said if issubclass(w.category, UndefinedMeasureWarning)))
+    if out and notes:  # what is null in the block, and why: the sync summary's lines and the report's notes
+        out["notes"] = notes
+    return out or None
+
+
+def _reference_block(rows: pd.DataFrame, is_ref: np.ndarray, authors: Mapping[int, str], *, level: str,
+                     categories: Sequence[Any] | None, values: Sequence[float] | None, confidence: float,
+                     people: Mapping[str, str] | None, min_gt_accuracy: float | None,
+                     min_gt_items: int) -> dict[str, Any]:
+    """:func:`reference_block`'s work, its undefined measures said by warnings."""
     people = people or {}
     keyed = _keyed(rows)
     options: dict[str, Any] = {"level": level, "values": values, "categories": categories, "confidence": confidence}
@@ -273,7 +292,7 @@ def reference_block(rows: pd.DataFrame, authors: Mapping[int, str], *, level: st
         }
     if models:
         out["models"] = models
-    return out or None
+    return out
 
 
 def reference_frame(records: Iterable[tuple[Any, ...]]) -> pd.DataFrame:

@@ -13,6 +13,7 @@ from statsmodels.stats.proportion import proportion_confint
 
 from agreement.gwet import agreement_weights
 from agreement.reference import REFERENCE_COLUMNS, against_reference, kappa_estimate, wilson_interval
+from agreement.undefined import UndefinedMeasureWarning
 
 
 def test_wilson_by_hand_and_against_statsmodels():
@@ -31,7 +32,9 @@ def test_wilson_by_hand_and_against_statsmodels():
 @given(st.lists(st.integers(0, 9), min_size=9, max_size=9), st.booleans())
 def test_kappa_and_its_standard_error_equal_statsmodels(cells, weighted):
     table = np.array(cells, dtype=float).reshape(3, 3)
-    ours = kappa_estimate(table, weights=agreement_weights(3, kind="quadratic") if weighted else None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedMeasureWarning)
+        ours = kappa_estimate(table, weights=agreement_weights(3, kind="quadratic") if weighted else None)
     rows, cols = table.sum(axis=1) / max(table.sum(), 1), table.sum(axis=0) / max(table.sum(), 1)
     weights = agreement_weights(3, kind="quadratic") if weighted else np.eye(3)
     if table.sum() == 0 or rows @ weights @ cols >= 1 - 1e-12:
@@ -41,11 +44,23 @@ def test_kappa_and_its_standard_error_equal_statsmodels(cells, weighted):
         warnings.simplefilter("ignore", RuntimeWarning)
         theirs = cohens_kappa(table, wt="quadratic") if weighted else cohens_kappa(table)
     assert ours.value == pytest.approx(theirs.kappa, abs=1e-9)
+    if min((rows > 0).sum(), (cols > 0).sum()) < 2:  # one side one label: kappa 0 by construction, no interval
+        assert ours.value == pytest.approx(0.0, abs=1e-12) and np.isnan([ours.std_error, ours.low, ours.high]).all()
+        return
     if np.isnan(theirs.std_kappa):  # a variance of zero rounded below it: statsmodels takes its root, we keep 0
         assert ours.std_error == pytest.approx(0.0, abs=1e-6)
         return
     assert ours.std_error == pytest.approx(theirs.std_kappa, abs=1e-9)
     assert (ours.low, ours.high) == pytest.approx((max(-1, theirs.kappa_low), min(1, theirs.kappa_upp)), abs=1e-9)
+
+
+def test_one_label_on_one_side_is_kappa_zero_with_an_undefined_interval_and_a_reason():
+    # the demo's sentiment annotator against a ground truth of one label: kappa 0 by construction (Cohen 1960:
+    # observed agreement equals chance agreement when a margin is constant); before, (-0.000, 0.000) was shown
+    with pytest.warns(UndefinedMeasureWarning, match="the reference gave one label only over 12 items"):
+        estimate = kappa_estimate([[7, 0], [5, 0]])
+    assert estimate.value == 0.0 and np.isnan([estimate.std_error, estimate.low, estimate.high]).all()
+    assert estimate.n_items == 12
 
 
 def test_annotators_against_a_reference_by_hand_and_against_scikit_learn():

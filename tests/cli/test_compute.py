@@ -96,6 +96,8 @@ def test_rows_with_empty_cells_are_skipped_and_counted(tmp_path, capsys):
     path.write_text("item,annotator,label\n1,a,x\n1,b,x\n2,a,\n2,b,y\n,c,y\n")
     result = run_json(capsys, path, "--metric", "spa")
     assert result["skipped_rows"] == 2 and result["n_annotations"] == 3
+    status, _, err = run(capsys, path, "--metric", "spa")  # said on the terminal too, not only in --json
+    assert status == 0 and "skipped 2 rows without all of item, annotator, label" in err
 
 
 BAD_INPUT = [
@@ -113,6 +115,11 @@ BAD_INPUT = [
     ("rank.csv", b"item,annotator,label,rank\n1,a,x,7\n1,b,x,1\n", ["--metric", "augmented"], "rank must be 1"),
     ("twice.csv", b"item,annotator,label\n1,a,x\n1,a,y\n", ["--metric", "alpha"], "more than once"),
     ("ragged.csv", b'item,annotator,label\n1,a,"x\n', ["--metric", "alpha"], "not a valid CSV file"),
+    # pandas took a first row one field too long as holding an index, and dropped three rows without a word
+    ("extra_first.csv", b"item,annotator,label\n1,a,x,EXTRA\n1,b,x\n2,a,y\n2,b,y\n", ["--metric", "alpha"],
+     "line 2 has 4 fields where the header has 3"),
+    ("extra_later.csv", b"item,annotator,label\n1,a,x\n1,b,x,EXTRA\n", ["--metric", "alpha"],
+     "line 3 has 4 fields where the header has 3"),
 ]
 
 

@@ -143,3 +143,21 @@ def test_the_progress_bars_count_changed_tasks_and_start_again_for_a_full_read_a
     assert len(re.findall(r"reading tasks: 100%\|[^|]*\| 4/4", text)) == 1, text
     assert len(re.findall(r"reading tasks: 100%\|[^|]*\| 2/2", text)) == 1, text
     assert _progress_bar(out, quiet=True) is None
+
+
+@pytest.mark.parametrize(("out", "fmt", "message"), [
+    ("missing-folder/report.html", "html", "the folder"),
+    (".", "html", "it is a folder; name a file"),
+    ("export.json", "csv", "it is a file, and CSV writes a folder"),
+])
+def test_a_report_that_cannot_be_written_is_refused_before_anything_is_read(export, capsys, monkeypatch, out, fmt,
+                                                                             message):
+    # before, the whole project was read and scored (an hour on a large one) and then the write failed
+    path, config = export
+    monkeypatch.chdir(path.parent)
+    read = []
+    monkeypatch.setattr("plugin.cli._read_export", lambda args: read.append(args) or (None, None))
+    assert main(["report", "--export", str(path), "--label-config", str(config), "--out", out, "--format", fmt,
+                 "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1 and read == []

@@ -1,12 +1,13 @@
 """The Label Studio client against an injected fake HTTP transport: paging, retries, errors."""
 
 import json
+from dataclasses import replace
 
 import httpx
 import pytest
 
 from plugin.keeper.sync import sync_project
-from plugin.labelstudio.client import LabelStudioClient, LabelStudioError
+from plugin.labelstudio.client import TOKEN_HINT, LabelStudioClient, LabelStudioError
 from plugin.settings import Connection, MappingOptions, ScoringOptions
 
 CONNECTION = Connection(url="http://ls.test", api_key="0123456789abcdef0123456789abcdef01234567", page_size=2,
@@ -70,9 +71,23 @@ def test_a_refused_key_is_a_clear_error_without_retries():
         attempts.append(request)
         return httpx.Response(401, json={"detail": "Invalid token."})
 
-    with pytest.raises(LabelStudioError, match=r"refused the API key \(401\)"):
+    with pytest.raises(LabelStudioError) as refused:
         fake(handler).label_config(1)
     assert len(attempts) == 1
+    # Label Studio's detail and what to do, not its JSON ({"id": ..., "status_code": 401, ... "exc_info": null})
+    assert str(refused.value).startswith("Label Studio refused the API key (401): Invalid token. A personal access "
+                                         "token expires: make a new one")
+    assert "{" not in str(refused.value)
+
+
+def test_an_expired_personal_access_token_is_one_line_saying_how_to_get_another():
+    import jwt
+
+    expired = jwt.encode({"exp": 1, "token_type": "refresh"}, "a-key-of-32-bytes-or-more-for-hs256", algorithm="HS256")
+    with pytest.raises(LabelStudioError) as refused:  # the SDK refuses it before any request: before, a traceback
+        LabelStudioClient(replace(CONNECTION, api_key=expired))
+    assert str(refused.value) == ("Label Studio refused the API key (401): API key has expired. Please obtain a new "
+                                  f"refresh token. {TOKEN_HINT}")
 
 
 def test_a_task_that_keeps_failing_is_reported_and_the_run_goes_on():
@@ -97,7 +112,7 @@ def test_a_task_that_keeps_failing_is_reported_and_the_run_goes_on():
     report = sync_project(fake(handler), 1, None, mapping=MappingOptions(), scoring=ScoringOptions(n_resamples=50),
                           retry_delays=())
     assert report.tasks_written == 1
-    assert report.failures == [(1, "Label Studio answered 500: boom")]
+    assert report.failures == [(1, "Label Studio answered 500: boom.")]
     (task, meta), = writes
     assert task == 2 and meta["keep"] == 2 and meta["agreement"]["spa"] == 0.0
 

@@ -57,6 +57,13 @@ def test_other_export_formats_are_refused_naming_the_json_export(tmp_path, name,
     assert "export the project as JSON" in str(error.value) and "\n" not in str(error.value)
 
 
+@pytest.mark.parametrize("content", [[1, 2, 3], ["task"], [[{"id": 1}]]])
+def test_a_list_without_a_task_is_refused_not_read_as_no_tasks(tmp_path, content):
+    # before, [1, 2, 3] gave a report of 0 tasks with exit 0, the reason only in the page's notes
+    with pytest.raises(ValueError, match=r"is not a Label Studio JSON export: none of its \d+ entries is a task"):
+        read_export(_write(tmp_path, "numbers.json", content))
+
+
 def test_an_export_s_controls_come_from_its_config_else_from_its_results(tmp_path):
     task = {"id": 1, "data": {"text": "x"}, "annotations": [
         {"id": 5, "completed_by": 2, "result": [{"from_name": "sentiment", "to_name": "text", "type": "choices",
