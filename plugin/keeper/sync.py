@@ -126,7 +126,7 @@ def monitor_report(client: LabelStudioClient, monitor: ProjectMonitor, url: str,
     snapshot = monitor.snapshot()
     assert snapshot is not None
     return project_report(snapshot, project=monitor.project, url=url, generated_at=now_text(),
-                          people=annotator_names(client), options=options)
+                          people=annotator_names(client), options=options, title=client.project_title(monitor.project))
 
 
 def sync_project(client: LabelStudioClient, project: int, controls: Mapping[str, Control] | None = None, *,

@@ -288,6 +288,14 @@ class LabelStudioClient:
             return False
         return True
 
+    def project_title(self, project: int) -> str:
+        """The project's title as Label Studio shows it ("Project N" when it has none, or cannot say)."""
+        try:
+            title = self._call(lambda: self._sdk.projects.get(id=project)).title
+        except LabelStudioError:
+            title = None
+        return str(title).strip() if title and str(title).strip() else f"Project {project}"
+
     def task_count(self, project: int) -> int:
         """How many tasks the project has now (one request)."""
         return int(self._call(lambda: self._sdk.projects.get(id=project)).task_number or 0)

@@ -26,13 +26,15 @@ FORMATS = ("html", "csv", "json")
 
 
 def project_report(snapshot: ProjectSnapshot, *, project: int, url: str, generated_at: str,
-                   people: Mapping[str, str] | None = None, options: ReportOptions | None = None) -> Report:
+                   people: Mapping[str, str] | None = None, options: ReportOptions | None = None,
+                   title: str | None = None) -> Report:
     """The report of a project read from the Label Studio at ``url``.
 
-    Its header names the project, and each task links to it in the Data Manager.
+    Its header names the project by its ``title`` (as Label Studio shows it), and each task links to it in the Data
+    Manager.
     """
     return build_report(snapshot, source=f"Project {project} at {url}", generated_at=generated_at, people=people,
-                        task_url=f"{url}/projects/{project}/data?task={{task}}", title=f"Project {project}",
+                        task_url=f"{url}/projects/{project}/data?task={{task}}", title=title or f"Project {project}",
                         options=options)
 
 

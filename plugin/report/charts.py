@@ -19,12 +19,13 @@ import matplotlib
 import numpy as np
 import pandas as pd
 from matplotlib import rc_context
-from matplotlib.colors import LinearSegmentedColormap
+from matplotlib.colors import LinearSegmentedColormap, to_rgba
+from matplotlib.dates import AutoDateLocator, ConciseDateFormatter
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
-__all__ = ["confusion_chart", "distribution_chart", "heatmap_chart", "offset_chart", "probability_chart",
-           "readable_text", "reference_chart", "sweep_chart", "timeline_chart", "trust_chart"]
+__all__ = ["confusion_chart", "distribution_chart", "heatmap_chart", "offset_chart", "ordered", "probability_chart",
+           "readable_text", "reference_chart", "short_name", "sweep_chart", "timeline_chart", "trust_chart"]
 
 STYLE: dict[str, Any] = {"svg.fonttype": "none", "svg.hashsalt": "ls-agreement", "font.size": 9,
                          "axes.spines.top": False, "axes.spines.right": False, "font.family": "sans-serif"}
@@ -51,6 +52,32 @@ def _svg(figure: Figure, titles: dict[str, str] | None = None) -> str:
     return svg
 
 
+def short_name(name: str, limit: int = 24) -> str:
+    """An annotator's name as an axis shows it: the name before its email (else the email), at most ``limit`` long.
+
+    Tables and hover texts keep the whole name; an axis of long emails would take the chart's width.
+
+    >>> short_name("Ann Lee <ann.lee@example.com>"), short_name("<a.very.long.address@cs.arizona.edu>", 16)
+    ('Ann Lee', 'a.very.long.add…')
+    """
+    head, _, email = str(name).partition(" <")
+    text = head.strip() if head.strip() and not head.startswith("<") else (email or head).strip("<> ")
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def ordered(labels: Sequence[Any]) -> list[Any]:
+    """Labels in a reader's order: by value where every one reads as a number (a rating's 1..5), else as given.
+
+    >>> ordered(["2", "3", "1", "5", "4"]), ordered(["neg", "pos"])
+    (['1', '2', '3', '4', '5'], ['neg', 'pos'])
+    """
+    distinct = list(dict.fromkeys(labels))
+    numbers = pd.to_numeric(pd.Series(distinct, dtype=object), errors="coerce")
+    if len(distinct) and numbers.notna().all():
+        return [distinct[i] for i in np.argsort(numbers.to_numpy(dtype=float), kind="stable")]
+    return distinct
+
+
 def timeline_chart(timeline: pd.DataFrame, *, controls: Sequence[str]) -> str:
     """SPA with its interval as a band, and alpha, against annotation time; one panel per control."""
     panels = [c for c in controls if (timeline["control"] == c).any()]
@@ -71,7 +98,9 @@ def timeline_chart(timeline: pd.DataFrame, *, controls: Sequence[str]) -> str:
             ax.set_title(name, loc="left", fontweight="bold")
             ax.set_ylim(min(0.0, float(np.nanmin(part[["spa_low", "alpha"]].astype(float).to_numpy(), initial=0))),
                         1.0)
-            ax.tick_params(axis="x", labelrotation=20)
+            locator = AutoDateLocator()  # "22:29" and the day once beside the axis, not "27 22:29" on each tick
+            ax.xaxis.set_major_locator(locator)
+            ax.xaxis.set_major_formatter(ConciseDateFormatter(locator))
             ax.grid(axis="y", alpha=0.3)
         for ax in axes[len(panels):]:
             ax.set_visible(False)
@@ -102,13 +131,13 @@ def heatmap_chart(pairwise: pd.DataFrame, annotators: Sequence[str], *, control:
                 titles[gid] = f"{a} and {b}: kappa {shown} over {row.n_items} shared items"
                 if size <= 12:
                     ax.text(j + 0.5, i + 0.5, "-" if math.isnan(kappa) else f"{kappa:.2f}", ha="center",
-                            va="center", fontsize=8, color="black" if math.isnan(kappa) or abs(kappa) < 0.6
-                            else "white")
+                            va="center", fontsize=8, color=readable_text(to_rgba(colour)))
         ax.set_xlim(0, size)
         ax.set_ylim(size, 0)
         ticks = np.arange(size) + 0.5
-        ax.set_xticks(ticks, labels=annotators, rotation=45, ha="right")
-        ax.set_yticks(ticks, labels=annotators)
+        names = [short_name(a) for a in annotators]  # the whole names are in each cell's hover text
+        ax.set_xticks(ticks, labels=names, rotation=45, ha="right")
+        ax.set_yticks(ticks, labels=names)
         ax.set_aspect("equal")
         ax.spines[:].set_visible(False)
         mappable = ax.scatter([], [], c=[], cmap=KAPPA_MAP, vmin=-1, vmax=1)
@@ -120,7 +149,7 @@ def heatmap_chart(pairwise: pd.DataFrame, annotators: Sequence[str], *, control:
 def confusion_chart(confusion: pd.DataFrame, *, control: str) -> str:
     """Krippendorff's coincidence matrix of one control: how often two annotators' labels met on an item."""
     matrix = confusion.pivot(index="first", columns="second", values="coincidences")
-    order = list(dict.fromkeys(confusion["first"]))
+    order = ordered(confusion["first"])
     matrix = matrix.reindex(index=order, columns=order)
     size = len(order)
     side = min(6.0, 1.6 + 0.4 * size)
@@ -129,16 +158,16 @@ def confusion_chart(confusion: pd.DataFrame, *, control: str) -> str:
         values = matrix.to_numpy(dtype=float)
         shown = ax.imshow(np.log1p(values), cmap="Blues")
         if size <= 15:
-            peak = np.log1p(values).max() if values.size else 0
             for i in range(size):
-                for j in range(size):
+                for j in range(size):  # black or white by the cell's own colour (WCAG contrast)
                     ax.text(j, i, f"{values[i, j]:.0f}", ha="center", va="center", fontsize=8,
-                            color="white" if np.log1p(values[i, j]) > 0.6 * peak else "black")
-        ax.set_xticks(range(size), labels=order, rotation=45, ha="right")
-        ax.set_yticks(range(size), labels=order)
+                            color=readable_text(shown.cmap(shown.norm(np.log1p(values[i, j])))))
+        labels = [str(label) for label in order]
+        ax.set_xticks(range(size), labels=labels, rotation=45, ha="right")
+        ax.set_yticks(range(size), labels=labels)
         ax.spines[:].set_visible(False)
         figure.colorbar(shown, ax=ax, shrink=0.7, label="log(1 + coincidences)")
-        ax.set_title(control, loc="left", fontweight="bold")
+        ax.set_title(control, loc="left", fontweight="bold", fontsize=9)
         return _svg(figure)
 
 
@@ -220,24 +249,31 @@ def offset_chart(offsets: pd.DataFrame, *, control: str, unit: str) -> str:
         return _svg(figure)
 
 
-def reference_chart(references: pd.DataFrame, *, control: str, threshold: float | None = None) -> str:
-    """Chart of each annotator's accuracy against each reference of one control.
+def reference_chart(references: pd.DataFrame, *, control: str, threshold: float | None = None,
+                    weighted: bool = False) -> str:
+    """Chart of each annotator's agreement with each reference of one control, on the quantity the rule uses.
 
-    Each accuracy has its Wilson interval as a bar; the ground truth is in the flag colour, model versions in
-    blues; ``threshold`` (``--min-gt-accuracy``) is dotted.
+    That is the accuracy with its Wilson interval as a bar; for an ordered control (``weighted``), the weighted
+    agreement (a 4 against a 5 is near-agreement), which ``threshold`` (``--min-gt-accuracy``, dotted) is compared
+    with, and which has no interval. The ground truth is in the flag colour, model versions in blues; the legend
+    sits under the axes, off the rows.
     """
     if references.empty:
         return ""
     names = list(dict.fromkeys(references["name"]))
     kinds = list(dict.fromkeys(references["reference"]))
-    height = 0.9 + 0.28 * len(names) * max(1, min(len(kinds), 3))
-    with _figure(7.5, min(height, 9.0)) as figure:
+    height = 1.3 + 0.28 * len(names) * max(1, min(len(kinds), 3))
+    with _figure(7.0, min(height, 9.0)) as figure:
         ax = figure.subplots()
         step = 0.8 / max(1, len(kinds))
         blues = ["#1f6fb2", "#6baed6", "#08306b", "#4292c6", "#2171b5"]
         for k, (kind, part) in enumerate(references.groupby("reference", sort=False)):
             colour = FLAG_COLOUR if kind == "ground truth" else blues[k % len(blues)]
             y = np.array([names.index(n) for n in part["name"]]) - 0.4 + step * (k + 0.5)
+            if weighted:
+                ax.plot(part["agreement"].to_numpy(dtype=float), y, "o", color=colour, markersize=4,
+                        label=str(kind))
+                continue
             accuracy = part["accuracy"].to_numpy(dtype=float)
             low = accuracy - part["accuracy_low"].to_numpy(dtype=float)
             high = part["accuracy_high"].to_numpy(dtype=float) - accuracy
@@ -245,12 +281,13 @@ def reference_chart(references: pd.DataFrame, *, control: str, threshold: float 
                         label=str(kind))
         if threshold is not None:
             ax.axvline(threshold, color="black", linestyle=":", linewidth=1)
-        ax.set_yticks(range(len(names)), labels=names)
+        ax.set_yticks(range(len(names)), labels=[short_name(n) for n in names])
         ax.invert_yaxis()
         ax.set_xlim(0, 1.02)
-        ax.set_xlabel("accuracy against the reference (share of items with its label), 95% Wilson interval")
+        ax.set_xlabel("weighted agreement with the reference (Gwet's weights, as the rule)" if weighted else
+                      "accuracy against the reference, 95% Wilson interval")
         ax.set_title(control, loc="left", fontweight="bold")
-        ax.legend(frameon=False, fontsize=8, loc="lower left")
+        figure.legend(frameon=False, fontsize=8, loc="outside lower center", ncols=min(len(kinds), 4))
         return _svg(figure)
 
 
@@ -268,7 +305,7 @@ def readable_text(rgba: Sequence[float]) -> str:
 
 def probability_chart(cells: pd.DataFrame, *, title: str) -> str:
     """One annotator's confusion matrix: the probability of each label they give (columns) per true label (rows)."""
-    order = list(dict.fromkeys(cells["true_label"]))
+    order = ordered(cells["true_label"])
     matrix = (cells.pivot(index="true_label", columns="said_label", values="probability")
               .reindex(index=order, columns=order).to_numpy(dtype=float))
     size = len(order)
@@ -288,7 +325,7 @@ def probability_chart(cells: pd.DataFrame, *, title: str) -> str:
         ax.set_ylabel("true label (estimated)")
         ax.spines[:].set_visible(False)
         figure.colorbar(shown, ax=ax, shrink=0.7, label="probability")
-        ax.set_title(title, loc="left", fontweight="bold", fontsize=9, wrap=True)
+        ax.set_title(title, loc="left", fontweight="bold", fontsize=9)
         return _svg(figure)
 
 
@@ -303,10 +340,10 @@ def trust_chart(annotators: pd.DataFrame, *, control: str) -> str:
         truth = annotators["ground_truth_accuracy"].to_numpy(dtype=float)
         if np.isfinite(truth).any():
             ax.scatter(truth, y, color=FLAG_COLOUR, marker="D", s=18, label="on ground-truth items")
-        ax.set_yticks(y, labels=names)
+        ax.set_yticks(y, labels=[short_name(n) for n in names])
         ax.invert_yaxis()
         ax.set_xlim(0, 1.02)
         ax.set_xlabel("probability that the annotator's label is the true one")
         ax.set_title(control, loc="left", fontweight="bold")
-        ax.legend(frameon=False, fontsize=8, loc="lower left")
+        figure.legend(frameon=False, fontsize=8, loc="outside lower center", ncols=2)
         return _svg(figure)

@@ -43,7 +43,9 @@ tr.outlier td{background:#fbe9e7}
 .note{font-size:13px;color:#555}
 svg{max-width:100%;height:auto}
 .pair{display:flex;flex-wrap:wrap;gap:18px;align-items:flex-start}
-.pair>div{max-width:560px}
+.pair>div{min-width:0;max-width:100%;overflow-x:auto}
+td.text{overflow-wrap:anywhere}
+.nowrap{white-space:nowrap}
 """
 
 SECTIONS = (("headline", "Headline"), ("time", "Over time"), ("family", "Per control and label"),
@@ -99,7 +101,8 @@ def _headline(report: Report) -> str:
             f'<div class="small">95% interval [{_number(row.spa_low)}, {_number(row.spa_high)}]</div>'
             f'<div class="small">alpha {_number(row.alpha)} &middot; {escape(str(row.gwet_coefficient or "AC1"))} '
             f'{_number(row.gwet)}</div>{span_line}<div class="small">{row.n_items:,} items, {row.n_annotations:,} '
-            f'annotations; for an interval of {report.options.target_width:g}: {need}</div></div>')
+            f'{"regions" if span_line else "annotations"}; for an interval of {report.options.target_width:g}: '
+            f'{need}</div></div>')
     o = report.overview
     intro = (f'<p>{o["n_tasks"]:,} tasks, {o["n_annotations"]:,} annotations by {o["n_annotators"]:,} '
              f'annotators; <b>{o["flagged"]:,}</b> tasks flagged (a control below {o["threshold"]:.2f}).</p>')
@@ -121,10 +124,30 @@ def _family(report: Report) -> str:
 
 
 def _general(value: Any) -> str:
-    """A disagreement with 3 significant digits (they can be small), blank where the measure has none."""
-    if isinstance(value, float) and math.isfinite(value):
+    """A disagreement with 3 significant digits, as a reader reads it; blank where the measure has none.
+
+    Small values are written ``1.8 × 10⁻⁵`` (not ``1.8e-05``), and 0 as ``0``.
+
+    >>> _general(0.01234), _general(1.8e-05), _general(0.0), _general(float("nan"))
+    ('0.0123', '1.8&thinsp;&times;&thinsp;10<sup>&minus;5</sup>', '0', '')
+    """
+    if not (isinstance(value, float) and math.isfinite(value)):
+        return ""
+    if value == 0:
+        return "0"
+    if abs(value) >= 1e-3:
         return f"{value:.3g}"
-    return ""
+    mantissa, exponent = f"{value:.2g}".split("e") if "e" in f"{value:.2g}" else (f"{value:.2g}", "0")
+    power = int(exponent)
+    sign = "&minus;" if power < 0 else ""
+    return f"{mantissa}&thinsp;&times;&thinsp;10<sup>{sign}{abs(power)}</sup>"
+
+
+def _interval(low: Any, high: Any) -> str:
+    """An interval as ``[low, high]``, or the undefined mark (a kappa's where one side gave one label)."""
+    if any(v is None or (isinstance(v, float) and math.isnan(v)) for v in (low, high)):
+        return _number(None)
+    return f"[{_number(low)},&nbsp;{_number(high)}]"
 
 
 def _spread(mean: Any, sd: Any) -> str:
@@ -160,8 +183,8 @@ def _spans(report: Report) -> str:
             [("label", "label"), ("n_spans", "spans"), ("exact", "F1 exact"), ("f1_exact_pairs", "pairs"),
              ("overlap", "F1 overlap"), ("f1_overlap_pairs", "pairs"), ("unitizing_alpha", "unitizing alpha")],
             text=("label",), cell={"exact": str, "overlap": str})
-        pair_table = _table(pairs, [("first", "annotator"), ("second", "annotator"), ("n_first", "spans"),
-                                    ("n_second", "spans"), ("f1_exact", "F1 exact"), ("f1_overlap", "F1 overlap")],
+        pair_table = _table(pairs, [("first", "annotator A"), ("second", "annotator B"), ("n_first", "A's spans"),
+                                    ("n_second", "B's spans"), ("f1_exact", "F1 exact"), ("f1_overlap", "F1 overlap")],
                             text=("first", "second"))
         unit = str(offsets["unit"].iloc[0]) if len(offsets) else ""
         same = int(((offsets["start_offset"] == 0) & (offsets["end_offset"] == 0)).sum())
@@ -216,12 +239,19 @@ def _references(report: Report) -> str:
         parts.append(f'<p class="{"flag" if len(below) else ""}">Below the least accuracy against the ground truth '
                      f"({float(threshold):.2f}): {named}.</p>")
     columns = [("reference", "reference"), ("name", "annotator"), ("n_items", "items"), ("accuracy", "accuracy"),
-               ("accuracy_low", "low"), ("accuracy_high", "high"), ("agreement", "weighted"), ("kappa", "kappa"),
-               ("kappa_low", "low"), ("kappa_high", "high"), ("with_others", "with others")]
+               ("accuracy_ci", "accuracy, 95% interval"), ("agreement", "weighted"), ("kappa", "kappa"),
+               ("kappa_ci", "kappa, 95% interval"), ("with_others", "with others")]
     for name, part in report.references.groupby("control", sort=False):
-        chart = charts.reference_chart(part, control=str(name),
+        weighted = bool((part["agreement"].astype(float) != part["accuracy"].astype(float)).any())
+        chart = charts.reference_chart(part, control=str(name), weighted=weighted,
                                        threshold=float(threshold) if threshold is not None else None)
-        table = _table(part, columns, text=("reference", "name"),
+        shown = part.assign(accuracy_ci=[_interval(lo, hi) for lo, hi in zip(part["accuracy_low"],
+                                                                               part["accuracy_high"], strict=True)],
+                            kappa_ci=[_interval(lo, hi) for lo, hi in zip(part["kappa_low"], part["kappa_high"],
+                                                                          strict=True)])
+        table = _table(shown, columns, text=("reference", "name"),
+                       cell={"accuracy_ci": str, "kappa_ci": str,
+                             "reference": lambda r: f'<span class="nowrap">{escape(str(r))}</span>'},
                        row_class=lambda r: "outlier" if r["below_min"] else "")
         parts.append(f'<h3>{escape(str(name))}</h3><div class="pair"><div>{chart}</div><div>{table}</div></div>')
     if len(report.models):
@@ -237,12 +267,13 @@ def _references(report: Report) -> str:
                                             ("majority_kappa", "kappa vs majority")], text=("control", "model")))
         matrices = []
         for (control, model), part in report.model_confusion.groupby(["control", "model"], sort=False):
-            order = list(dict.fromkeys([*part["majority_label"], *part["model_label"]]))
+            order = charts.ordered([*part["majority_label"], *part["model_label"]])
             full = pd.MultiIndex.from_product([order, order], names=["first", "second"])
             counts = part.groupby(["model_label", "majority_label"])["n_items"].sum()
             counts.index.names = ["first", "second"]
             frame = counts.reindex(full, fill_value=0).rename("coincidences").reset_index()
-            matrices.append(f"<div>{charts.confusion_chart(frame, control=f'{control}: model {model}')}"
+            title = f"{control}\nmodel {model}"  # two lines: a long version's name is not clipped
+            matrices.append(f"<div>{charts.confusion_chart(frame, control=title)}"
                             '<p class="note">rows: the model; columns: the annotators\' majority.</p></div>')
         parts.append(f'<div class="pair">{"".join(matrices)}</div>')
     return "".join(parts)
@@ -267,7 +298,7 @@ def _consensus(report: Report) -> str:
         parts.append(f'<h3>{escape(str(name))} <span class="small">{escape(method)}</span></h3>'
                      f'<div class="pair"><div>{chart}</div><div>{table}</div></div>')
         cells = report.consensus_confusion[report.consensus_confusion["control"] == name]
-        matrices = [f"<div>{charts.probability_chart(one, title=f'{name}: {who}')}</div>"
+        matrices = [f"<div>{charts.probability_chart(one, title=f'{name}: {charts.short_name(who)}')}</div>"
                     for who, one in cells.groupby("name", sort=False)]
         if matrices:
             parts.append('<p class="note">The annotators trusted least: how often they give each label (columns) '
@@ -303,11 +334,12 @@ def _flagged(report: Report) -> str:
     f1 = [(column, column.replace("f1_overlap", "F1 overlap", 1).replace("f1", "F1 exact", 1))
           for column in report.tasks.columns if column.startswith("f1")]
     table = _table(shown, [("task", "task"), ("link", "in Label Studio"), ("n_annotations", "annotations"),
-                           ("spa", "SPA"), ("alpha", "alpha"), *f1, ("reasons", "why")],
+                           ("score", "score"), ("spa", "SPA"), ("alpha", "alpha"), *f1, ("reasons", "why")],
                    text=("reasons", "link"), cell={"link": link, "task": lambda t: str(int(t))})
     more = (f'<p class="note">The first {len(shown):,} of {len(flagged):,}; the CSV and JSON formats list all.</p>'
             if len(flagged) > len(shown) else "")
-    return f"<p>{len(flagged):,} tasks flagged, worst first.</p>{more}{table}"
+    return (f"<p>{len(flagged):,} tasks flagged, worst first: by their score, the value the flag compares with the "
+            f"threshold (the lowest over the task's controls).</p>{more}{table}")
 
 
 def render_html(report: Report) -> str:

@@ -84,4 +84,5 @@ def service_report(service: ServiceState, project: int | None) -> Report:
     if snapshot is None:
         raise RuntimeError(f"Project {project} has not been read yet; try again in a moment.")
     return project_report(snapshot, project=monitor.project, url=service.settings.connection.url,
-                          generated_at=now_iso(timespec="milliseconds"), people=people)
+                          generated_at=now_iso(timespec="milliseconds"), people=people,
+                          title=service.client.project_title(monitor.project))

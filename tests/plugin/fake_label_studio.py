@@ -57,6 +57,9 @@ class FakeLabelStudio:
         self._maybe_fail("project_ids")
         return sorted(self.configs)
 
+    def project_title(self, project):
+        return f"Reviews {project}"
+
     def project_exists(self, project):
         self._maybe_fail("project_ids")
         return project in self.configs

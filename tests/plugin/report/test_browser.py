@@ -58,3 +58,90 @@ def test_chromium_draws_the_report_offline_with_its_tables(report_file, tmp_path
 def test_the_report_file_is_small_enough_to_mail(report_file):
     path, _ = report_file
     assert Path(path).stat().st_size < 2 * 1024 * 1024
+
+
+def _rgb(text):
+    """``rgb(r, g, b)`` as three numbers 0-255."""
+    return [float(v) for v in text[text.index("(") + 1: text.index(")")].split(",")[:3]]
+
+
+def _luminance(rgb):
+    """WCAG 2.1 relative luminance of a colour (0-255 channels)."""
+    c = np.asarray(rgb, dtype=float) / 255
+    c = np.where(c <= 0.03928, c / 12.92, ((c + 0.055) / 1.055) ** 2.4)
+    return float(0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2])
+
+
+def _contrast(a, b):
+    high, low = sorted((_luminance(a), _luminance(b)), reverse=True)
+    return (high + 0.05) / (low + 0.05)
+
+
+@pytest.fixture(scope="module")
+def lead_report(tmp_path_factory):
+    """The demo with its references, annotators known by long names and emails, as a team lead gets it."""
+    state = ProjectState(None, parse_label_config(CONFIG), mapping=MappingOptions(),
+                         scoring=ScoringOptions(min_gt_accuracy=0.7, min_gt_items=5))
+    state.load(simulated_export(300, references=True))
+    people = {str(i): f"Annotator Number{i} <annotator.number{i}@cs.arizona.edu>" for i in range(1, 6)}
+    report = build_report(state.snapshot(), source="simulated demo", generated_at="2026-11-22 12:00 UTC",
+                          task_url="http://127.0.0.1:9/projects/1/data?task={task}", people=people,
+                          title="Customer reviews")
+    path = tmp_path_factory.mktemp("lead") / "report.html"
+    write_report(report, path)
+    return path
+
+
+TEXTS = """() => Array.from(document.querySelectorAll('svg text')).map(t => {
+    const box = t.getBoundingClientRect(), svg = t.closest('svg').getBoundingClientRect();
+    const tick = t.closest('g[id^="xtick_"], g[id^="ytick_"]');
+    return {text: t.textContent.trim(), fill: getComputedStyle(t).fill, x: box.x + scrollX, y: box.y + scrollY,
+            w: box.width, h: box.height, svg: [svg.x + scrollX, svg.y + scrollY, svg.width, svg.height],
+            tick: tick ? tick.id.split('_')[0] : null, chart: Array.from(document.querySelectorAll('svg'))
+            .indexOf(t.closest('svg')) + ':' + (t.closest('g[id^="axes_"]') || {id: ''}).id};
+})"""
+
+
+@pytest.mark.slow  # headless Chromium
+def test_the_report_reads_as_a_team_lead_reads_it(lead_report, tmp_path):
+    """At 1280 px: nothing runs off the page's right edge, every number on a coloured cell has WCAG AA contrast
+    (4.5:1), numeric axes are in order (a rating's 1..5, not 2, 3, 1, 4, 5), and no chart's text is cut."""
+    with browser_page(width=1280, height=900) as page:
+        page.goto(lead_report.as_uri())
+        page.wait_for_load_state("load")
+        width = page.evaluate("document.documentElement.scrollWidth")
+        title = page.locator("header h1").text_content()
+        texts = page.evaluate(TEXTS)
+        shot = tmp_path / "page.png"
+        page.screenshot(path=str(shot), full_page=True)
+    assert width <= 1280, f"the page is {width} px wide at 1280"
+    assert title == "Inter-annotator agreement: Customer reviews"
+    from matplotlib.image import imread
+    pixels = (imread(shot)[..., :3] * 255).round()
+    low_contrast, cut, unordered = [], [], []
+    for t in texts:
+        left, top, w, h = t["svg"]
+        if t["w"] and (t["x"] < left - 1 or t["x"] + t["w"] > left + w + 1 or t["y"] < top - 1
+                       or t["y"] + t["h"] > top + h + 1):
+            cut.append(t["text"])
+        if not t["text"].replace(".", "", 1).replace("-", "", 1).isdigit() or t["tick"]:
+            continue
+        x0, y0 = int(t["x"]) - 2, int(t["y"]) - 2
+        x1, y1 = int(t["x"] + t["w"]) + 2, int(t["y"] + t["h"]) + 2
+        ring = np.concatenate([pixels[y0, x0:x1], pixels[y1, x0:x1], pixels[y0:y1, x0], pixels[y0:y1, x1]])
+        colours, counts = np.unique(ring, axis=0, return_counts=True)
+        background = colours[counts.argmax()]
+        if _luminance(background) < 0.95 and _contrast(_rgb(t["fill"]), background) < 4.5:  # on a coloured cell
+            low_contrast.append((t["text"], t["fill"], background.tolist()))
+    for chart in {t["chart"] for t in texts}:  # each axes of each chart (a colorbar is an axes of its own)
+        for axis, along in (("xtick", "x"), ("ytick", "y")):
+            ticks = sorted((t[along], t["text"]) for t in texts if t["chart"] == chart and t["tick"] == axis)
+            try:
+                values = [float(text.replace("\u2212", "-")) for _, text in ticks]
+            except ValueError:
+                continue
+            if values != sorted(values) and values != sorted(values, reverse=True):
+                unordered.append((chart, axis, values))
+    assert not cut, f"text cut at a chart's edge: {cut[:5]}"
+    assert not low_contrast, f"numbers below 4.5:1 on their cells: {low_contrast[:5]}"
+    assert not unordered, f"numeric axes out of order: {unordered[:3]}"
