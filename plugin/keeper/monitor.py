@@ -18,7 +18,7 @@ from collections import Counter, deque
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from plugin.clock import now_iso
@@ -147,6 +147,7 @@ class ProjectMonitor:
         self.passes = 0
         self._memory: int | None = None
         self._watermark: datetime | None = None
+        self._margin_read: datetime | None = None  # the watermark whose margin a read has looked into
         self._installs = 0
         self._published_from: object = None
         self._windows: deque[float] = deque(maxlen=1000)
@@ -326,6 +327,18 @@ class ProjectMonitor:
         with self._lock:
             return self.state, self._watermark
 
+    def changed_since(self, margin: timedelta) -> datetime | None:
+        """Where the next read of changed tasks starts (None: no watermark, every task is read).
+
+        ``margin`` below the watermark the first time after it moved, for writes that commit after a read though
+        stamped before it; once a read has looked there, the watermark itself: an idle project's pass reads no
+        task (it read every one of them again on each pass, until something changed).
+        """
+        with self._lock:
+            if self._watermark is None:
+                return None
+            return self._watermark if self._margin_read == self._watermark else self._watermark - margin
+
     def n_tasks(self) -> int:
         """The number of tasks the state holds (0 before the first pass)."""
         with self._lock:
@@ -348,11 +361,13 @@ class ProjectMonitor:
             assert self.state is not None
             self.state.set_task(task)
 
-    def install(self, state: ProjectState, *, watermark: datetime | None) -> list[int]:
+    def install(self, state: ProjectState, *, watermark: datetime | None,
+                margin_read: datetime | None = None) -> list[int]:
         """Put the state a pass read in place; return the tasks to refresh one by one now.
 
         Those are the tasks refreshed while it read, and, when ``state`` is a
-        new one, the tasks the old state knew that it lacks.
+        new one, the tasks the old state knew that it lacks. ``margin_read`` is the watermark below which the read
+        looked into the margin (:meth:`changed_since`).
         """
         with self._lock:
             old = self.state
@@ -362,6 +377,7 @@ class ProjectMonitor:
             self._installs += state is not old
             self.state = state
             self._watermark = watermark
+            self._margin_read = margin_read
             if self._remap_to is not None and state.control_specs == self._remap_to:
                 self._remap_to = None
             return recheck

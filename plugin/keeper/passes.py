@@ -154,7 +154,8 @@ def full_pass(client: LabelStudioClient, monitor: ProjectMonitor, *, controls: M
     A full read rebuilds the state from every task; the new state replaces the
     old one at the end. With ``incremental``, only the tasks Label Studio
     changed since the last read (by its ``updated_at``, less
-    :data:`WATERMARK_MARGIN`) are read into the current state, unless the
+    :data:`WATERMARK_MARGIN` the first time after it moved: :meth:`ProjectMonitor.changed_since`) are read into
+    the current state, unless the
     label config or the project's options changed, which take a full read;
     and when, once they are read (tasks created since among them), the number
     of tasks still differs from the state's, the tasks changed since that
@@ -190,7 +191,7 @@ def full_pass(client: LabelStudioClient, monitor: ProjectMonitor, *, controls: M
     stage = "fetch changed" if changed_only else "fetch"
     newest = watermark if changed_only else None
     with monitor.reading(), (nullcontext() if changed_only else target.batch()):
-        since = watermark - WATERMARK_MARGIN if changed_only and watermark is not None else None
+        since = monitor.changed_since(WATERMARK_MARGIN) if changed_only else None
         for task in client.tasks(monitor.project, on_total=lambda n: total.__setitem__(0, n), max_rate=max_rate,
                                  updated_after=since):
             if changed_only:
@@ -213,7 +214,9 @@ def full_pass(client: LabelStudioClient, monitor: ProjectMonitor, *, controls: M
         again.started_at, again.n_tasks = report.started_at, again.n_tasks + report.n_tasks
         again.seconds["read"] += read - started
         return again
-    recheck = monitor.install(target, watermark=newest)
+    # a read of changed tasks looked below the watermark (now, or already): the next starts there if it stays
+    looked = watermark if changed_only and since is not None else None
+    recheck = monitor.install(target, watermark=newest, margin_read=looked)
     for start in range(0, len(recheck), BATCH):  # usually a handful: one read
         chunk = recheck[start:start + BATCH]
         try:

@@ -31,6 +31,11 @@ def test_demo_runs_twice_and_stops_everything(label_studio_template, tmp_path, c
             assert f"  {control}" in out
         assert f"http://127.0.0.1:{port}/projects/" in out and "admin@example.com" in out
         assert "tasks are flagged for low agreement" in out
+        # how to ask for /status with its secret, and the latency with its unit (before: a URL that answers 401,
+        # and a Python dict without a unit)
+        secret_file = (data_dir / "service.secret").resolve()
+        assert f'curl -s -H "X-Agreement-Secret: $(cat {secret_file})" http://127.0.0.1:{service_port}/status' in out
+        assert "event-to-meta latency: median " in out and " ms, 95th percentile " in out and "'p50'" not in out
         # References: one task of 12 imported with its known answer, and two model versions on every task.
         assert "sentiment: against the ground truth on 1 task," in out
         assert "sentiment: model sim-model-v1 on 12 tasks" in out and "model sim-model-v2 on 12 tasks" in out

@@ -24,6 +24,8 @@ class FakeLabelStudio:
     """
 
     writers = 2
+    step = 120
+    """Seconds Label Studio's clock moves between two changes."""
 
     def __init__(self, tasks):
         self.clock = 0
@@ -82,8 +84,8 @@ class FakeLabelStudio:
             self.webhooks = [h for h in self.webhooks if h["project"] != project]
 
     def _touch(self, task):
-        """Label Studio moves a task's updated_at on every change (two minutes per change here)."""
-        self.clock += 120
+        """Label Studio moves a task's updated_at on every change (:attr:`step` apart)."""
+        self.clock += self.step
         self.store[task]["updated_at"] = f"2026-01-01T{self.clock // 3600:02d}:{self.clock // 60 % 60:02d}:" \
                                                f"{self.clock % 60:02d}.000000Z"
 

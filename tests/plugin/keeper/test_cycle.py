@@ -83,3 +83,32 @@ def test_which_cycles_read_only_the_changed_tasks(passes, restored, every, expec
     monitor = Monitor()
     monitor.passes, monitor.restored = passes, lambda: restored
     assert incremental(monitor, full_pass_every=every) is expected
+
+
+def test_an_idle_project_s_passes_read_no_task_once_the_margin_below_its_last_change_is_read():
+    # before, each pass read again every task changed in the minute before the watermark, however idle the project:
+    # with the writes of a pass a second apart, all of them, every pass
+    from plugin.keeper.passes import refresh_tasks
+
+    fake = FakeLabelStudio([{"id": t, "meta": {}, "annotations": [annotation(3 * t, t, 1, "pos"),
+                                                                  annotation(3 * t + 1, t, 2, "neg")]}
+                            for t in range(1, 31)])
+    fake.step = 1  # a second between two changes: a pass's writes all fall within the margin
+    monitor = _monitor()
+
+    def write(stale):
+        refresh_tasks(fake, monitor, list(stale))
+
+    reads = []
+    for _ in range(6):
+        fake.reads.clear()
+        run_cycle(fake, monitor, full_pass_every=100, write=write, people={})
+        reads.append(fake.reads[0])
+    assert reads[0] == ("all", 30) and all(kind == "changed" for kind, _ in reads[1:])
+    # the pass after the writes reads them (they moved updated_at), the next looks once below that watermark,
+    # and then the project is idle: nothing is read
+    assert reads[1][1] == 30 and [n for _, n in reads[3:]] == [0, 0, 0], reads
+    fake.annotate(5, annotation(900, 5, 3, "neu"))
+    fake.reads.clear()
+    run_cycle(fake, monitor, full_pass_every=100, write=write, people={})
+    assert fake.reads[0] == ("changed", 1) and "3" in monitor.state.tasks[5].annotators

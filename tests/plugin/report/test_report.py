@@ -246,3 +246,13 @@ def test_report_command_offline(tmp_path, capsys):
     assert main(["report", "--export", str(tmp_path / "missing.json"), "--out", str(tmp_path / "x.html")]) == 2
     assert main(["report", "--export", str(export), "--out", str(tmp_path / "x"), "--target-width", "0"]) == 2
     assert "target interval width" in capsys.readouterr().err
+
+
+def test_the_demo_s_annotators_slip_span_boundaries_so_overlap_f1_forgives_what_exact_f1_does_not(report):
+    report, _ = report
+    # before, no simulated annotator ever slipped a boundary: overlap F1 equalled exact F1, one bar of offsets
+    measures = report.span_measures.set_index(["control", "measure"])["value"]
+    assert measures[("entities", "f1_overlap")] > measures[("entities", "f1_exact")] + 0.03
+    offsets = report.span_offsets[report.span_offsets["control"] == "entities"]
+    slipped = (offsets["start_offset"] != 0) | (offsets["end_offset"] != 0)
+    assert 0.03 < slipped.mean() < 0.5 and set(offsets["start_offset"]) | set(offsets["end_offset"]) >= {-1, 1}
