@@ -542,7 +542,7 @@ class ProjectMonitor:
                 "n_tasks": len(state.tasks) if state is not None else None,
                 "n_annotations": state.n_annotations() if state is not None else None,
                 "skipped": dict(state.skips().reasons.most_common()) if state is not None else {},
-                "config": state.config_remarks() if state is not None else {},
+                "config": state.config_summary() if state is not None else {},
                 "outcomes": dict(self._counters),
                 "failed_tasks": len(self._failures),
                 "failures": [{"task": t, "error": e} for t, e in sorted(self._failures.items())[:20]],

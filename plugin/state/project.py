@@ -403,6 +403,17 @@ class ProjectState:
         self._stale = (at, review, array("q", stale))  # 8 bytes a task: a first pass may find every task stale
         return stale
 
+    def config_summary(self) -> dict[str, dict[str, Any]]:
+        """Every control of the label config as it is scored: its tag, level, and any ``problems`` and ``notes``.
+
+        A control with problems is not scored (no level).
+        """
+        remarks = self.config_remarks()
+        return {name: {"tag": control.tag,
+                       "level": self.controls[name].level if name in self.controls else None,
+                       **remarks.get(name, {"problems": [], "notes": []})}
+                for name, control in self.control_specs.items()}
+
     def config_remarks(self) -> dict[str, dict[str, list[str]]]:
         """Per control whose config has any: its ``problems`` (the control is skipped) and ``notes``."""
         return {name: {"problems": list(c.problems), "notes": list(c.notes)}

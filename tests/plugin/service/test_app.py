@@ -259,7 +259,15 @@ def test_status_equals_a_batch_computation(service):
     assert sentiment["spa"] == pytest.approx(batch.controls["sentiment"].spa)
     assert sentiment["alpha"] == pytest.approx(batch.controls["sentiment"].alpha)
     assert sentiment["ci"] == pytest.approx(list(batch.controls["sentiment"].spa_ci))
-    assert sentiment["n_items"] == 3 and sentiment["n_annotations"] == 6
+    assert sentiment["n_items"] == 3 and sentiment["n_annotations"] == 6 and sentiment["n_labels"] == 6
+    # a span control counts its annotations apart from its regions (before, n_annotations were regions), and the
+    # config lists every control, not only those with remarks (before: {})
+    ner = project["controls"]["ner"]
+    held = state.monitors[1].state.controls["ner"]
+    assert ner["n_annotations"] == len({(task, row[2]) for task in held.records for row in held.task_records(task)})
+    assert ner["n_labels"] == held.sums.n_annotations
+    assert project["config"]["sentiment"] == {"tag": "choices", "level": "nominal", "problems": [], "notes": []}
+    assert set(project["config"]) == set(CONTROLS)
 
 
 def test_other_clients_keys_written_meanwhile_survive(service):

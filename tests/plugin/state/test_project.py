@@ -395,3 +395,16 @@ def test_a_task_read_again_with_a_field_equal_in_python_but_not_as_read_is_a_cha
     assert state.changes == changes
     state.set_task({**task, "overlap": then, "meta": then})
     assert state.changes == changes + 1
+
+
+def test_a_span_control_counts_its_annotations_apart_from_its_regions():
+    # before, /status gave a span control's regions as its n_annotations (1,469 where the project had 742)
+    from plugin.demo import CONFIG, simulated_export
+
+    state = ProjectState.from_tasks(simulated_export(60, seed=4), parse_label_config(CONFIG),
+                                    mapping=MappingOptions(), scoring=ScoringOptions(n_resamples=20))
+    entities = state.controls["entities"]
+    pairs = {(task, row[2]) for task in entities.records for row in entities.task_records(task)}
+    live = state.live_summary()["entities"]
+    assert live["n_annotations"] == len(pairs) <= state.n_annotations() < live["n_labels"]
+    assert live["n_labels"] == sum(len(entities.task_records(task)) for task in entities.records)
