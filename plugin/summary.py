@@ -107,7 +107,7 @@ def consensus_lines(name: str, consensus: Mapping[str, Any] | None) -> list[str]
     """A control's consensus in a line: its method and the annotators it trusts least (nothing without one)."""
     if not consensus:
         return []
-    accuracy = sorted((row["accuracy"], who) for who, row in consensus["annotators"].items() if "accuracy" in row)
+    accuracy = sorted((row["accuracy"], row["name"]) for row in consensus["annotators"].values() if "accuracy" in row)
     if not accuracy:
         return [f"{name}: consensus by majority vote over {consensus['n_items']} items."]
     least = ", ".join(f"{who} {value:.2f}" for value, who in accuracy[:3])

@@ -19,7 +19,8 @@ from plugin.state.task_scores import TaskScores
 __all__ = ["CONSENSUS_COLUMNS", "CONSENSUS_CONFUSION_COLUMNS", "WORST_SHOWN", "consensus_tables",
            "task_consensus_columns"]
 
-CONSENSUS_COLUMNS = ("control", "name", "method", "accuracy", "ground_truth_accuracy", "n_ground_truth")
+CONSENSUS_COLUMNS = ("control", "annotator", "name", "method", "accuracy", "ground_truth_accuracy",
+                     "n_ground_truth")
 CONSENSUS_CONFUSION_COLUMNS = ("control", "name", "true_label", "said_label", "probability")
 WORST_SHOWN = 3
 """Annotators whose confusion matrix the report draws, per control: those with the least estimated accuracy."""
@@ -34,14 +35,14 @@ def consensus_tables(controls: Mapping[str, ControlScore], people: Mapping[str, 
             continue
         summary = score.consensus.summary(people)
         labels = summary["labels"]
-        mine = [{"control": control, "name": name, "method": summary["method"],
+        mine = [{"control": control, "annotator": key, "name": row["name"], "method": summary["method"],
                  "accuracy": row.get("accuracy", np.nan),
                  "ground_truth_accuracy": row.get("ground_truth_accuracy", np.nan),
-                 "n_ground_truth": row.get("n_ground_truth", 0)} for name, row in summary["annotators"].items()]
+                 "n_ground_truth": row.get("n_ground_truth", 0)} for key, row in summary["annotators"].items()]
         mine.sort(key=lambda r: (np.nan_to_num(r["accuracy"], nan=2.0), r["name"]))
         rows += mine
         for row in mine[:WORST_SHOWN]:
-            confusion = summary["annotators"][row["name"]].get("confusion")
+            confusion = summary["annotators"][row["annotator"]].get("confusion")
             if confusion is None:
                 continue
             cells += [{"control": control, "name": row["name"], "true_label": labels[k], "said_label": labels[j],

@@ -143,6 +143,11 @@ def _general(value: Any) -> str:
     return f"{mantissa}&thinsp;&times;&thinsp;10<sup>{sign}{abs(power)}</sup>"
 
 
+def _link(url: Any) -> str:
+    """A task's link into Label Studio, or nothing (a report of an export)."""
+    return f'<a href="{escape(url)}">open</a>' if isinstance(url, str) else ""
+
+
 def _interval(low: Any, high: Any) -> str:
     """An interval as ``[low, high]``, or the undefined mark (a kappa's where one side gave one label)."""
     if any(v is None or (isinstance(v, float) and math.isnan(v)) for v in (low, high)):
@@ -308,12 +313,11 @@ def _consensus(report: Report) -> str:
             uncertain = (report.tasks[report.tasks["n_annotations"] >= 2]
                          .sort_values(f"posterior{suffix}", kind="stable", na_position="last").head(10))
             uncertain = uncertain[uncertain[f"posterior{suffix}"].notna()]
-            link = (lambda url: f'<a href="{escape(url)}">open</a>' if isinstance(url, str) else "")
             parts.append("<p>The tasks whose consensus is least certain:</p>"
                          + _table(uncertain, [("task", "task"), ("link", "in Label Studio"),
                                               (f"consensus{suffix}", "consensus"), (f"posterior{suffix}", "posterior"),
                                               ("n_annotations", "annotations")],
-                                  text=(f"consensus{suffix}", "link"), cell={"link": link,
+                                  text=(f"consensus{suffix}", "link"), cell={"link": _link,
                                                                               "task": lambda t: str(int(t))}))
     return "".join(parts)
 
@@ -330,12 +334,11 @@ def _labels(report: Report) -> str:
 def _flagged(report: Report) -> str:
     flagged = report.tasks[report.tasks["flagged"]]
     shown = flagged.head(report.options.max_listed_tasks)
-    link = (lambda url: f'<a href="{escape(url)}">open</a>' if isinstance(url, str) else "")
     f1 = [(column, column.replace("f1_overlap", "F1 overlap", 1).replace("f1", "F1 exact", 1))
           for column in report.tasks.columns if column.startswith("f1")]
     table = _table(shown, [("task", "task"), ("link", "in Label Studio"), ("n_annotations", "annotations"),
                            ("score", "score"), ("spa", "SPA"), ("alpha", "alpha"), *f1, ("reasons", "why")],
-                   text=("reasons", "link"), cell={"link": link, "task": lambda t: str(int(t))})
+                   text=("reasons", "link"), cell={"link": _link, "task": lambda t: str(int(t))})
     more = (f'<p class="note">The first {len(shown):,} of {len(flagged):,}; the CSV and JSON formats list all.</p>'
             if len(flagged) > len(shown) else "")
     return (f"<p>{len(flagged):,} tasks flagged, worst first: by their score, the value the flag compares with the "

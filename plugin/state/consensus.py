@@ -33,13 +33,18 @@ from agreement.consensus import Consensus, annotator_accuracy, dawid_skene, held
 from plugin.mapping.choices import YES, split_item_names
 
 __all__ = ["MAX_LABELS", "POSTERIOR_DIGITS", "ConsensusFit", "ItemConsensus", "TaskConsensus",
-           "consensus_skipped", "fit_items", "held_items", "task_consensus"]
+           "consensus_skipped", "fit_items", "has_consensus", "held_items", "task_consensus"]
 
 MAX_LABELS = 50
 """Above this many labels a control's consensus is majority vote: each annotator's confusion matrix would hold more
 cells than a project has answers to estimate them from."""
 POSTERIOR_DIGITS = 2
 LEVELS = ("nominal", "ordinal")
+
+
+def has_consensus(level: str, method: str) -> bool:
+    """Whether a control of ``level`` gets a consensus with ``method`` (categorical labels, consensus not off)."""
+    return method != "off" and level in LEVELS
 
 
 def consensus_skipped(level: str, n_labels: int, method: str) -> str | None:
@@ -100,6 +105,9 @@ class ConsensusFit:
         Per annotator: their labels on items of known label, and how many of those are that label.
     note : str, optional
         Why the method is not the one asked for.
+    n_categories : int
+        How many of the first labels are the config's categories, in its order; the others are in the order first
+        read, which depends on the read's order (:meth:`summary` sorts them).
     """
 
     method: str
@@ -110,11 +118,12 @@ class ConsensusFit:
     n_known: int
     truth: np.ndarray
     note: str | None = None
+    n_categories: int = 0
 
     def summary(self, people: Mapping[str, str]) -> dict[str, Any]:
         """The fit as JSON-ready data: ``sync --json``'s and the report's ``consensus`` of a control.
 
-        ``annotators`` maps each annotator's name to ``accuracy`` (Dawid-Skene: :math:`\\sum_k p_k \\pi_{kk}`, the
+        ``annotators`` maps each annotator's key to ``name``, ``accuracy`` (Dawid-Skene: :math:`\\sum_k p_k \\pi_{kk}`, the
         probability that their label is the true one), ``confusion`` (rows: true label, columns: their label, in
         ``labels`` order), and where ground truth covers some of their items, ``ground_truth_accuracy`` over them
         with ``n_ground_truth``.
@@ -137,7 +146,7 @@ class ConsensusFit:
                 row["ground_truth_accuracy"] = round(float(right / said), 4)
                 row["n_ground_truth"] = int(said)
             if row:
-                annotators[people.get(annotator, annotator)] = row
+                annotators[annotator] = {"name": people.get(annotator, annotator), **row}
         if self.fit is not None:
             out.update(priors=dict(zip(names, np.round(self.fit.priors[order], 4).tolist(), strict=True)),
                        iterations=self.fit.iterations, converged=self.fit.converged)
@@ -147,11 +156,15 @@ class ConsensusFit:
         return out
 
     def _order(self) -> list[int]:
-        """The label codes in the order a reader expects: by value where every label is a number (a rating)."""
+        """The label codes in the order a reader expects, whatever order they were read in.
+
+        By value where every label is a number (a rating); else the config's categories in its order, then the
+        others sorted (a live read and an export of one project give one summary).
+        """
         codes = list(range(len(self.labels)))
         if all(isinstance(label, int | float) and not isinstance(label, bool) for label in self.labels):
-            codes.sort(key=lambda code: self.labels[code])
-        return codes
+            return sorted(codes, key=lambda code: self.labels[code])
+        return codes[: self.n_categories] + sorted(codes[self.n_categories:], key=lambda code: str(self.labels[code]))
 
     def accuracy(self, people: Mapping[str, str]) -> dict[str, float]:
         """Each annotator's estimated accuracy by name (Dawid-Skene; none for majority vote): ``/status``."""
@@ -173,7 +186,7 @@ def _truth(annotators: np.ndarray, labels: np.ndarray, items: np.ndarray, known:
 
 
 def fit_items(rows: np.ndarray, n_items: int, *, known: np.ndarray, method: str, labels: Sequence[Any],
-              annotators: Sequence[str]) -> tuple[ConsensusFit, ItemConsensus]:
+              annotators: Sequence[str], n_categories: int = 0) -> tuple[ConsensusFit, ItemConsensus]:
     """Fit a control's consensus over every item, from scratch: its model and each item's consensus.
 
     Parameters
@@ -187,13 +200,15 @@ def fit_items(rows: np.ndarray, n_items: int, *, known: np.ndarray, method: str,
         ``"dawid-skene"`` falls back to majority vote above :data:`MAX_LABELS` labels.
     labels, annotators : sequence
         The values of the label and annotator codes.
+    n_categories : int
+        How many of the first labels are the config's categories.
     """
     n_l, n_w = len(labels), len(annotators)
     note = consensus_skipped("nominal", n_l, method)
     items, who, said = rows[:, 0], rows[:, 1], rows[:, 2]
     truth = _truth(who, said, items, known, n_w)
     common = {"labels": tuple(labels), "annotators": tuple(annotators), "n_items": n_items,
-              "n_known": int((known >= 0).sum()), "truth": truth}
+              "n_known": int((known >= 0).sum()), "truth": truth, "n_categories": n_categories}
     if method == "dawid-skene" and note is None:
         fit = dawid_skene(items, who, said, n_items=n_items, n_annotators=n_w, n_labels=n_l, known=known)
         # each item under the fit's final parameters, as a live change is scored with them (the fit's own

@@ -43,8 +43,8 @@ from plugin.state.codes import (
 from plugin.state.consensus import (
     ConsensusFit,
     TaskConsensus,
-    consensus_skipped,
     fit_items,
+    has_consensus,
     held_items,
     task_consensus,
 )
@@ -410,8 +410,7 @@ class ControlState:
         Scoring every task fits the model from scratch and holds it; scoring a few scores their items with the
         model held (fit first if there is none yet), O(their annotations).
         """
-        skipped = consensus_skipped(self.level, len(self.labels.values), method)
-        if skipped is not None and not skipped.startswith("majority"):
+        if not has_consensus(self.level, method):
             self.consensus = None
             return None
         if self.consensus is None and not every_task:
@@ -426,7 +425,8 @@ class ControlState:
         known = self._known(tasks, per_task)
         if every_task or self.consensus is None:
             self.consensus, items = fit_items(rows, n_items, known=known, method=method, labels=self.labels.values,
-                                              annotators=self.annotators.values)
+                                              annotators=self.annotators.values,
+                                              n_categories=len(self.categories or ()))
         else:
             items = held_items(self.consensus, rows, n_items, known=known, n_labels=len(self.labels.values))
         return task_consensus(self.consensus.method, items, per_task, labels=self.labels.values,
@@ -437,7 +437,10 @@ class ControlState:
     def _known(self, tasks: np.ndarray, per_task: np.ndarray) -> np.ndarray:
         """Each item's label from its task's ground truth, as a code (-1: none); the items of ``tasks`` in order."""
         known = np.full(int(per_task.sum()), -1, dtype=np.intp)
-        truths = [task for task in self.references if any(row[2] == GROUND_TRUTH for row in self.references[task])]
+        # an event's task alone, not every task with references (model predictions make most tasks have some)
+        candidates = ([task for task in tasks.tolist() if task in self.references]
+                      if len(tasks) < len(self.references) else list(self.references))
+        truths = [task for task in candidates if any(row[2] == GROUND_TRUTH for row in self.references[task])]
         if not truths or not len(tasks):
             return known
         order = np.argsort(tasks, kind="stable")

@@ -81,7 +81,7 @@ def test_serve_keeps_one_consensus_prediction_per_task_and_updates_it(label_stud
     block = live["controls"]["sentiment"]["consensus"]
     assert block["method"] == "dawid-skene" and set(block["labels"]) == {"pos", "neg", "neu"}
     assert "models" not in (live["controls"]["sentiment"].get("references") or {})
-    names = {name.split(" ")[0]: row for name, row in block["annotators"].items()}
+    names = {row["name"].split(" ")[0]: row for row in block["annotators"].values()}
     assert names["cons0@example.com"]["accuracy"] > names["cons2@example.com"]["accuracy"]
     assert any("consensus prediction" in reason for reason in live["skipped"])
     _run(capsys, "report", "--project", str(project["id"]), "--url", label_studio.url, "--api-key",

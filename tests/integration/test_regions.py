@@ -76,4 +76,6 @@ def test_sync_of_the_project_equals_the_offline_scoring_of_its_export(label_stud
         for control in summary["controls"].values():
             for row in control["annotators"]:
                 row.pop("name")
+            for row in (control.get("consensus") or {}).get("annotators", {}).values():
+                row.pop("name")
     assert live["controls"] == offline["controls"] and live["n_annotations"] == offline["n_annotations"] == 6

@@ -138,9 +138,9 @@ def test_ground_truth_is_known_and_shown_beside_the_estimated_accuracy():
     scores = state.scores()
     summary = scores.controls["sentiment"].summary(people={"1": "Ann"})["consensus"]
     assert summary["n_ground_truth"] == 30
-    ann = summary["annotators"]["Ann"]
-    assert ann["ground_truth_accuracy"] == 1.0 and ann["accuracy"] > 0.95
-    assert summary["annotators"]["4"]["accuracy"] < 0.6
+    ann = summary["annotators"]["1"]
+    assert ann["name"] == "Ann" and ann["ground_truth_accuracy"] == 1.0 and ann["accuracy"] > 0.95
+    assert summary["annotators"]["4"]["accuracy"] < 0.6 and summary["annotators"]["4"]["name"] == "4"
     confusion = np.array(ann["confusion"])
     assert confusion.shape == (3, 3) and np.allclose(confusion.sum(axis=1), 1.0)
     assert set(summary["priors"]) == set(LABELS) and summary["converged"]
