@@ -227,9 +227,10 @@ def against_reference(labels: pd.DataFrame, reference: pd.DataFrame, *, level: s
                   and not np.isnan(k.value)]
     if degenerate:
         shown = ", ".join(degenerate[:5]) + (", ..." if len(degenerate) > 5 else "")
+        who = "1 annotator" if len(degenerate) == 1 else f"{len(degenerate)} annotators"
         warn_undefined("Cohen's kappa's interval against the reference",
-                       f"{len(degenerate)} annotators ({shown}) share items with it on which one side gave one "
-                       "label only, so their kappa is 0 by construction")
+                       f"{who} ({shown}) share{'s' if len(degenerate) == 1 else ''} items with it on which one side "
+                       "gave one label only, so their kappa is 0 by construction")
     for message in said:
         if not issubclass(message.category, UndefinedMeasureWarning):
             warnings.warn_explicit(message.message, message.category, message.filename, message.lineno)

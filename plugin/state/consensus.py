@@ -31,9 +31,10 @@ import numpy as np
 
 from agreement.consensus import Consensus, annotator_accuracy, dawid_skene, held_posterior, majority_vote
 from plugin.mapping.choices import YES, split_item_names
+from plugin.state.references import GROUND_TRUTH
 
 __all__ = ["MAX_LABELS", "POSTERIOR_DIGITS", "ConsensusFit", "ItemConsensus", "TaskConsensus",
-           "consensus_skipped", "fit_items", "has_consensus", "held_items", "task_consensus"]
+           "consensus_skipped", "fit_items", "has_consensus", "held_items", "known_labels", "task_consensus"]
 
 MAX_LABELS = 50
 """Above this many labels a control's consensus is majority vote: each annotator's confusion matrix would hold more
@@ -248,6 +249,35 @@ def _with_known(posterior: np.ndarray, known: np.ndarray) -> np.ndarray:
     posterior[at] = 0.0
     posterior[at, known[at]] = 1.0
     return posterior
+
+
+def known_labels(tasks: np.ndarray, per_task: np.ndarray, references: Mapping[int, Sequence[tuple[Any, ...]]], *,
+                 items: Callable[[int], tuple[Any, ...]], code: Callable[[Any], int]) -> np.ndarray:
+    """Each item's label from its task's ground truth, as a code (-1: none); the items of ``tasks`` in order.
+
+    ``per_task`` is how many items each task has; ``references`` the rows mapped with the references
+    (:attr:`plugin.state.control.ControlState.references`); ``items`` a task's item keys in order; ``code`` a
+    label's code (-1 for a label never seen). Only the given tasks' references are looked at when they are fewer
+    (an event's task alone, where model predictions give most tasks references).
+    """
+    known = np.full(int(per_task.sum()), -1, dtype=np.intp)
+    candidates = ([task for task in tasks.tolist() if task in references]
+                  if len(tasks) < len(references) else list(references))
+    truths = [task for task in candidates if any(row[2] == GROUND_TRUTH for row in references[task])]
+    if not truths or not len(tasks):
+        return known
+    order = np.argsort(tasks, kind="stable")
+    starts = np.cumsum(per_task) - per_task
+    for task in truths:
+        at = int(np.searchsorted(tasks, task, sorter=order))
+        if at == len(tasks) or tasks[order[at]] != task:
+            continue
+        truth = {item: label for _, item, who, label in references[task] if who == GROUND_TRUTH}
+        first = int(starts[order[at]])
+        for place, item in enumerate(items(task)):
+            if item in truth:
+                known[first + place] = code(truth[item])
+    return known
 
 
 def held_items(model: ConsensusFit, rows: np.ndarray, n_items: int, *, known: np.ndarray,

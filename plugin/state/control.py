@@ -46,10 +46,10 @@ from plugin.state.consensus import (
     fit_items,
     has_consensus,
     held_items,
+    known_labels,
     task_consensus,
 )
 from plugin.state.flags import CONSTANT_LOW, SPAN_FLAG_KEYS
-from plugin.state.references import GROUND_TRUTH
 from plugin.state.scoring import (
     number,
     rounded,
@@ -422,7 +422,7 @@ class ControlState:
         held = np.fromiter((task in self.records for task in ids), dtype=bool, count=len(ids))
         per_task[held] = per_blob
         n_items = int(per_task.sum())
-        known = self._known(tasks, per_task)
+        known = known_labels(tasks, per_task, self.references, items=self.task_items, code=self.labels.find)
         if every_task or self.consensus is None:
             self.consensus, items = fit_items(rows, n_items, known=known, method=method, labels=self.labels.values,
                                               annotators=self.annotators.values,
@@ -433,28 +433,6 @@ class ControlState:
                               keys=lambda at: self.task_items(ids[at]),
                               label_set=self.control.multiple and self.categories == (NO, YES),
                               config_labels=self.control.labels)
-
-    def _known(self, tasks: np.ndarray, per_task: np.ndarray) -> np.ndarray:
-        """Each item's label from its task's ground truth, as a code (-1: none); the items of ``tasks`` in order."""
-        known = np.full(int(per_task.sum()), -1, dtype=np.intp)
-        # an event's task alone, not every task with references (model predictions make most tasks have some)
-        candidates = ([task for task in tasks.tolist() if task in self.references]
-                      if len(tasks) < len(self.references) else list(self.references))
-        truths = [task for task in candidates if any(row[2] == GROUND_TRUTH for row in self.references[task])]
-        if not truths or not len(tasks):
-            return known
-        order = np.argsort(tasks, kind="stable")
-        starts = np.cumsum(per_task) - per_task
-        for task in truths:
-            at = int(np.searchsorted(tasks, task, sorter=order))
-            if at == len(tasks) or tasks[order[at]] != task:
-                continue
-            truth = {item: label for _, item, who, label in self.references[task] if who == GROUND_TRUTH}
-            first = int(starts[order[at]])
-            for place, item in enumerate(self.task_items(task)):
-                if item in truth:
-                    known[first + place] = self.labels.find(truth[item])
-        return known
 
     def _batch_classes(self, tasks: np.ndarray) -> np.ndarray:
         """The class of each of ``tasks``' multiple-choice items (:meth:`_item_class`).
