@@ -13,8 +13,9 @@ What a task carries (its meta's ``controls.<name>.consensus``, :meth:`TaskConsen
   the votes), ``method``, and ``tie`` when majority vote found one;
 * a label set (multiple Choices, a multi-path Taxonomy, one yes/no item per label): ``label``, the labels whose
   consensus is yes, and ``posterior``, the least certain of those yes/no items;
-* several items (regions, spans): ``label`` and ``posterior`` as lists in the items' order, with ``items``, their
-  keys.
+* several items (regions, spans): ``label``, their labels in the items' order, and ``posterior``, the least
+  certain of them (per item positions and posteriors would make nearly every task's block its own, and a pass
+  build and compare a block per task).
 
 The posterior is rounded to :data:`POSTERIOR_DIGITS` decimals: a refit moves every posterior a little, and a
 change under that rounding writes nothing to Label Studio.
@@ -34,7 +35,8 @@ from plugin.mapping.choices import YES, split_item_names
 from plugin.state.references import GROUND_TRUTH
 
 __all__ = ["MAX_LABELS", "POSTERIOR_DIGITS", "ConsensusFit", "ItemConsensus", "TaskConsensus",
-           "consensus_skipped", "fit_items", "has_consensus", "held_items", "known_labels", "task_consensus"]
+           "consensus_skipped", "fit_items", "has_consensus", "held_items", "known_labels", "short_key",
+           "task_consensus"]
 
 MAX_LABELS = 50
 """Above this many labels a control's consensus is majority vote: each annotator's confusion matrix would hold more
@@ -317,7 +319,9 @@ class TaskConsensus:
     labels : tuple
         The value of each label code.
     keys : callable
-        The item keys of the task at a place (for tasks of several items).
+        The item keys of the task at a place, without its task's id (for tasks of several items).
+    key_codes : ndarray of int
+        Each item's key code (:class:`plugin.state.codes.ItemKeys`): equal for the same key on two tasks.
     label_set : bool
         The items are yes/no items of one label each (a label set).
     config_labels : tuple of str
@@ -329,6 +333,7 @@ class TaskConsensus:
     items: ItemConsensus
     labels: tuple[Any, ...]
     keys: Callable[[int], tuple[Any, ...]]
+    key_codes: np.ndarray
     label_set: bool = False
     config_labels: tuple[str, ...] = ()
 
@@ -343,20 +348,40 @@ class TaskConsensus:
             lowest = np.where(some & np.isfinite(reduced), reduced, np.nan)
         return lowest
 
-    def codes(self) -> tuple[np.ndarray, np.ndarray]:
-        """Per task, a code of its consensus (label, posterior, tie), and whether it has several items.
+    def codes(self) -> np.ndarray:
+        """Per task, a code of its consensus: tasks with equal codes carry equal blocks.
 
-        Tasks of one item with equal codes carry equal blocks; a task of several items is told apart by its own.
+        A task's block follows from its items' labels, rounded posteriors and ties, and for a label set from their
+        keys (:attr:`key_codes`, shared by tasks whose keys differ only by their task's id); the tasks of each
+        number of items are coded by their rows of those at once (:func:`numpy.unique` over rows), so that a pass
+        builds each distinct block once.
         """
         size = len(self.indptr) - 1
         n = np.diff(self.indptr)
-        single = n == 1
+        posterior = np.round(np.nan_to_num(self.items.posterior, nan=-0.01) * 100).astype(np.int64)
+        label = self.items.label.astype(np.int64)
+        item = ((label + 1) * 1000 + posterior) * 2 + self.items.tie
+        lowest = np.round(np.nan_to_num(self.posterior(), nan=-0.01) * 100).astype(np.int64)
+        tied = np.zeros(size, dtype=np.int64)
+        some = n > 0
+        if len(item):
+            tied[some] = np.add.reduceat(self.items.tie.astype(np.int64), self.indptr[:-1][some])
         code = np.full(size, -1, dtype=np.int64)
-        first = self.indptr[:-1][single]
-        posterior = np.nan_to_num(self.items.posterior[first], nan=-1.0)
-        code[single] = ((self.items.label[first].astype(np.int64) + 1) * 1000 + np.round(posterior * 100)) * 2 \
-            + self.items.tie[first]
-        return code, n > 1
+        base = 0
+        for length in np.unique(n[n > 0]).tolist():
+            tasks = np.flatnonzero(n == length)
+            at = self.indptr[:-1][tasks][:, None] + np.arange(length)
+            if self.label_set:  # the block names the labels of the items whose consensus is yes: their keys
+                rows = np.concatenate([self.key_codes[at], item[at]], axis=1)
+            elif length == 1:
+                rows = item[at]
+            else:  # several items: their labels in order, the least posterior, any tie
+                rows = np.column_stack([label[at], lowest[tasks], tied[tasks] > 0])
+            _, inverse = np.unique(rows, axis=0, return_inverse=True)
+            inverse = inverse.reshape(-1)
+            code[tasks] = base + inverse
+            base += int(inverse.max()) + 1
+        return code
 
     def texts(self) -> np.ndarray:
         """Per task, its consensus label in words (``""``: none): the report's column.
@@ -374,7 +399,7 @@ class TaskConsensus:
         for at in np.flatnonzero(n > 1).tolist():
             block = self.block(at)
             if block is not None:
-                out[at] = ("; " if "items" in block else ", ").join(
+                out[at] = (", " if self.label_set else "; ").join(
                     "" if label is None else str(label) for label in block["label"])
         return out
 
@@ -396,18 +421,30 @@ class TaskConsensus:
             out = {"label": [str(name) for name, value in zip(names.tolist(), values, strict=True) if value == YES],
                    "posterior": min(defined) if defined else None}
         else:
-            out = {"label": values, "posterior": chances, "items": [str(key) for key in self.keys(at)]}
+            defined = [p for p in chances if p is not None]
+            out = {"label": values, "posterior": min(defined) if defined else None}
         out["method"] = self.method
         if tie.any():
             out["tie"] = True
         return out
 
 
+def short_key(task: int, key: Any) -> str:
+    """An item's key as a task's meta shows it: without its task's id, which the task already says.
+
+    >>> short_key(17, "17:0-5"), short_key(17, "17:sentiment:pos"), short_key(17, ("x", 1))
+    ('0-5', 'sentiment:pos', "('x', 1)")
+    """
+    text, prefix = str(key), f"{task}:"
+    return text.removeprefix(prefix)
+
+
 def task_consensus(method: str, items: ItemConsensus, per_task: np.ndarray, *, labels: Sequence[Any],
-                   keys: Callable[[int], tuple[Any, ...]], label_set: bool = False,
+                   keys: Callable[[int], tuple[Any, ...]], key_codes: np.ndarray, label_set: bool = False,
                    config_labels: Sequence[str] = ()) -> TaskConsensus:
     """Items' consensus grouped by task (``per_task``: how many items each task has, in order), rounded."""
     rounded = ItemConsensus(label=items.label, posterior=np.round(items.posterior, POSTERIOR_DIGITS), tie=items.tie)
     indptr = np.concatenate([[0], np.cumsum(per_task)]).astype(np.intp)
     return TaskConsensus(method=method, indptr=indptr, items=rounded, labels=tuple(labels), keys=keys,
-                         label_set=label_set, config_labels=tuple(config_labels))
+                         key_codes=np.asarray(key_codes, dtype=np.int64), label_set=label_set,
+                         config_labels=tuple(config_labels))

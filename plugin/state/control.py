@@ -47,6 +47,7 @@ from plugin.state.consensus import (
     has_consensus,
     held_items,
     known_labels,
+    short_key,
     task_consensus,
 )
 from plugin.state.flags import CONSTANT_LOW, SPAN_FLAG_KEYS
@@ -417,7 +418,7 @@ class ControlState:
             self._consensus(np.array(list(self.records), dtype=np.int64), every_task=True, method=method)
         ids = tasks.tolist()
         blobs = [self.records[task] for task in ids if task in self.records]
-        rows, per_blob, _, _ = stacked_rows(blobs, 3)
+        rows, per_blob, _, key_codes = stacked_rows(blobs, 3)
         per_task = np.zeros(len(ids), dtype=np.intp)
         held = np.fromiter((task in self.records for task in ids), dtype=bool, count=len(ids))
         per_task[held] = per_blob
@@ -430,7 +431,8 @@ class ControlState:
         else:
             items = held_items(self.consensus, rows, n_items, known=known, n_labels=len(self.labels.values))
         return task_consensus(self.consensus.method, items, per_task, labels=self.labels.values,
-                              keys=lambda at: self.task_items(ids[at]),
+                              keys=lambda at: tuple(short_key(ids[at], key) for key in self.task_items(ids[at])),
+                              key_codes=key_codes,
                               label_set=self.control.multiple and self.categories == (NO, YES),
                               config_labels=self.control.labels)
 

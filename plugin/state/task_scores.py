@@ -82,9 +82,40 @@ class ControlColumns:
     flag_on: str | None = None
     consensus: TaskConsensus | None = None
     extra: dict[int, dict[str, Any]] = field(default_factory=dict)
+    _entries: dict[int, dict[str, Any] | None] = field(default_factory=dict, repr=False, compare=False)
+    _code_box: list[np.ndarray] = field(default_factory=list, repr=False, compare=False)
+
+    def codes(self) -> np.ndarray:
+        """Per task, a code of this control's columns: tasks with equal codes have equal scores here.
+
+        A task with scores of its own (:attr:`extra`) shares its code with others all the same; :meth:`scores`
+        builds those apart.
+        """
+        columns: list[np.ndarray] = [column for column in (self.has_items, self.has_spans, self.spa, self.alpha,
+                                                           self.n_items, self.agreement, self.item_class)
+                                     if column is not None]
+        columns += list((self.spans or {}).values())
+        if self.consensus is not None:
+            columns.append(self.consensus.codes())
+        return row_codes(columns)
 
     def scores(self, at: int) -> dict[str, Any] | None:
-        """The control's scores of the task at place ``at`` (None: it has none in this control)."""
+        """The control's scores of the task at place ``at`` (None: it has none in this control).
+
+        Each distinct entry is built once (by :meth:`codes`) and shared, read-only, by the tasks that carry it: a
+        task's entry in a pass over a million tasks is a lookup, where its consensus alone took tens of µs.
+        """
+        if at in self.extra:
+            return self._scores(at)
+        if not self._code_box:  # computed once, when the first entry is read
+            self._code_box.append(self.codes())
+        code = int(self._code_box[0][at])
+        if code not in self._entries:
+            self._entries[code] = self._scores(at)
+        return self._entries[code]
+
+    def _scores(self, at: int) -> dict[str, Any] | None:
+        """:meth:`scores`, built for the task at ``at``."""
         items, spans = bool(self.has_items[at]), bool(self.has_spans[at])
         if not (items or spans):
             return None
@@ -274,9 +305,7 @@ class TaskScores(Mapping[int, TaskScore]):
                                                       control.item_class) if column is not None]
             columns += [column[places] for column in (control.spans or {}).values()]
             if control.consensus is not None:
-                code, several = control.consensus.codes()
-                columns.append(code[places])
-                own |= several[places]
+                columns.append(control.consensus.codes()[places])
             if control.extra:
                 own |= np.isin(places, np.fromiter(control.extra, dtype=np.intp, count=len(control.extra)))
         return row_codes(columns), own
