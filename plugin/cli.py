@@ -2,6 +2,9 @@
 
 Settings are read here, once, from the environment and the flags, into the
 frozen dataclasses of :mod:`plugin.settings`, and passed down.
+
+It is past 600 lines because it is the one place that turns flags into settings for every sub-command (sync,
+serve, report, demo, compute): the parsers and their option groups, shared between sub-commands, are most of it.
 """
 
 from __future__ import annotations

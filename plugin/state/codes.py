@@ -25,7 +25,7 @@ from agreement.counts import SparseCounts, sparse_counts
 from agreement.ranges import ranges
 from agreement.uniques import unique_inverse
 
-__all__ = ["NARROW", "WIDE", "IdIndex", "Interned", "ItemKeys", "categorical", "item_counts", "pack_codes",
+__all__ = ["NARROW", "WIDE", "IdIndex", "Interned", "ItemKeys", "answered", "categorical", "item_counts", "pack_codes",
            "pack_floats", "pack_rows", "stack_numbers", "stacked_rows", "unpack_numbers", "unpack_rows"]
 
 NARROW, WIDE = 1, 2
@@ -269,10 +269,25 @@ def stacked_rows(blobs: Sequence[bytes], width: int) -> tuple[np.ndarray, np.nda
     return rows, n_items, n_rows, flat[ranges(starts + 1, n_items)].astype(np.intp)
 
 
-def item_counts(blobs: Sequence[bytes], *, n_categories: int | None = None) -> tuple[SparseCounts, np.ndarray]:
+def answered(rows: np.ndarray, n_rows: np.ndarray) -> int:
+    """How many (blob, annotator) pairs rows of :func:`stacked_rows` hold: the annotations behind a control's labels.
+
+    >>> rows, _, n_rows, _ = stacked_rows([pack_rows([0, 1], [0, 5, 1, 1, 5, 2]), pack_rows([0], [0, 5, 1])], 3)
+    >>> answered(rows, n_rows)
+    2
+    """
+    if not len(rows):
+        return 0
+    owner = np.repeat(np.arange(len(n_rows), dtype=np.int64), n_rows)
+    return len(np.unique(owner * (int(rows[:, 1].max()) + 1) + rows[:, 1]))
+
+
+def item_counts(blobs: Sequence[bytes], *, n_categories: int | None = None,
+                stacked: tuple[np.ndarray, ...] | None = None) -> tuple[SparseCounts, np.ndarray]:
     """The counts of every item of ``blobs``, and how many items each blob holds.
 
-    The blobs hold rows ``(place, annotator, column)``; the blobs' items are in order.
+    The blobs hold rows ``(place, annotator, column)``; the blobs' items are in order. ``stacked`` is
+    :func:`stacked_rows` of them when the caller decoded them already for another use.
 
     One vectorized pass over all of them (:func:`stacked_rows`): no Python loop per task or item.
 
@@ -284,7 +299,7 @@ def item_counts(blobs: Sequence[bytes], *, n_categories: int | None = None) -> t
     >>> counts.indptr.tolist(), counts.columns.tolist(), counts.counts.tolist(), per_blob.tolist()
     ([0, 2, 3, 4], [0, 1, 2, 2], [1.0, 2.0, 1.0, 1.0], [1, 2])
     """
-    rows, per_blob, _, _ = stacked_rows(blobs, 3)
+    rows, per_blob, _, _ = stacked_rows(blobs, 3) if stacked is None else stacked
     return sparse_counts(rows[:, 0], rows[:, 2], n_categories=n_categories if blobs else (n_categories or 0),
                          n_items=int(per_blob.sum())), per_blob
 

@@ -34,6 +34,7 @@ from plugin.settings import MappingOptions, ScoringOptions
 from plugin.state.codes import (
     Interned,
     ItemKeys,
+    answered,
     categorical,
     item_counts,
     pack_rows,
@@ -536,23 +537,12 @@ class ControlState:
                                      self.table(self.ranked, RANKED_COLUMNS, self._ranked_labels)
                                      if self.ranked else None))
 
-    def n_annotations(self) -> int:
-        """Annotations that answered this control: distinct (task, annotator) pairs among its rows.
-
-        Not its labels (:attr:`RunningAgreement.n_annotations` counts one per item and annotator: a span control's
-        regions, and the "no span" of an annotator who marked none there).
-        """
-        rows, _, n_rows, _ = stacked_rows(list(self.records.values()), 3)
-        if not len(rows):
-            return 0
-        owner = np.repeat(np.arange(len(n_rows), dtype=np.int64), n_rows)
-        return len(np.unique(owner * (len(self.annotators.values) + 1) + rows[:, 1]))
-
     def live_summary(self, scoring: ScoringOptions, mapping: MappingOptions | None = None) -> dict[str, Any]:
         """SPA with its bootstrap interval and alpha, from the running sums (what ``/status`` shows).
 
-        ``n_annotations`` counts the annotations that answered the control (:meth:`n_annotations`), ``n_labels``
-        the labels they gave over its items (a span control's regions).
+        ``n_annotations`` counts the annotations that answered the control (distinct task and annotator pairs,
+        :func:`plugin.state.codes.answered`), ``n_labels`` the labels they gave over its items (a span control's
+        regions, and the "no span" of an annotator who marked none there).
 
         A span-like control adds ``f1``: ``{"exact", "overlap"}``, the mean over
         annotator pairs of their F1 from the running per-pair sums
@@ -562,7 +552,9 @@ class ControlState:
             warnings.simplefilter("ignore", UndefinedMeasureWarning)
             spa = self.sums.spa()
             alpha = self.sums.alpha(level=self.level, values=self.values())  # type: ignore[arg-type]
-            counts = self.counts(list(self.records))[0]
+            blobs = list(self.records.values())
+            stacked = stacked_rows(blobs, 3)  # decoded once: the counts, and the annotations behind them
+            counts = item_counts(blobs, n_categories=len(self.labels.values), stacked=stacked)[0]
             interval = None
             if not math.isnan(spa):
                 ci = spa_interval(counts.packed(), scoring)
@@ -578,7 +570,7 @@ class ControlState:
         out = {"tag": self.control.tag, "level": self.level, "spa": number(spa), "ci": interval,
                "alpha": number(alpha), "gwet": {"coefficient": "AC1" if self.level == "nominal" else "AC2",
                                                 "value": number(ac)},
-               "n_items": self.sums.n_items, "n_annotations": self.n_annotations(),
+               "n_items": self.sums.n_items, "n_annotations": answered(stacked[0], stacked[2]),
                "n_labels": int(self.sums.n_annotations)}
         if self.spans is not None:
             out["f1"] = self.spans.live_f1(mapping or MappingOptions(), scoring)
