@@ -35,6 +35,7 @@ __all__ = [
     "as_count_matrix",
     "code_labels",
     "contingency_table",
+    "count_matrix",
     "label_counts",
     "require_columns",
     "shown",
@@ -210,9 +211,13 @@ def sparse_counts(items: ArrayLike, labels: ArrayLike, *, n_categories: int | No
     return SparseCounts(indptr, (cells % max(width, 1)).astype(np.intp), counts.astype(np.float64), width)
 
 
-def _bincount_matrix(rows: NDArray[np.intp], cols: NDArray[np.intp], shape: tuple[int, int],
+def count_matrix(rows: NDArray[np.intp], cols: NDArray[np.intp], shape: tuple[int, int],
                      weights: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
-    """Dense ``shape`` matrix of summed (weighted) occurrences of (row, col) pairs."""
+    """Dense ``shape`` matrix of summed (weighted) occurrences of (row, col) pairs.
+
+    >>> count_matrix(np.array([0, 0, 1]), np.array([1, 1, 0]), (2, 2)).tolist()
+    [[0.0, 2.0], [1.0, 0.0]]
+    """
     flat = rows.astype(np.int64) * shape[1] + cols
     out = np.bincount(flat, weights=weights, minlength=shape[0] * shape[1])
     return out.astype(np.float64, copy=False).reshape(shape)
@@ -273,7 +278,7 @@ def label_counts(
     item_codes, items = pd.factorize(table[item], sort=False)
     present_items = item_codes[labelled]
     cat_codes, cats = code_labels(present[label], categories)
-    counts = _bincount_matrix(present_items.astype(np.intp), cat_codes, (len(items), len(cats)))
+    counts = count_matrix(present_items.astype(np.intp), cat_codes, (len(items), len(cats)))
     return LabelCounts(counts=counts, items=pd.Index(items), categories=cats)
 
 
@@ -328,7 +333,7 @@ def contingency_table(first: ArrayLike, second: ArrayLike, *, labels: ArrayLike 
     a, b = a[both], b[both]
     codes, cats = code_labels(pd.concat([a, b], ignore_index=True), labels)
     n = len(a)
-    table = _bincount_matrix(codes[:n], codes[n:], (len(cats), len(cats)))
+    table = count_matrix(codes[:n], codes[n:], (len(cats), len(cats)))
     return pd.DataFrame(table, index=cats, columns=cats)
 
 

@@ -88,7 +88,7 @@ def _tabled(values: NDArray[np.generic]) -> tuple[NDArray[np.generic], NDArray[n
     Returns the distinct values in order, how often each value of the range occurs, and each value's place in the range.
     """
     low = int(values.min())  # (-0.0 is 0 here, as numpy holds it equal to 0.0)
-    offset = (values.astype(np.int64) - low).astype(np.intp)
+    offset = (values.astype(np.int64, copy=False) - low).astype(np.intp, copy=False)  # one copy, not three
     seen = np.bincount(offset)
     return (np.flatnonzero(seen) + low).astype(values.dtype), seen, offset
 

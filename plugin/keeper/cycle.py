@@ -77,7 +77,8 @@ def _published(monitor: ProjectMonitor, people: Mapping[str, str]) -> dict[str, 
     references = {name: control_references(rows, authors, level=level, categories=categories,
                                            scoring=monitor.scoring, people=people)
                   for name, (rows, level, categories) in inputs.items()}
-    return monitor.publish({name: named_rows(annotator_rows(control.rows), people) for name, control in mapped.items()},
+    return monitor.publish({name: named_rows(annotator_rows(control.annotator_labels()) if control.n_rows else [],
+                                             people) for name, control in mapped.items()},
                            references={name: block for name, block in references.items() if block}, source=source)
 
 

@@ -13,13 +13,18 @@ import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 import pandas as pd
 
+from agreement import AnnotatorLabels, LabelCounts, annotator_labels, label_counts
+from agreement.counts import SparseCounts, code_labels, sparse_counts
 from agreement.units import Units
 from plugin.mapping.annotations import Skips, Submission
 from plugin.mapping.labelconfig import Control
+
+if TYPE_CHECKING:
+    from plugin.mapping.coded import CodedRows
 
 __all__ = [
     "RANKED_COLUMNS",
@@ -83,6 +88,14 @@ class MappedControl:
         :attr:`rows` and :attr:`ranked` built already: a project state's
         snapshot decodes them from its codes with numpy and leaves
         :attr:`records` empty and :attr:`ranked_records` empty or None.
+    decode : callable, optional
+        In place of :attr:`tables`: makes them when :attr:`rows` or
+        :attr:`ranked` is first read (a project's scores read :attr:`coded`,
+        and only a report's tables need the rows in words).
+    coded : CodedRows, optional
+        :attr:`rows` as codes (:mod:`plugin.mapping.coded`): when given, the
+        counts and each annotator's labels are read from them
+        (:meth:`label_counts`, :meth:`annotator_labels`), never from the table.
     """
 
     control: Control
@@ -95,20 +108,69 @@ class MappedControl:
     lengths: Mapping[tuple[int, tuple[Any, ...]], float | None] | None = field(default=None, compare=False)
     units: Units | None = field(default=None, compare=False)
     tables: tuple[pd.DataFrame, pd.DataFrame | None] | None = field(default=None, compare=False, repr=False)
+    decode: Callable[[], tuple[pd.DataFrame, pd.DataFrame | None]] | None = field(default=None, compare=False,
+                                                                                    repr=False)
+    coded: CodedRows | None = field(default=None, compare=False, repr=False)
+
+    @cached_property
+    def _tables(self) -> tuple[pd.DataFrame, pd.DataFrame | None] | None:
+        return self.decode() if self.tables is None and self.decode is not None else self.tables
 
     @cached_property
     def rows(self) -> pd.DataFrame:
         """:attr:`records` as a table with the columns ``task``, ``item``, ``annotator``, ``label``."""
-        return self.tables[0] if self.tables is not None else frame(self.records)
+        return self._tables[0] if self._tables is not None else frame(self.records)
 
     @cached_property
     def ranked(self) -> pd.DataFrame | None:
         """:attr:`ranked_records` as a table, or None."""
         if self.ranked_records is None:
             return None
-        if self.tables is not None and self.tables[1] is not None:
-            return self.tables[1]
+        if self._tables is not None and self._tables[1] is not None:
+            return self._tables[1]
         return frame(self.ranked_records, RANKED_COLUMNS)
+
+    @property
+    def n_rows(self) -> int:
+        """Rows, a label or not."""
+        return self.coded.n_rows if self.coded is not None else len(self.rows)
+
+    def n_annotators(self) -> int:
+        """Annotators with a row."""
+        return self.coded.n_annotators() if self.coded is not None else int(self.rows["annotator"].nunique())
+
+    def n_items(self) -> int:
+        """Items with a row."""
+        return self.coded.n_items() if self.coded is not None else int(self.rows["item"].nunique())
+
+    def n_labels(self) -> int:
+        """Distinct labels given, or the categories' number when the config names them."""
+        if self.categories:
+            return len(self.categories)
+        return self.coded.n_labels() if self.coded is not None else int(self.rows["label"].nunique())
+
+    def label_counts(self) -> LabelCounts:
+        """Per-item label counts over :attr:`categories` (:func:`agreement.label_counts` of :attr:`rows`)."""
+        if self.coded is not None:
+            return self.coded.label_counts(self.categories)
+        return label_counts(self.rows, categories=self.categories)
+
+    def annotator_labels(self) -> AnnotatorLabels:
+        """Each annotator's label of each item (:func:`agreement.annotator_labels` of :attr:`rows`)."""
+        return self.coded.annotator_labels() if self.coded is not None else annotator_labels(self.rows)
+
+    def sparse_counts(self) -> tuple[SparseCounts, pd.Index]:
+        """The label counts as :class:`agreement.counts.SparseCounts`, and their categories.
+
+        Items are in order of first appearance, as :meth:`label_counts` puts them.
+        """
+        if self.coded is not None:
+            return self.coded.sparse_counts(self.categories)
+        rows = self.rows
+        item_codes, items = pd.factorize(rows["item"], sort=False)
+        present = rows["label"].notna().to_numpy()
+        label_codes, labels = code_labels(rows.loc[present, "label"], self.categories)
+        return sparse_counts(item_codes[present], label_codes, n_categories=len(labels), n_items=len(items)), labels
 
 
 def frame(rows: Sequence[tuple[Any, ...]], columns: Sequence[str] = ROW_COLUMNS) -> pd.DataFrame:

@@ -16,7 +16,7 @@ from __future__ import annotations
 from array import array
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -25,7 +25,7 @@ from agreement.counts import SparseCounts, sparse_counts
 from agreement.ranges import ranges
 from agreement.uniques import unique_inverse
 
-__all__ = ["NARROW", "WIDE", "IdIndex", "Interned", "ItemKeys", "answered", "categorical", "item_counts", "pack_codes",
+__all__ = ["NARROW", "WIDE", "IdIndex", "Interned", "ItemKeys", "Stacked", "answered", "categorical", "item_counts", "pack_codes",
            "pack_floats", "pack_rows", "stack_numbers", "stacked_rows", "unpack_numbers", "unpack_rows"]
 
 NARROW, WIDE = 1, 2
@@ -269,6 +269,15 @@ def stacked_rows(blobs: Sequence[bytes], width: int) -> tuple[np.ndarray, np.nda
     return rows, n_items, n_rows, flat[ranges(starts + 1, n_items)].astype(np.intp)
 
 
+class Stacked(NamedTuple):
+    """Tasks and their rows of one control, decoded at once (:func:`stacked_rows`)."""
+
+    tasks: np.ndarray
+    """The tasks, in the order of their rows."""
+    rows: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+    """:func:`stacked_rows` of their blobs."""
+
+
 def answered(rows: np.ndarray, n_rows: np.ndarray) -> int:
     """How many (blob, annotator) pairs rows of :func:`stacked_rows` hold: the annotations behind a control's labels.
 
@@ -300,7 +309,7 @@ def item_counts(blobs: Sequence[bytes], *, n_categories: int | None = None,
     ([0, 2, 3, 4], [0, 1, 2, 2], [1.0, 2.0, 1.0, 1.0], [1, 2])
     """
     rows, per_blob, _, _ = stacked_rows(blobs, 3) if stacked is None else stacked
-    return sparse_counts(rows[:, 0], rows[:, 2], n_categories=n_categories if blobs else (n_categories or 0),
+    return sparse_counts(rows[:, 0], rows[:, 2], n_categories=n_categories if len(per_blob) else (n_categories or 0),
                          n_items=int(per_blob.sum())), per_blob
 
 

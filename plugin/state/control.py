@@ -29,11 +29,13 @@ from agreement.uniques import unique_inverse
 from plugin.mapping import MappedControl
 from plugin.mapping.base import RANKED_COLUMNS, ROW_COLUMNS
 from plugin.mapping.choices import NO, YES
+from plugin.mapping.coded import CodedRows, RankedItems
 from plugin.mapping.labelconfig import Control
 from plugin.settings import MappingOptions, ScoringOptions
 from plugin.state.codes import (
     Interned,
     ItemKeys,
+    Stacked,
     answered,
     categorical,
     item_counts,
@@ -77,6 +79,19 @@ def _label_column(values: Sequence[Any], codes: np.ndarray) -> Any:
         return []  # what pandas makes of no rows, as before
     used, place = unique_inverse(codes)
     return pd.Series([values[code] for code in used.tolist()]).array.take(place)
+
+
+def _annotator_column(annotators: Sequence[Any], codes: np.ndarray) -> pd.Categorical:
+    """The annotators of rows by code, as a categorical over their names in sorted order.
+
+    Every grouping, sort and deduplication by annotator then reads integer codes, in the order the names would
+    sort.
+    """
+    names = np.array([str(a) for a in annotators], dtype=object)
+    order = np.argsort(names, kind="stable")
+    place = np.empty(len(order), dtype=np.intp)
+    place[order] = np.arange(len(order))
+    return categorical(place[codes], names[order])
 
 
 def _ranked_by_item(rows: Iterable[tuple[Any, str, Any, int]]) -> dict[Any, list[tuple[str, Any, int]]]:
@@ -248,16 +263,41 @@ class ControlState:
         items, labels, annotators = self.keys.decode(task, codes), self.labels.values, self.annotators.values
         return tuple((task, items[place], annotators[who], labels[column]) for place, who, column in rows.tolist())
 
-    def counts(self, tasks: Sequence[int]) -> tuple[SparseCounts, np.ndarray]:
+    def stacked(self, tasks: Iterable[int]) -> Stacked:
+        """Those of ``tasks`` this control holds rows of, in order, with their rows decoded at once.
+
+        What a full scoring decodes once and reads for the counts, the consensus and the coded rows.
+        """
+        known = [task for task in tasks if task in self.records]
+        return Stacked(np.array(known, dtype=np.int64), stacked_rows([self.records[task] for task in known], 3))
+
+    def counts(self, tasks: Sequence[int], *, stacked: Stacked | None = None) -> tuple[SparseCounts, np.ndarray]:
         """The counts of every item of ``tasks`` and the task of each item, vectorized over all of them.
 
         :meth:`~agreement.counts.SparseCounts.packed` gives what every nominal
         per-item measure needs, whatever the number of labels;
         :meth:`~agreement.counts.SparseCounts.dense` one column per label.
+        ``stacked`` is :meth:`stacked` of ``tasks`` when the caller decoded them already.
         """
-        known = [task for task in tasks if task in self.records]
-        counts, per_task = item_counts([self.records[task] for task in known], n_categories=len(self.labels.values))
-        return counts, np.repeat(np.array(known, dtype=np.int64), per_task)
+        known, rows = self.stacked(tasks) if stacked is None else stacked
+        counts, per_task = item_counts((), n_categories=len(self.labels.values), stacked=rows)
+        return counts, np.repeat(known, per_task)
+
+    def coded(self, stacked: Stacked, *, ranked: RankedItems | None = None) -> CodedRows:
+        """The rows of :meth:`stacked` as codes (:class:`plugin.mapping.coded.CodedRows`), to score.
+
+        ``ranked`` is a multiple-choice control's :meth:`ranked_classes`, when the caller computed them.
+
+        An item's kind is its key without its task: a key code from 0 is a suffix shared by every task, one below
+        0 a key of its own (:class:`plugin.state.codes.ItemKeys`), put in words as the table would.
+        """
+        rows, _, _, keys = stacked.rows
+        suffixes = tuple(self.keys.suffixes.values)
+        kinds = np.where(keys >= 0, keys, len(suffixes) - 1 - keys)
+        return CodedRows(item=np.ascontiguousarray(rows[:, 0]), annotator=np.ascontiguousarray(rows[:, 1]),
+                         label=np.ascontiguousarray(rows[:, 2]), labels=tuple(self.labels.values),
+                         annotators=tuple(str(a) for a in self.annotators.values), item_kinds=kinds,
+                         kinds=(*suffixes, *(str(key) for key in self.keys.others.values)), ranked=ranked)
 
     def _set_ranked(self, task: int, rows: tuple[tuple[Any, ...], ...]) -> None:
         """Replace the task's ranked rows (multiple choices), and each item's share of the augmented sums."""
@@ -341,14 +381,16 @@ class ControlState:
 
     def task_scores(self, tasks: Sequence[int], *, every_task: bool = False, mapping: MappingOptions | None = None,
                     scoring: ScoringOptions | None = None, resample: bool = True,
-                    built: dict[str, ScoredSpans] | None = None) -> ControlColumns:
+                    built: dict[str, ScoredSpans] | None = None,
+                    coded: dict[str, CodedRows] | None = None) -> ControlColumns:
         """This control's ``spa``, ``alpha`` and ``n_items`` for each of ``tasks``, as aligned columns.
 
         A span-like control adds ``f1``, ``f1_overlap`` and ``gamma``
         (:meth:`plugin.state.spans.SpanTasks.task_scores`, with ``mapping``,
         ``scoring`` and ``resample``; the defaults without). When it scored
         every task in one block, what that built is put in ``built`` under the
-        control's name, for the project's scores to reuse.
+        control's name, for the project's scores to reuse; ``coded`` receives the rows as codes
+        (:meth:`coded`), decoded once for the counts, the consensus and the project's scores.
 
         One vectorized :func:`plugin.state.scoring.task_terms` over all their items.
         Multiple choices add each task's ``item_class``: from the running sums
@@ -365,7 +407,8 @@ class ControlState:
         has_items = np.zeros(size, dtype=bool)
         spa, alpha, agreement = np.full(size, np.nan), np.full(size, np.nan), None if nominal else np.full(size, np.nan)
         n_items = np.zeros(size, dtype=np.int64)
-        sparse, owners = self.counts(tasks)
+        stacked = self.stacked(tasks)
+        sparse, owners = self.counts(tasks, stacked=stacked)
         if len(owners):
             counts = sparse.packed() if nominal else sparse.dense()
             with warnings.catch_warnings():
@@ -379,14 +422,17 @@ class ControlState:
             spa[at], alpha[at], n_items[at] = rounded(table.spa), rounded(table.alpha), table.n_items
             if agreement is not None:  # distance-aware: a 4 against a 5 is near-agreement
                 agreement[at] = rounded(table.agreement)
-        item_class = None
+        item_class = ranked = None
         if self.augmented is not None:
             item_class = np.full(size, None, dtype=object)
             places = np.flatnonzero(has_items)
             if every_task:
-                item_class[places] = self._batch_classes(wanted[places])
+                ranked = self.ranked_classes()
+                item_class[places] = self._batch_classes(wanted[places], ranked)
             else:
                 item_class[places] = [self._item_class(task) for task in wanted[places].tolist()]
+        if coded is not None:
+            coded[self.control.name] = self.coded(stacked, ranked=ranked[2] if ranked is not None else None)
         has_spans = np.zeros(size, dtype=bool)
         spans = flag_on = None
         if self.spans is not None:
@@ -402,15 +448,18 @@ class ControlState:
             for key, column in values.items():
                 spans[key][at] = column
             flag_on = SPAN_FLAG_KEYS.get(scoring.span_flag_on)
-        consensus = self._consensus(wanted, every_task=every_task, method=(scoring or ScoringOptions()).consensus)
+        consensus = self._consensus(wanted, every_task=every_task, method=(scoring or ScoringOptions()).consensus,
+                                    stacked=stacked)
         return ControlColumns(has_items, has_spans, spa, alpha, n_items, agreement=agreement, item_class=item_class,
                               spans=spans, flag_on=flag_on, consensus=consensus)
 
-    def _consensus(self, tasks: np.ndarray, *, every_task: bool, method: str) -> TaskConsensus | None:
+    def _consensus(self, tasks: np.ndarray, *, every_task: bool, method: str,
+                   stacked: Stacked | None = None) -> TaskConsensus | None:
         """Each of ``tasks``' consensus (:mod:`plugin.state.consensus`); None where the control has none.
 
         Scoring every task fits the model from scratch and holds it; scoring a few scores their items with the
-        model held (fit first if there is none yet), O(their annotations).
+        model held (fit first if there is none yet), O(their annotations). ``stacked`` is :meth:`stacked` of
+        ``tasks``, when the caller decoded them already.
         """
         if not has_consensus(self.level, method):
             self.consensus = None
@@ -418,8 +467,7 @@ class ControlState:
         if self.consensus is None and not every_task:
             self._consensus(np.array(list(self.records), dtype=np.int64), every_task=True, method=method)
         ids = tasks.tolist()
-        blobs = [self.records[task] for task in ids if task in self.records]
-        rows, per_blob, _, key_codes = stacked_rows(blobs, 3)
+        rows, per_blob, _, key_codes = (stacked if stacked is not None else self.stacked(ids)).rows
         per_task = np.zeros(len(ids), dtype=np.intp)
         held = np.fromiter((task in self.records for task in ids), dtype=bool, count=len(ids))
         per_task[held] = per_blob
@@ -437,39 +485,50 @@ class ControlState:
                               label_set=self.control.multiple and self.categories == (NO, YES),
                               config_labels=self.control.labels)
 
-    def _batch_classes(self, tasks: np.ndarray) -> np.ndarray:
-        """The class of each of ``tasks``' multiple-choice items (:meth:`_item_class`).
+    def ranked_classes(self) -> tuple[np.ndarray, np.ndarray, RankedItems] | None:
+        """Every task's multiple-choice items read at once: the tasks in order, their items' number, and the items.
 
-        Taken from every item's class (Rosenberg & Binkowski 2004) computed at once
-        (:func:`agreement.augmented.classify_items`).
+        The items' primary and secondary labels (:func:`agreement.augmented.ranked_labels`) and each item's class
+        (Rosenberg & Binkowski 2004; :func:`agreement.augmented.classify_items`), as the project's augmented kappa
+        reads them; items are numbered, in task order, not named. None without ranked rows.
         """
-        held = list(self.ranked)
-        out = np.full(len(tasks), None, dtype=object)
+        held = sorted(self.ranked)
         if not held:
-            return out
+            return None
         rows, n_items, _, _ = stacked_rows([self.ranked[task] for task in held], 4)
-        frame = pd.DataFrame({"item": rows[:, 0], "annotator": self._annotator_column(rows[:, 1]),
+        frame = pd.DataFrame({"item": rows[:, 0], "annotator": _annotator_column(self.annotators.values, rows[:, 1]),
                               "label": np.array(self._ranked_labels.values, dtype=object)[rows[:, 2]],
                               "rank": rows[:, 3]})
-        classes = classify_items(ranked_labels(frame))["item_class"]
+        labels = ranked_labels(frame)
+        return np.array(held, dtype=np.int64), n_items, RankedItems(labels, classify_items(labels)["item_class"])
+
+    def _batch_classes(self, tasks: np.ndarray, ranked: tuple[np.ndarray, np.ndarray, RankedItems] | None
+                       ) -> np.ndarray:
+        """The class of each of ``tasks``' multiple-choice items (:meth:`_item_class`), from :meth:`ranked_classes`.
+
+        Taken from every item's class (Rosenberg & Binkowski 2004) computed at once.
+        """
+        out = np.full(len(tasks), None, dtype=object)
+        if ranked is None:
+            return out
+        held_ids, n_items, items = ranked
+        classes = items.classes
         per_item = np.full(int(n_items.sum()), None, dtype=object)
         codes, names = pd.factorize(classes)  # a few classes: each put in words once (NaN: -1, no class)
         per_item[classes.index.to_numpy(dtype=np.intp)] = np.array([*(str(c) for c in names), None],
                                                                    dtype=object)[codes]
-        owner = np.repeat(np.arange(len(held)), n_items)
-        low = np.bincount(owner, weights=per_item == CONSTANT_LOW, minlength=len(held)) > 0
+        owner = np.repeat(np.arange(len(held_ids)), n_items)
+        low = np.bincount(owner, weights=per_item == CONSTANT_LOW, minlength=len(held_ids)) > 0
         defined = np.flatnonzero(pd.notna(per_item))
-        first = np.full(len(held), -1)
+        first = np.full(len(held_ids), -1)
         owners = owner[defined]
         heads = np.ones(len(defined), dtype=bool)  # owners ascend: each one's first defined item
         heads[1:] = owners[1:] != owners[:-1]
         first[owners[heads]] = defined[heads]
         by_task = np.where(low, CONSTANT_LOW, np.where(first >= 0, per_item[np.maximum(first, 0)], None))
-        held_ids = np.array(held, dtype=np.int64)
-        order = np.argsort(held_ids, kind="stable")
-        place = np.searchsorted(held_ids, tasks, sorter=order).clip(max=len(held) - 1)
-        found = held_ids[order[place]] == tasks
-        out[found] = by_task[order[place[found]]]
+        place = np.searchsorted(held_ids, tasks).clip(max=len(held_ids) - 1)  # held in order
+        found = held_ids[place] == tasks
+        out[found] = by_task[place[found]]
         return out
 
     def _item_class(self, task: int) -> str | None:
@@ -482,10 +541,12 @@ class ControlState:
         defined = [c for c in classes if c is not None]
         return CONSTANT_LOW if CONSTANT_LOW in defined else (defined[0] if defined else None)
 
-    def table(self, blobs: Mapping[int, bytes], columns: Sequence[str], labels: Interned) -> pd.DataFrame:
+    def table(self, blobs: Mapping[int, bytes], columns: Sequence[str], labels: Interned,
+              annotators: Sequence[Any]) -> pd.DataFrame:
         """Every task's rows of ``blobs`` (:attr:`records` or :attr:`ranked`) as one table, tasks in order.
 
         Decoded with numpy from the codes: what :func:`plugin.mapping.base.frame` makes of the same rows as tuples.
+        ``annotators`` are the annotators by code (as they stood when ``blobs`` were taken).
         """
         tasks = sorted(blobs)
         rows, n_items, n_rows, keys = stacked_rows([blobs[task] for task in tasks], len(columns) - 1)
@@ -498,28 +559,19 @@ class ControlState:
             codes, names = pd.factorize(texts)
             item = codes[rows[:, 0]]
         out = {"task": np.repeat(ids, n_rows), "item": categorical(item, names),
-               "annotator": self._annotator_column(rows[:, 1]),
+               "annotator": _annotator_column(annotators, rows[:, 1]),
                "label": _label_column(labels.values, rows[:, 2])}
         if len(columns) > 4:
             out[columns[4]] = rows[:, 3].astype(np.int64)
         return pd.DataFrame(out, columns=list(columns))
 
-    def _annotator_column(self, codes: np.ndarray) -> pd.Categorical:
-        """The annotators of rows by code, as a categorical over their names in sorted order.
-
-        Every grouping, sort and deduplication by annotator then reads integer codes, in the order the names would
-        sort.
-        """
-        names = np.array([str(a) for a in self.annotators.values], dtype=object)
-        order = np.argsort(names, kind="stable")
-        place = np.empty(len(order), dtype=np.intp)
-        place[order] = np.arange(len(order))
-        return categorical(place[codes], names[order])
-
-    def mapped(self, *, span_rows: bool = True, built: ScoredSpans | None = None) -> MappedControl:
+    def mapped(self, *, span_rows: bool = True, built: ScoredSpans | None = None,
+               coded: CodedRows | None = None) -> MappedControl:
         """Every task's rows as one mapped control, for the project's full scores.
 
-        The rows are decoded as tables (:meth:`table`; no tuple per row).
+        The rows as codes (``coded``, when the caller decoded them: :meth:`task_scores`), which the scores read;
+        the rows as tables (:meth:`table`; no tuple per row) only once a reader asks for them (a report), from
+        the blobs as they are now: they are immutable, and so are the codes they refer to.
 
         A span-like control's span rows and submitters too; without
         ``span_rows``, its units instead (:meth:`plugin.state.spans.SpanTasks.mapped`, ``built``'s when they are
@@ -527,15 +579,19 @@ class ControlState:
         """
         spans = (self.spans.mapped(self.level, rows=span_rows, built=built) if self.spans is not None
                  else None)
+        records, ranked, annotators = dict(self.records), dict(self.ranked), tuple(self.annotators.values)
+
+        def decode() -> tuple[pd.DataFrame, pd.DataFrame | None]:
+            return (self.table(records, ROW_COLUMNS, self.labels, annotators),
+                    self.table(ranked, RANKED_COLUMNS, self._ranked_labels, annotators) if ranked else None)
+
         return MappedControl(self.control, self.level, (),  # type: ignore[arg-type]
-                             categories=self.categories, ranked_records=() if self.ranked else None,
+                             categories=self.categories, ranked_records=() if ranked else None,
                              spans=spans.spans if spans is not None else None,
                              submitted=spans.submitted if spans is not None else None,
                              lengths=spans.lengths if spans is not None else None,
                              units=spans.units if spans is not None else None,
-                             tables=(self.table(self.records, ROW_COLUMNS, self.labels),
-                                     self.table(self.ranked, RANKED_COLUMNS, self._ranked_labels)
-                                     if self.ranked else None))
+                             decode=decode, coded=coded if coded is not None else self.coded(self.stacked(sorted(records))))
 
     def live_summary(self, scoring: ScoringOptions, mapping: MappingOptions | None = None) -> dict[str, Any]:
         """SPA with its bootstrap interval and alpha, from the running sums (what ``/status`` shows).

@@ -45,6 +45,7 @@ from agreement.ranges import ranges
 from plugin import __version__
 from plugin.mapping import UNIT_MAPPERS, MappedControl, count_unmapped_results, map_control, map_project
 from plugin.mapping.annotations import Skips, Submission, collect_submissions, task_id
+from plugin.mapping.coded import CodedRows
 from plugin.mapping.labelconfig import Control
 from plugin.mapping.span_units import continuum_length
 from plugin.settings import MappingOptions, ReviewOptions, ScoringOptions
@@ -342,7 +343,8 @@ class ProjectState:
         return total
 
     def task_scores(self, tasks: Iterable[int] | None = None, *, resample: bool = True,
-                    built: dict[str, ScoredSpans] | None = None) -> TaskScores:
+                    built: dict[str, ScoredSpans] | None = None,
+                    coded: dict[str, CodedRows] | None = None) -> TaskScores:
         """The scores of ``tasks`` (default: every known task), one vectorized pass per control.
 
         They are held as columns (:class:`plugin.state.task_scores.TaskScores`: a task's score is built when it
@@ -352,13 +354,18 @@ class ProjectState:
         if a task changed; with ``resample=False`` the disorder held from the
         last time is kept (sampled only if there is none yet). ``built``
         receives, per span-like control that scored every task in one block,
-        what that built (:meth:`ControlState.task_scores`).
+        what that built, and ``coded`` every control's rows as codes
+        (:meth:`ControlState.task_scores`).
         """
-        wanted = list(dict.fromkeys(t for t in (self.tasks if tasks is None else tasks) if t in self.tasks))
+        # every task in the order of their ids, whatever order they were read in: a full scoring's rows (and a
+        # bootstrap over them) are the same for the same tasks
+        wanted = (sorted(self.tasks) if tasks is None
+                  else list(dict.fromkeys(t for t in tasks if t in self.tasks)))
         columns: dict[str, ControlColumns] = {}
         for name, control in self.controls.items():
             columns[name] = scores = control.task_scores(wanted, every_task=tasks is None, mapping=self.mapping,
-                                                         scoring=self.scoring, resample=resample, built=built)
+                                                         scoring=self.scoring, resample=resample, built=built,
+                                                         coded=coded)
             if control.references:
                 rows = reference_frame(row for task in wanted for row in control.references.get(task, ()))
                 shares = task_reference_shares(rows, self.reference_authors, self.latest_models)
@@ -419,16 +426,17 @@ class ProjectState:
         return {name: {"problems": list(c.problems), "notes": list(c.notes)}
                 for name, c in self.control_specs.items() if c.problems or c.notes}
 
-    def mapped(self, *, span_rows: bool = True, built: Mapping[str, ScoredSpans] | None = None
-               ) -> dict[str, MappedControl]:
+    def mapped(self, *, span_rows: bool = True, built: Mapping[str, ScoredSpans] | None = None,
+               coded: Mapping[str, CodedRows] | None = None) -> dict[str, MappedControl]:
         """Every control's rows over all tasks.
 
         They are immutable: safe to score after the lock is released. Without ``span_rows``, span-like controls
         give their units instead of their span rows (:meth:`ControlState.mapped`; those ``built`` holds for the
-        control, when current).
+        control, when current). ``coded`` holds the controls' rows as codes when the caller decoded them with
+        every task's scores.
         """
-        built = built or {}
-        return {name: control.mapped(span_rows=span_rows, built=built.get(name))
+        built, coded = built or {}, coded or {}
+        return {name: control.mapped(span_rows=span_rows, built=built.get(name), coded=coded.get(name))
                 for name, control in self.controls.items()}
 
     def reference_inputs(self) -> tuple[dict[str, tuple[tuple[Any, ...], str, tuple[Any, ...] | None]],
@@ -491,14 +499,15 @@ class ProjectState:
         # Taken under the service's lock: a span control's expected disorder (seconds of sampling) is the one held
         # from the last pass, and sampled here only when there is none yet (an offline report).
         built: dict[str, ScoredSpans] = {}  # a first full scoring's units and matches, reused below
-        tasks = self.task_scores(resample=False, built=built)
+        coded: dict[str, CodedRows] = {}  # every control's rows, decoded once for the tasks' and project's scores
+        tasks = self.task_scores(resample=False, built=built, coded=coded)
         expected = {name: control.spans.expected for name, control in self.controls.items()
                     if control.spans is not None and control.spans.expected is not None}
         observed = {name: control.spans.observed() for name, control in self.controls.items()
                     if control.spans is not None}  # every task was scored just above
         inputs, authors = self.reference_inputs()
         times = self.annotation_times()  # every counted annotation: their number and annotators are read from it
-        return ProjectSnapshot(mapped=self.mapped(span_rows=False, built=built),
+        return ProjectSnapshot(mapped=self.mapped(span_rows=False, built=built, coded=coded),
                                tasks=tasks, skips=self.skips(), n_annotations=len(times),
                                annotators=tuple(sorted(times["annotator"].unique().tolist())),
                                config=self.config_remarks(), times=times,

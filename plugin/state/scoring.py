@@ -33,7 +33,6 @@ from agreement import (
     RunningAgreement,
     UndefinedMeasureWarning,
     alpha_item_disagreement,
-    annotator_labels,
     augmented_sweep,
     bootstrap_ci,
     classify_items,
@@ -42,14 +41,13 @@ from agreement import (
     gwet_ac,
     item_agreement,
     krippendorff_alpha,
-    label_counts,
     ranked_labels,
     spa,
 )
 from agreement.annotators import annotator_agreement
 from agreement.bootstrap import canonical_rows
 from agreement.confusion import confused_pairs, specific_agreement
-from agreement.counts import WIDE_CELLS, LabelCounts, SparseCounts, code_labels, sparse_counts
+from agreement.counts import WIDE_CELLS, LabelCounts
 from agreement.gamma import ExpectedDisorder, expected_disorder, gamma_of, observed_disorder
 from agreement.span_f1 import SpanF1, span_f1
 from agreement.uniques import unique_inverse
@@ -57,6 +55,7 @@ from agreement.unitizing import u_alpha, unitizing_alpha
 from agreement.units import Units
 from plugin.mapping import MappedControl
 from plugin.mapping.choices import is_label_set, split_item_names
+from plugin.mapping.coded import RankedItems
 from plugin.mapping.span_units import span_units
 from plugin.settings import ScoringOptions
 from plugin.state.consensus import ConsensusFit
@@ -74,7 +73,6 @@ __all__ = [
     "score_control",
     "spa_interval",
     "span_scores",
-    "sparse_rows",
     "task_terms",
     "wide_note",
 ]
@@ -339,19 +337,34 @@ def _pairs(labels: AnnotatorLabels, level: str) -> list[dict[str, Any]]:
     return out
 
 
-def _augmented(ranked: pd.DataFrame) -> dict[str, Any] | None:
-    if ranked["annotator"].nunique() < 2:
+def _augmented(mapped: MappedControl) -> dict[str, Any] | None:
+    """A multiple-choice control's augmented kappa over ``p`` and its items' classes; None below two annotators.
+
+    Read from the ranked items the project's state computed with the tasks' scores when it did, else from
+    :attr:`MappedControl.ranked`.
+    """
+    ranked = mapped.coded.ranked if mapped.coded is not None else None
+    if ranked is None:
+        table = mapped.ranked
+        if table is None or not len(table):
+            return None
+        labels = ranked_labels(table)
+        ranked = RankedItems(labels, classify_items(labels)["item_class"])
+    if len(ranked.labels.annotators) < 2:
         return None
-    labels = ranked_labels(ranked)
-    sweep = augmented_sweep(labels)
-    classes = classify_items(labels)["item_class"].value_counts()
+    sweep = augmented_sweep(ranked.labels)
+    classes = ranked.classes.value_counts()
     return {"kappa": {f"{p:.1f}": number(v) for p, v in sweep.items()},
             "item_classes": {str(k): int(v) for k, v in classes.items()}}
 
 
 def _per_label(mapped: MappedControl, counts: LabelCounts) -> dict[str, dict[str, float | None]]:
     """A label set (multiple choices, multi-path taxonomy): agreement on each label's yes/no items."""
-    names = split_item_names([str(item) for item in counts.items.tolist()], mapped.control.labels or None)[1]
+    labels = mapped.control.labels or None
+    if mapped.coded is not None:  # each item's label from the codes: no item put into words
+        names = mapped.coded.item_labels(labels)
+    else:
+        names = split_item_names([str(item) for item in counts.items.tolist()], labels)[1]
     out = {}
     for label in mapped.control.labels or sorted(set(names)):
         subset = counts.counts[names == label]
@@ -487,13 +500,12 @@ def score_control(mapped: MappedControl, options: ScoringOptions, *, span_jaccar
     :func:`span_scores` (``span_jaccard`` for overlap F1, ``expected`` and
     ``observed`` gamma's disorders and ``f1_counts`` the F1 counts when the caller holds them).
     """
-    rows = mapped.rows
     control = mapped.control
     if is_wide(mapped):
         return _score_wide(mapped, options)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UndefinedMeasureWarning)
-        counts = label_counts(rows, categories=mapped.categories)
+        counts = mapped.label_counts()  # from the codes, when a project's state gives them
         values = _values(counts, mapped.level)
         pairable = int((counts.counts.sum(axis=1) >= 2).sum())
         project_spa = spa(counts)
@@ -505,18 +517,19 @@ def score_control(mapped: MappedControl, options: ScoringOptions, *, span_jaccar
                       for a, b, v in confused_pairs(counts, categories)] if pairable else []
         label_agreement = ({c: number(v) for c, v in zip(categories, specific_agreement(counts), strict=True)}
                            if mapped.level == "nominal" and pairable else None)
-        by_annotator = annotator_labels(rows) if len(rows) else None  # arranged once: the pairs and each annotator
+        # arranged once: the pairs and each annotator
+        by_annotator = mapped.annotator_labels() if mapped.n_rows else None
         return ControlScore(
             name=control.name, tag=control.tag, level=mapped.level,
-            n_items=counts.n_items, n_pairable_items=pairable, n_annotations=len(rows),
-            n_annotators=int(rows["annotator"].nunique()),
+            n_items=counts.n_items, n_pairable_items=pairable, n_annotations=mapped.n_rows,
+            n_annotators=mapped.n_annotators(),
             spa=number(project_spa), spa_ci=interval, alpha=number(alpha),
             fleiss=number(fleiss_kappa(counts)) if mapped.level == "nominal" else None,
             pairs=_pairs(by_annotator, mapped.level) if by_annotator is not None else [],
             gwet=_gwet_summary(gwet, mapped.level) if gwet is not None else None,
             annotators=annotator_rows(by_annotator) if by_annotator is not None else [],
             confusions=confusions, label_agreement=label_agreement,
-            augmented=_augmented(mapped.ranked) if mapped.ranked is not None and len(mapped.ranked) else None,
+            augmented=_augmented(mapped),
             labels=_per_label(mapped, counts) if is_label_set(mapped) else None,
             spans=span_scores(mapped, options, span_jaccard=span_jaccard, expected=expected, observed=observed,
                               f1_counts=f1_counts),
@@ -528,22 +541,9 @@ def is_wide(mapped: MappedControl) -> bool:
 
     That happens for free text with a new answer on most items; its measures are then computed from sparse counts.
     """
-    if mapped.level != "nominal" or mapped.rows.empty:
+    if mapped.level != "nominal" or not mapped.n_rows:
         return False
-    rows = mapped.rows
-    n_categories = len(mapped.categories) if mapped.categories else rows["label"].nunique()
-    return rows["item"].nunique() * n_categories > WIDE_CELLS
-
-
-def sparse_rows(rows: pd.DataFrame, categories: Sequence[Any] | None) -> tuple[SparseCounts, pd.Index]:
-    """A long table's label counts as :class:`agreement.counts.SparseCounts`, and their categories.
-
-    Items are in order of first appearance, as :func:`agreement.label_counts` puts them.
-    """
-    item_codes, items = pd.factorize(rows["item"], sort=False)
-    present = rows["label"].notna().to_numpy()
-    label_codes, labels = code_labels(rows.loc[present, "label"], categories)
-    return sparse_counts(item_codes[present], label_codes, n_categories=len(labels), n_items=len(items)), labels
+    return mapped.n_items() * mapped.n_labels() > WIDE_CELLS
 
 
 def _score_wide(mapped: MappedControl, options: ScoringOptions) -> ControlScore:
@@ -558,16 +558,15 @@ def _score_wide(mapped: MappedControl, options: ScoringOptions) -> ControlScore:
     analytic interval, the most confused label pairs and each label's
     specific agreement.
     """
-    rows = mapped.rows
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UndefinedMeasureWarning)
-        counts, labels = sparse_rows(rows, mapped.categories)
+        counts, labels = mapped.sparse_counts()
         sums = RunningAgreement.of_counts(counts)
-        by_annotator = annotator_labels(rows)  # arranged once: the pairs and each annotator
+        by_annotator = mapped.annotator_labels()  # arranged once: the pairs and each annotator
         return ControlScore(
             name=mapped.control.name, tag=mapped.control.tag, level=mapped.level,
-            n_items=counts.n_items, n_pairable_items=int((counts.totals() >= 2).sum()), n_annotations=len(rows),
-            n_annotators=int(rows["annotator"].nunique()), spa=number(sums.spa()),
+            n_items=counts.n_items, n_pairable_items=int((counts.totals() >= 2).sum()),
+            n_annotations=mapped.n_rows, n_annotators=mapped.n_annotators(), spa=number(sums.spa()),
             spa_ci=spa_interval(counts.packed(), options), alpha=number(sums.alpha()),
             fleiss=number(sums.fleiss_kappa()), pairs=_pairs(by_annotator, mapped.level),
             gwet={"coefficient": "AC1", "value": number(sums.gwet_ac1(n_categories=len(labels))), "std_error": None,
