@@ -176,3 +176,28 @@ def test_free_text_past_a_count_matrix_is_scored_in_memory_of_its_annotations():
         tracemalloc.stop()
     assert control.notes and 0.0 <= control.spa < 0.01 and control.alpha == pytest.approx(0.0, abs=0.01)
     assert peak < 400 * 2**20 and len(report.timeline) > 1
+
+
+def test_scores_from_the_codes_equal_scores_from_the_tables(recorded, controls):
+    """A full scoring reads the rows as codes; a report's tables of the same rows give the same scores."""
+    import json
+    from dataclasses import replace
+
+    from plugin.state.scoring import score_control
+
+    state = ProjectState.from_tasks(recorded["tasks"], controls, mapping=MappingOptions(),
+                                    scoring=ScoringOptions(n_resamples=200))
+    snapshot = state.snapshot()
+    assert all(mapped.coded is not None for mapped in snapshot.mapped.values())
+    compared = 0
+    for name, mapped in snapshot.mapped.items():
+        tabled = replace(mapped, coded=None)  # the rows decoded into words, as a report reads them
+        if not tabled.n_rows:
+            continue
+        coded_score = score_control(mapped, snapshot.scoring, expected=snapshot.expected.get(name),
+                                    observed=snapshot.observed.get(name), f1_counts=snapshot.span_f1.get(name))
+        table_score = score_control(tabled, snapshot.scoring, expected=snapshot.expected.get(name),
+                                    observed=snapshot.observed.get(name), f1_counts=snapshot.span_f1.get(name))
+        assert json.dumps(coded_score.summary(), sort_keys=True) == json.dumps(table_score.summary(), sort_keys=True)
+        compared += 1
+    assert compared >= 3
