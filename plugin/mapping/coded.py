@@ -92,15 +92,19 @@ class CodedRows:
 
     def n_annotators(self) -> int:
         """Annotators with a row."""
-        return len(np.unique(self.annotator))
+        return int(np.count_nonzero(np.bincount(self.annotator, minlength=len(self.annotators))))
 
     def n_items(self) -> int:
         """Items with a row."""
-        return len(np.unique(self.item))
+        return len(self._items[0])
 
     def n_labels(self) -> int:
         """Distinct labels given (a missing one is none)."""
-        return len(np.unique(self.label[self.present]))
+        return int(np.count_nonzero(self._used_labels() & ~self._missing))
+
+    def _used_labels(self) -> np.ndarray:
+        """Whether each label (by code) is on a row."""
+        return np.bincount(self.label, minlength=len(self.labels)) > 0
 
     def categories(self, categories: Sequence[Any] | None) -> tuple[np.ndarray, pd.Index]:
         """Each label code's column among the categories, and the categories (the sorted labels given if None).
@@ -113,7 +117,7 @@ class CodedRows:
         ValueError
             Naming the labels outside ``categories``, as :func:`agreement.counts.code_labels` does.
         """
-        used = np.unique(self.label)
+        used = np.flatnonzero(self._used_labels())
         values = pd.Series([self.labels[code] for code in used.tolist()])
         given = values.notna().to_numpy()
         columns, cats = code_labels(values[given], categories)
@@ -121,13 +125,26 @@ class CodedRows:
         lookup[used[given]] = columns
         return lookup, cats
 
-    def _first_seen(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The distinct items of ``rows`` in the order first seen, and each row's place among them."""
-        items = self.item[rows]
-        if len(items) < 2 or bool((items[1:] >= items[:-1]).all()):  # rows in item order (the usual case)
-            distinct, place = unique_inverse(items)
-            return distinct, place
+    def _first_seen(self, rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """The distinct items of ``rows`` (default: every row) in the order first seen, and each row's place.
+
+        Rows come in the order of their items, each task's after the last's (the usual case): the items are the
+        heads of their runs, found in one pass with no hashing or sort.
+        """
+        items = self.item if rows is None else self.item[rows]
+        if len(items) < 2:
+            return items.copy(), np.zeros(len(items), dtype=np.intp)
+        if bool((items[1:] >= items[:-1]).all()):
+            heads = np.empty(len(items), dtype=bool)
+            heads[0] = True
+            np.not_equal(items[1:], items[:-1], out=heads[1:])
+            return items[heads], np.cumsum(heads, dtype=np.intp) - 1
         return unique_inverse(items, sort=False)[:2]
+
+    @cached_property
+    def _items(self) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`_first_seen` of every row."""
+        return self._first_seen()
 
     def label_counts(self, categories: Sequence[Any] | None) -> LabelCounts:
         """What :func:`agreement.label_counts` gives for the rows' table.
@@ -136,20 +153,19 @@ class CodedRows:
         (their names are not needed to count).
         """
         lookup, cats = self.categories(categories)
-        everything = np.arange(self.n_rows)
-        items, place = self._first_seen(everything)
+        items, place = self._items
         present = self.present
         counts = count_matrix(place[present], lookup[self.label[present]], (len(items), len(cats)))
         return LabelCounts(counts=counts, items=pd.RangeIndex(len(items)), categories=cats)
 
     def item_order(self) -> np.ndarray:
         """The items of :meth:`label_counts`' rows, in its order."""
-        return self._first_seen(np.arange(self.n_rows))[0]
+        return self._items[0]
 
     def sparse_counts(self, categories: Sequence[Any] | None) -> tuple[SparseCounts, pd.Index]:
         """What :func:`plugin.state.scoring.sparse_rows` gives for the rows' table: sparse counts and categories."""
         lookup, cats = self.categories(categories)
-        items, place = self._first_seen(np.arange(self.n_rows))
+        items, place = self._items
         present = self.present
         counts = sparse_counts(place[present], lookup[self.label[present]], n_categories=len(cats),
                                n_items=len(items))
@@ -166,16 +182,18 @@ class CodedRows:
             If an annotator labeled an item twice.
         """
         lookup, cats = self.categories(categories)
-        rows = np.flatnonzero(self.present)
-        items, item_place = self._first_seen(rows)
-        who = self.annotator[rows]
+        present = self.present
+        every = bool(present.all())
+        rows = np.arange(self.n_rows) if every else np.flatnonzero(present)
+        items, item_place = self._items if every else self._first_seen(rows)
+        who = self.annotator if every else self.annotator[rows]
         used, place = unique_inverse(who)
         names = np.array([str(self.annotators[code]) for code in used.tolist()], dtype=object)
         order = np.argsort(names, kind="stable")
         rank = np.empty(len(order), dtype=np.intp)
         rank[order] = np.arange(len(order))
         codes = np.full((len(items), len(used)), -1, dtype=np.intp)
-        codes[item_place, rank[place]] = lookup[self.label[rows]]
+        codes[item_place, rank[place]] = lookup[self.label if every else self.label[rows]]
         if int((codes >= 0).sum()) != len(rows):
             raise ValueError("An annotator labeled an item more than once; a count table takes one label per "
                              "annotator and item.")

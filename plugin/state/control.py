@@ -39,6 +39,7 @@ from plugin.state.codes import (
     answered,
     categorical,
     item_counts,
+    narrowest,
     pack_rows,
     stacked_rows,
     unpack_rows,
@@ -79,6 +80,13 @@ def _label_column(values: Sequence[Any], codes: np.ndarray) -> Any:
         return []  # what pandas makes of no rows, as before
     used, place = unique_inverse(codes)
     return pd.Series([values[code] for code in used.tolist()]).array.take(place)
+
+
+def _by_task(blobs: Mapping[int, bytes]) -> tuple[list[int], list[bytes]]:
+    """The tasks of ``blobs`` in order and their blobs: what a table is decoded from later, in two lists (a
+    million tasks' dict would be tens of MB more)."""
+    tasks = sorted(blobs)
+    return tasks, [blobs[task] for task in tasks]
 
 
 def _annotator_column(annotators: Sequence[Any], codes: np.ndarray) -> pd.Categorical:
@@ -293,10 +301,12 @@ class ControlState:
         """
         rows, _, _, keys = stacked.rows
         suffixes = tuple(self.keys.suffixes.values)
-        kinds = np.where(keys >= 0, keys, len(suffixes) - 1 - keys)
-        return CodedRows(item=np.ascontiguousarray(rows[:, 0]), annotator=np.ascontiguousarray(rows[:, 1]),
-                         label=np.ascontiguousarray(rows[:, 2]), labels=tuple(self.labels.values),
-                         annotators=tuple(str(a) for a in self.annotators.values), item_kinds=kinds,
+        n_kinds = len(suffixes) + len(self.keys.others.values)
+        kinds = narrowest(np.where(keys >= 0, keys, len(suffixes) - 1 - keys), n_kinds)
+        people = self.annotators.values
+        return CodedRows(item=narrowest(rows[:, 0], len(keys)), annotator=narrowest(rows[:, 1], len(people)),
+                         label=narrowest(rows[:, 2], len(self.labels.values)), labels=tuple(self.labels.values),
+                         annotators=tuple(str(a) for a in people), item_kinds=kinds,
                          kinds=(*suffixes, *(str(key) for key in self.keys.others.values)), ranked=ranked)
 
     def _set_ranked(self, task: int, rows: tuple[tuple[Any, ...], ...]) -> None:
@@ -541,15 +551,16 @@ class ControlState:
         defined = [c for c in classes if c is not None]
         return CONSTANT_LOW if CONSTANT_LOW in defined else (defined[0] if defined else None)
 
-    def table(self, blobs: Mapping[int, bytes], columns: Sequence[str], labels: Interned,
+    def table(self, blobs: tuple[list[int], list[bytes]], columns: Sequence[str], labels: Interned,
               annotators: Sequence[Any]) -> pd.DataFrame:
-        """Every task's rows of ``blobs`` (:attr:`records` or :attr:`ranked`) as one table, tasks in order.
+        """Tasks' rows as one table, tasks in order: ``blobs`` are the tasks in order and their blobs.
 
-        Decoded with numpy from the codes: what :func:`plugin.mapping.base.frame` makes of the same rows as tuples.
-        ``annotators`` are the annotators by code (as they stood when ``blobs`` were taken).
+        The blobs are :attr:`records` or :attr:`ranked` (:func:`_by_task`). Decoded with numpy from the codes: what
+        :func:`plugin.mapping.base.frame` makes of the same rows as tuples. ``annotators`` are the annotators by
+        code (as they stood when ``blobs`` were taken).
         """
-        tasks = sorted(blobs)
-        rows, n_items, n_rows, keys = stacked_rows([blobs[task] for task in tasks], len(columns) - 1)
+        tasks, held = blobs
+        rows, n_items, n_rows, keys = stacked_rows(held, len(columns) - 1)
         ids = np.array(tasks, dtype=np.int64)
         # items as a categorical over their distinct names: every later grouping by item reads integer codes
         texts = self.keys.texts(np.repeat(ids, n_items), keys)
@@ -579,19 +590,22 @@ class ControlState:
         """
         spans = (self.spans.mapped(self.level, rows=span_rows, built=built) if self.spans is not None
                  else None)
-        records, ranked, annotators = dict(self.records), dict(self.ranked), tuple(self.annotators.values)
+        # the blobs as they are now, by task (a list of them, not a dict: a million tasks' dict is tens of MB)
+        records, ranked = _by_task(self.records), _by_task(self.ranked)
+        annotators = tuple(self.annotators.values)
 
         def decode() -> tuple[pd.DataFrame, pd.DataFrame | None]:
             return (self.table(records, ROW_COLUMNS, self.labels, annotators),
-                    self.table(ranked, RANKED_COLUMNS, self._ranked_labels, annotators) if ranked else None)
+                    self.table(ranked, RANKED_COLUMNS, self._ranked_labels, annotators) if ranked[0] else None)
 
         return MappedControl(self.control, self.level, (),  # type: ignore[arg-type]
-                             categories=self.categories, ranked_records=() if ranked else None,
+                             categories=self.categories, ranked_records=() if ranked[0] else None,
                              spans=spans.spans if spans is not None else None,
                              submitted=spans.submitted if spans is not None else None,
                              lengths=spans.lengths if spans is not None else None,
                              units=spans.units if spans is not None else None,
-                             decode=decode, coded=coded if coded is not None else self.coded(self.stacked(sorted(records))))
+                             decode=decode,
+                             coded=coded if coded is not None else self.coded(self.stacked(records[0])))
 
     def live_summary(self, scoring: ScoringOptions, mapping: MappingOptions | None = None) -> dict[str, Any]:
         """SPA with its bootstrap interval and alpha, from the running sums (what ``/status`` shows).
