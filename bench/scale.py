@@ -7,7 +7,8 @@ project, builds the report's tables from those scores (a report scores once, so 
 alone), computes what a reconcile pass computes once the project is scored (every task's block, diffed with its
 meta), then a pass again with nothing changed (the service's pass on a project nobody touched since: the last
 answer), and a pass after one annotation of one task was deleted (the pass of a project being labeled: every task's
-block again), and reports the times and the resident memory: the peak while building and scoring, and the steady
+block again), and reports the times and the resident memory: the peak over all of it and the peak while scoring
+(each phase's peak taken apart, by starting the kernel's high-water mark again after each phase), and the steady
 memory the state holds once the pages are gone (RSS after a garbage collection, less the process's RSS before the
 build), and what the state holds once every task is scored (its span measures too), as ``/status`` counts it
 (:func:`plugin.keeper.memory.deep_size`). Last, what ``serve --state-dir`` pays for that state: saving it (pickled,
@@ -25,8 +26,9 @@ Shapes:
 * ``spans``: named entities only, 3 annotators per task, 12 entities of 4 labels per text, each annotator missing,
   mislabelling or shifting some.
 
-Goals (issue "A million tasks on one machine"): at most 2 KiB of steady memory per task, a full load of 1,000,000
-tasks under 60 s, full scoring under 30 s. The script prints the measured values beside them; it never asserts a time.
+Goals (issues "A million tasks on one machine" and "Speed that holds on a busy machine"): at most 2 KiB of steady
+memory per task, full scoring of 1,000,000 demo tasks under 30 s with a peak under 4 GiB while scoring. The script
+prints the measured values beside them; it never asserts a time.
 
 Usage: ``python bench/scale.py [--sizes 10000 100000] [--shapes demo spans] [--peer]``.
 """
@@ -69,6 +71,15 @@ def peak_rss_bytes() -> int:
             if line.startswith("VmHWM:"):
                 return int(line.split()[1]) * 1024
     return 0
+
+
+def reset_peak() -> None:
+    """Start the process's highest resident memory (VmHWM) again from what it holds now (Linux's clear_refs)."""
+    try:
+        with open("/proc/self/clear_refs", "w") as refs:
+            refs.write("5")
+    except OSError:  # not Linux, or not allowed: the peaks are then the process's whole
+        pass
 
 
 def span_page(first: int, n: int, rnd: random.Random) -> list[dict[str, Any]]:
@@ -160,10 +171,14 @@ def measure_ours(shape: str, size: int) -> dict[str, float]:
     built = time.perf_counter() - started - generating - parsing
     gc.collect()
     steady = rss_bytes() - before
+    build_peak = peak_rss_bytes() - before
+    reset_peak()  # each phase's peak apart: the build's, the scoring's, the report's and the passes'
     started = time.perf_counter()
     snapshot = state.snapshot()
     scores = snapshot.scores()
     scored = time.perf_counter() - started
+    score_peak = peak_rss_bytes() - before
+    reset_peak()
     started = time.perf_counter()
     build_report(snapshot, source="bench", generated_at="now", task_url="http://ls/projects/1/data?task={task}",
                  scores=scores)  # the scores just measured: a report computes them once
@@ -185,7 +200,8 @@ def measure_ours(shape: str, size: int) -> dict[str, float]:
     gc.collect()
     measured = {"build_s": built, "parse_s": parsing, "score_s": scored, "tables_s": tabled, "pass_s": passed,
                 "pass_again_s": passed_again, "pass_changed_s": passed_changed, "steady_bytes": steady,
-                "peak_bytes": peak_rss_bytes() - before, "n_annotations": state.n_annotations(),
+                "peak_bytes": max(build_peak, score_peak, peak_rss_bytes() - before), "score_peak_bytes": score_peak,
+                "n_annotations": state.n_annotations(),
                 "scored_bytes": deep_size(state)}
     answer = state.stale_tasks()
     with tempfile.TemporaryDirectory() as directory:
@@ -287,9 +303,10 @@ def main() -> None:
     print(f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}")
     print("| shape | tasks | annotations | JSON parse | build | per task | full scoring | report tables | a pass | "
           "a pass, nothing changed | a pass, one task changed | steady memory | per task | "
-          "held after scoring, per task | peak memory | saved state: save (pickle) | file per task | restore | "
+          "held after scoring, per task | peak memory | peak while scoring | saved state: save (pickle) | "
+          "file per task | restore | "
           "peer: json + pandas | peer: krippendorff | peer steady / peak |")
-    print("|" + " --- |" * 21)
+    print("|" + " --- |" * 22)
     for shape in args.shapes:
         for size in args.sizes:
             ours = child("ours", shape, size)
@@ -305,10 +322,13 @@ def main() -> None:
                   f"{ours['pass_s']:.1f} s | {ours['pass_again_s']:.3f} s | {ours['pass_changed_s']:.1f} s | "
                   f"{mib(ours['steady_bytes'])} | {ours['steady_bytes'] / size / 1024:.1f} KiB | "
                   f"{ours['scored_bytes'] / size / 1024:.1f} KiB | "
-                  f"{mib(ours['peak_bytes'])} | {ours['save_s']:.2f} s ({ours['pickle_s']:.2f} s) | "
+                  f"{mib(ours['peak_bytes'])} | {mib(ours['score_peak_bytes'])} | "
+                  f"{ours['save_s']:.2f} s ({ours['pickle_s']:.2f} s) | "
                   f"{ours['file_bytes'] / size:,.0f} B | {ours['restore_s']:.2f} s | " + " | ".join(peer_cells) + " |",
                   flush=True)
-    print("Goals: steady memory at most 2 KiB a task; 1,000,000 tasks loaded in under 60 s and scored in under 30 s. "
+    print("Goals: steady memory at most 2 KiB a task; 1,000,000 tasks loaded in under 60 s and scored in under 30 s, "
+          "with a peak while scoring under 4 GiB. Each peak is net of the process before the build; 'peak memory' is "
+          "the highest of the build, the scoring, the report's tables and the passes. "
           "JSON parse is json.loads of the same pages, which every read pays before the build. A restarted "
           "`serve --state-dir` restores the state in place of the parse and the build (and of reading every task).")
 
