@@ -222,7 +222,7 @@ def _control_tables(name: str, snapshot: ProjectSnapshot, score: ControlScore, t
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", UndefinedMeasureWarning)
         wide = is_wide(mapped)  # free text: no items x labels matrix (score_control's sparse path)
-        counts = None if wide else label_counts(rows, categories=mapped.categories)
+        counts = None if wide else mapped.label_counts()  # as the scores count them (from the codes)
         values = None if counts is None or mapped.level == "nominal" else counts.numeric_values()
         label_set = is_label_set(mapped)
         split = split_label_items(rows["item"], mapped.control.labels or None) if label_set else None
