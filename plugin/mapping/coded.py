@@ -48,17 +48,17 @@ class CodedRows:
 
     Attributes
     ----------
-    item : ndarray of intp
+    item : ndarray of int
         Each row's item, numbered from 0 over the control's items.
-    annotator : ndarray of intp
+    annotator : ndarray of int
         Each row's annotator: a code into :attr:`annotators`.
-    label : ndarray of intp
+    label : ndarray of int
         Each row's label: a code into :attr:`labels` (where a label is None or NaN, the row has none).
     labels : tuple
         Every label, by code.
     annotators : tuple of str
         Every annotator, by code.
-    item_kinds : ndarray of intp
+    item_kinds : ndarray of int
         Each item's name with its task's id taken off (``":PER"`` for ``"17:PER"``), a code into :attr:`kinds`:
         what a label set's item asks about, read without naming every item.
     kinds : tuple of str
