@@ -212,7 +212,7 @@ def sparse_counts(items: ArrayLike, labels: ArrayLike, *, n_categories: int | No
 
 
 def count_matrix(rows: NDArray[np.intp], cols: NDArray[np.intp], shape: tuple[int, int],
-                     weights: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
+                 weights: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
     """Dense ``shape`` matrix of summed (weighted) occurrences of (row, col) pairs.
 
     >>> count_matrix(np.array([0, 0, 1]), np.array([1, 1, 0]), (2, 2)).tolist()
