@@ -24,7 +24,7 @@ import pandas as pd
 from agreement import AnnotatorLabels, LabelCounts, RankedLabels
 from agreement.counts import SparseCounts, code_labels, count_matrix, sparse_counts
 from agreement.uniques import unique_inverse
-from plugin.mapping.choices import split_item_names
+from plugin.mapping.item_names import split_item_names
 
 __all__ = ["CodedRows", "RankedItems"]
 
@@ -204,7 +204,7 @@ class CodedRows:
         """The label each of :meth:`label_counts`' items asks about, in a label set (``"17:r1:PER"``: ``PER``).
 
         Read from each item's name without its task (:attr:`kinds`) with the rule of
-        :func:`plugin.mapping.choices.split_item_names`, each kind once.
+        :func:`plugin.mapping.item_names.split_item_names`, each kind once.
         """
         found = split_item_names(list(self.kinds), labels)[1]
         return found[self.item_kinds[self.item_order()]]

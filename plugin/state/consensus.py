@@ -31,7 +31,8 @@ from typing import Any
 import numpy as np
 
 from agreement.consensus import Consensus, annotator_accuracy, dawid_skene, held_posterior, majority_vote
-from plugin.mapping.choices import YES, split_item_names
+from plugin.mapping.choices import YES
+from plugin.mapping.item_names import split_item_names
 from plugin.state.references import GROUND_TRUTH
 
 __all__ = ["MAX_LABELS", "POSTERIOR_DIGITS", "ConsensusFit", "ItemConsensus", "TaskConsensus",

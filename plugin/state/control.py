@@ -25,7 +25,6 @@ from agreement.augmented import classify_items, ranked_labels
 from agreement.counts import SparseCounts
 from agreement.gwet import LEVEL_WEIGHTS
 from agreement.running_augmented import RunningAugmented
-from agreement.uniques import unique_inverse
 from plugin.mapping import MappedControl
 from plugin.mapping.base import RANKED_COLUMNS, ROW_COLUMNS
 from plugin.mapping.choices import NO, YES
@@ -37,9 +36,7 @@ from plugin.state.codes import (
     ItemKeys,
     Stacked,
     answered,
-    categorical,
     item_counts,
-    narrowest,
     pack_rows,
     stacked_rows,
     unpack_rows,
@@ -54,6 +51,7 @@ from plugin.state.consensus import (
     short_key,
     task_consensus,
 )
+from plugin.state.decoded import annotator_column, by_task, coded_rows, decoded_table
 from plugin.state.flags import CONSTANT_LOW, SPAN_FLAG_KEYS
 from plugin.state.scoring import (
     number,
@@ -68,38 +66,6 @@ __all__ = ["SUMS_BATCH", "ControlState"]
 
 SUMS_BATCH = 5_000
 """Tasks whose rows a batch adds to the sums at once: a vectorized call each, with bounded memory."""
-
-
-def _label_column(values: Sequence[Any], codes: np.ndarray) -> Any:
-    """The labels of ``codes``, of the type pandas infers for a list of them.
-
-    Ratings give int64; text gives pandas' string type where it infers one. The type is inferred from the distinct
-    labels used, then taken for every row.
-    """
-    if not len(codes):
-        return []  # what pandas makes of no rows, as before
-    used, place = unique_inverse(codes)
-    return pd.Series([values[code] for code in used.tolist()]).array.take(place)
-
-
-def _by_task(blobs: Mapping[int, bytes]) -> tuple[list[int], list[bytes]]:
-    """The tasks of ``blobs`` in order and their blobs: what a table is decoded from later, in two lists (a
-    million tasks' dict would be tens of MB more)."""
-    tasks = sorted(blobs)
-    return tasks, [blobs[task] for task in tasks]
-
-
-def _annotator_column(annotators: Sequence[Any], codes: np.ndarray) -> pd.Categorical:
-    """The annotators of rows by code, as a categorical over their names in sorted order.
-
-    Every grouping, sort and deduplication by annotator then reads integer codes, in the order the names would
-    sort.
-    """
-    names = np.array([str(a) for a in annotators], dtype=object)
-    order = np.argsort(names, kind="stable")
-    place = np.empty(len(order), dtype=np.intp)
-    place[order] = np.arange(len(order))
-    return categorical(place[codes], names[order])
 
 
 def _ranked_by_item(rows: Iterable[tuple[Any, str, Any, int]]) -> dict[Any, list[tuple[str, Any, int]]]:
@@ -292,22 +258,12 @@ class ControlState:
         return counts, np.repeat(known, per_task)
 
     def coded(self, stacked: Stacked, *, ranked: RankedItems | None = None) -> CodedRows:
-        """The rows of :meth:`stacked` as codes (:class:`plugin.mapping.coded.CodedRows`), to score.
+        """The rows of :meth:`stacked` as codes, to score (:func:`plugin.state.decoded.coded_rows`).
 
         ``ranked`` is a multiple-choice control's :meth:`ranked_classes`, when the caller computed them.
-
-        An item's kind is its key without its task: a key code from 0 is a suffix shared by every task, one below
-        0 a key of its own (:class:`plugin.state.codes.ItemKeys`), put in words as the table would.
         """
-        rows, _, _, keys = stacked.rows
-        suffixes = tuple(self.keys.suffixes.values)
-        n_kinds = len(suffixes) + len(self.keys.others.values)
-        kinds = narrowest(np.where(keys >= 0, keys, len(suffixes) - 1 - keys), n_kinds)
-        people = self.annotators.values
-        return CodedRows(item=narrowest(rows[:, 0], len(keys)), annotator=narrowest(rows[:, 1], len(people)),
-                         label=narrowest(rows[:, 2], len(self.labels.values)), labels=tuple(self.labels.values),
-                         annotators=tuple(str(a) for a in people), item_kinds=kinds,
-                         kinds=(*suffixes, *(str(key) for key in self.keys.others.values)), ranked=ranked)
+        return coded_rows(stacked, keys=self.keys, labels=self.labels.values, annotators=self.annotators.values,
+                          ranked=ranked)
 
     def _set_ranked(self, task: int, rows: tuple[tuple[Any, ...], ...]) -> None:
         """Replace the task's ranked rows (multiple choices), and each item's share of the augmented sums."""
@@ -506,7 +462,7 @@ class ControlState:
         if not held:
             return None
         rows, n_items, _, _ = stacked_rows([self.ranked[task] for task in held], 4)
-        frame = pd.DataFrame({"item": rows[:, 0], "annotator": _annotator_column(self.annotators.values, rows[:, 1]),
+        frame = pd.DataFrame({"item": rows[:, 0], "annotator": annotator_column(self.annotators.values, rows[:, 1]),
                               "label": np.array(self._ranked_labels.values, dtype=object)[rows[:, 2]],
                               "rank": rows[:, 3]})
         labels = ranked_labels(frame)
@@ -551,38 +507,14 @@ class ControlState:
         defined = [c for c in classes if c is not None]
         return CONSTANT_LOW if CONSTANT_LOW in defined else (defined[0] if defined else None)
 
-    def table(self, blobs: tuple[list[int], list[bytes]], columns: Sequence[str], labels: Interned,
-              annotators: Sequence[Any]) -> pd.DataFrame:
-        """Tasks' rows as one table, tasks in order: ``blobs`` are the tasks in order and their blobs.
-
-        The blobs are :attr:`records` or :attr:`ranked` (:func:`_by_task`). Decoded with numpy from the codes: what
-        :func:`plugin.mapping.base.frame` makes of the same rows as tuples. ``annotators`` are the annotators by
-        code (as they stood when ``blobs`` were taken).
-        """
-        tasks, held = blobs
-        rows, n_items, n_rows, keys = stacked_rows(held, len(columns) - 1)
-        ids = np.array(tasks, dtype=np.int64)
-        # items as a categorical over their distinct names: every later grouping by item reads integer codes
-        texts = self.keys.texts(np.repeat(ids, n_items), keys)
-        if self.keys.texts_distinct(keys):  # every item its own name: its place is its code
-            item, names = rows[:, 0], texts
-        else:
-            codes, names = pd.factorize(texts)
-            item = codes[rows[:, 0]]
-        out = {"task": np.repeat(ids, n_rows), "item": categorical(item, names),
-               "annotator": _annotator_column(annotators, rows[:, 1]),
-               "label": _label_column(labels.values, rows[:, 2])}
-        if len(columns) > 4:
-            out[columns[4]] = rows[:, 3].astype(np.int64)
-        return pd.DataFrame(out, columns=list(columns))
-
     def mapped(self, *, span_rows: bool = True, built: ScoredSpans | None = None,
                coded: CodedRows | None = None) -> MappedControl:
         """Every task's rows as one mapped control, for the project's full scores.
 
         The rows as codes (``coded``, when the caller decoded them: :meth:`task_scores`), which the scores read;
-        the rows as tables (:meth:`table`; no tuple per row) only once a reader asks for them (a report), from
-        the blobs as they are now: they are immutable, and so are the codes they refer to.
+        the rows as tables (:func:`plugin.state.decoded.decoded_table`; no tuple per row) only once a reader asks
+        for them (a report), from the blobs as they are now: they are immutable, and so are the codes they refer
+        to.
 
         A span-like control's span rows and submitters too; without
         ``span_rows``, its units instead (:meth:`plugin.state.spans.SpanTasks.mapped`, ``built``'s when they are
@@ -591,12 +523,14 @@ class ControlState:
         spans = (self.spans.mapped(self.level, rows=span_rows, built=built) if self.spans is not None
                  else None)
         # the blobs as they are now, by task (a list of them, not a dict: a million tasks' dict is tens of MB)
-        records, ranked = _by_task(self.records), _by_task(self.ranked)
+        records, ranked = by_task(self.records), by_task(self.ranked)
         annotators = tuple(self.annotators.values)
 
         def decode() -> tuple[pd.DataFrame, pd.DataFrame | None]:
-            return (self.table(records, ROW_COLUMNS, self.labels, annotators),
-                    self.table(ranked, RANKED_COLUMNS, self._ranked_labels, annotators) if ranked[0] else None)
+            return (decoded_table(records, ROW_COLUMNS, keys=self.keys, labels=self.labels.values,
+                                  annotators=annotators),
+                    decoded_table(ranked, RANKED_COLUMNS, keys=self.keys, labels=self._ranked_labels.values,
+                                  annotators=annotators) if ranked[0] else None)
 
         return MappedControl(self.control, self.level, (),  # type: ignore[arg-type]
                              categories=self.categories, ranked_records=() if ranked[0] else None,

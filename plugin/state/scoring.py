@@ -54,8 +54,9 @@ from agreement.uniques import unique_inverse
 from agreement.unitizing import u_alpha, unitizing_alpha
 from agreement.units import Units
 from plugin.mapping import MappedControl
-from plugin.mapping.choices import is_label_set, split_item_names
+from plugin.mapping.choices import is_label_set
 from plugin.mapping.coded import RankedItems
+from plugin.mapping.item_names import split_item_names
 from plugin.mapping.span_units import span_units
 from plugin.settings import ScoringOptions
 from plugin.state.consensus import ConsensusFit

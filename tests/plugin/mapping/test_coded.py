@@ -7,8 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agreement import annotator_labels, label_counts
-from plugin.mapping.choices import split_item_names
 from plugin.mapping.coded import CodedRows
+from plugin.mapping.item_names import split_item_names
 
 LABELS = ("b", "a", None, "c")  # by code: a missing label among them, not in sorted order
 ANNOTATORS = ("zoe", "10", "ann", "2")

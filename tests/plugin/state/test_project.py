@@ -340,12 +340,12 @@ def test_a_second_pass_on_an_unchanged_state_scores_nothing_and_a_change_scores_
 def test_a_label_column_has_the_type_pandas_infers_for_the_labels_as_a_list(values, picks):
     # the snapshot's label column is taken from the distinct labels used, typed as pandas types a list of every
     # row's label (ratings int64, text pandas' string type where it infers one, mixed labels objects)
-    from plugin.state.control import _label_column
+    from plugin.state.decoded import label_column
 
     codes = np.array([pick % len(values) for pick in picks], dtype=np.intp)
     held = np.empty(len(values), dtype=object)
     held[:] = values
-    pd.testing.assert_frame_equal(pd.DataFrame({"label": _label_column(values, codes)}),
+    pd.testing.assert_frame_equal(pd.DataFrame({"label": label_column(values, codes)}),
                                   pd.DataFrame({"label": held[codes].tolist()}))
 
 
