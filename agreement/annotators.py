@@ -17,11 +17,14 @@ Croux 1993; Leys et al. 2013 recommend this rule, with k between 2 and 3).
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
 from agreement.pairwise import AnnotatorLabels, annotator_labels
+from agreement.ranges import block_edges
 from agreement.uniques import unique_inverse
 
 __all__ = ["MAD_SCALE", "annotator_agreement", "robust_outliers"]
@@ -49,14 +52,39 @@ def robust_outliers(values: pd.Series, *, k: float = 2.0) -> pd.Series:
     return (values < median - k * mad).fillna(False).astype(bool)
 
 
+ROWS_AT_ONCE = 1 << 21
+"""Labels given whose majorities are counted at once at most (a project's items, a block of whole items at a time)."""
+
+
 def _with_majority(item: NDArray[np.intp], annotator: NDArray[np.intp], label: NDArray[np.intp], *,
-                   n_annotators: int, n_categories: int) -> tuple[NDArray[np.int64], NDArray[np.float64],
-                                                                  NDArray[np.float64]]:
+                   n_annotators: int, n_categories: int, at_most: int = ROWS_AT_ONCE
+                   ) -> tuple[NDArray[np.int64], NDArray[np.float64], NDArray[np.float64]]:
     """Per annotator: the items shared with another, and how often they gave the others' majority label.
 
     From each label given (``item``, ``annotator``, ``label`` codes, items ascending): the items with at least one other
     annotator, and on the items with at least two others whose labels have a single most frequent one, how often it is
-    the annotator's (and on how many).
+    the annotator's (and on how many). Each item counts alone, so the items are counted a block of whole items of at
+    most about ``at_most`` labels at a time (:func:`_majority_block`): what a block builds is a few arrays of its rows,
+    never of a whole large project's.
+    """
+    compared = np.zeros(n_annotators, dtype=np.int64)
+    agrees, decided = np.zeros(n_annotators), np.zeros(n_annotators)
+    per_item = np.bincount(item) if len(item) else np.zeros(0, dtype=np.intp)
+    bounds = np.concatenate([[0], np.cumsum(per_item)])
+    for first, last in pairwise(block_edges(per_item, at_most=at_most)):
+        rows = slice(int(bounds[first]), int(bounds[last]))
+        block = _majority_block(item[rows] - first, annotator[rows], label[rows], n_annotators=n_annotators,
+                                n_categories=n_categories)
+        compared += block[0]
+        agrees += block[1]
+        decided += block[2]
+    return compared, agrees, decided
+
+
+def _majority_block(item: NDArray[np.intp], annotator: NDArray[np.intp], label: NDArray[np.intp], *,
+                    n_annotators: int, n_categories: int) -> tuple[NDArray[np.int64], NDArray[np.float64],
+                                                                   NDArray[np.float64]]:
+    """:func:`_with_majority` of the labels given on a block of whole items (codes from 0, ascending).
 
     From each item's counts per label alone, in O(labels given): with ``m1`` the highest count on the item,
     ``t1`` the labels that reach it and ``m2`` the next count below, an annotator whose label has ``own``

@@ -34,6 +34,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from agreement.uniques import narrowest
+
 __all__ = ["Consensus", "MajorityVote", "annotator_accuracy", "dawid_skene", "held_posterior", "majority_vote"]
 
 CLIP = 1e-10
@@ -220,8 +222,8 @@ def _patterns(i: NDArray[np.intp], pair: NDArray[np.intp], known: NDArray[np.int
         Each pattern's annotations: its pattern and its (annotator, label) pair.
     """
     n_pairs = int(pair.max()) + 1 if len(pair) else 1
-    order = np.argsort(i.astype(np.int64) * n_pairs + pair, kind="stable")
-    pair_sorted = pair[order]
+    # each item's pairs side by side, held in the narrowest type (the sort's order is let go at once)
+    pair_sorted = narrowest(pair[np.argsort(i.astype(np.int64) * n_pairs + pair, kind="stable")], n_pairs)
     per_item = np.bincount(i, minlength=n_i)
     starts = np.concatenate([[0], np.cumsum(per_item)[:-1]]) if n_i else np.zeros(0, dtype=np.intp)
     item_pattern = np.full(n_i, -1, dtype=np.intp)

@@ -24,7 +24,7 @@ from agreement.information import information_batch
 from agreement.kappa import table_measure_batch
 from agreement.ranges import run_pairs
 from agreement.undefined import UndefinedMeasureWarning
-from agreement.uniques import duplicated_rows, unique_counts, unique_inverse
+from agreement.uniques import duplicated_rows, narrowest, narrowest_type, unique_counts, unique_inverse
 
 __all__ = ["TWO_RATER_MEASURES", "AnnotatorLabels", "PairwiseMatrix", "annotator_labels", "pairwise_matrix"]
 
@@ -45,11 +45,12 @@ class AnnotatorLabels:
     Attributes
     ----------
     codes : ndarray of int, with shape (n_items, n_annotators)
-        Category code, or -1 where the annotator did not label the item.
+        Category code, or -1 where the annotator did not label the item, in the narrowest integer type
+        that holds them (:func:`agreement.uniques.narrowest_type`).
     items, annotators, categories : pandas.Index
     """
 
-    codes: NDArray[np.intp]
+    codes: NDArray[np.signedinteger]
     items: pd.Index
     annotators: pd.Index
     categories: pd.Index
@@ -82,19 +83,24 @@ class AnnotatorLabels:
                                                                                       "pabak")}}
 
     @cached_property
-    def rows(self) -> tuple[NDArray[np.intp], NDArray[np.intp], NDArray[np.intp]]:
-        """Each label given as ``(item, annotator, label)`` codes, by item, then annotator."""
+    def rows(self) -> tuple[NDArray[np.signedinteger], NDArray[np.signedinteger], NDArray[np.signedinteger]]:
+        """Each label given as ``(item, annotator, label)`` codes, by item, then annotator.
+
+        Held in the narrowest integer types (a million tasks' label sets are tens of millions of labels).
+        """
         item, annotator = np.nonzero(self.codes >= 0)
-        return item, annotator, self.codes[item, annotator]
+        return (narrowest(item, len(self.codes)), narrowest(annotator, len(self.annotators)),
+                self.codes[item, annotator])
 
     @cached_property
-    def pair_rows(self) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+    def pair_rows(self) -> tuple[NDArray[np.signedinteger], NDArray[np.signedinteger]]:
         """Every two labels of one item (in :attr:`rows`, annotators ``a < b``).
 
         An item labeled ``k`` times gives ``k (k - 1) / 2``; O(labels x the most annotators of an item), never O(items x
         annotators^2).
         """
-        return run_pairs(self.rows[0])
+        first, second = run_pairs(self.rows[0])
+        return narrowest(first, len(self.rows[0])), narrowest(second, len(self.rows[0]))
 
     def pair_measures(self) -> pd.DataFrame:
         """:meth:`measures` of every pair of annotators with an item in common, all at once.
@@ -119,6 +125,11 @@ class AnnotatorLabels:
         >>> annotator_labels(rows).pair_measures().round(4).to_dict("records")[0]
         {'first': 0, 'second': 1, 'n_items': 3, 'percent': 0.6667, 'cohen': 0.4, 'scott': 0.3333, 'pabak': 0.3333}
         """
+        return self._pair_measures.copy()  # computed once: the project's scores and its annotator table both read it
+
+    @cached_property
+    def _pair_measures(self) -> pd.DataFrame:
+        """:meth:`pair_measures`, as computed once."""
         _, annotator, label = self.rows
         at_a, at_b = self.pair_rows
         n_annotators, size = len(self.annotators), len(self.categories)
@@ -159,7 +170,7 @@ class AnnotatorLabels:
 
     def table(self, first: int, second: int) -> NDArray[np.float64]:
         """Contingency table of annotators number ``first`` and ``second`` over the items both labeled."""
-        a, b = self.codes[:, first], self.codes[:, second]
+        a, b = self.codes[:, first].astype(np.intp), self.codes[:, second]
         both = (a >= 0) & (b >= 0)
         size = len(self.categories)
         flat = np.bincount(a[both] * size + b[both], minlength=size * size)
@@ -191,7 +202,7 @@ def annotator_labels(
     item_codes, items = pd.factorize(present[item], sort=False)
     annotator_codes, annotators = pd.factorize(present[annotator], sort=True)
     label_codes, cats = code_labels(present[label], categories)
-    codes = np.full((len(items), len(annotators)), -1, dtype=np.intp)
+    codes = np.full((len(items), len(annotators)), -1, dtype=narrowest_type(len(cats)))
     codes[item_codes, annotator_codes] = label_codes
     return AnnotatorLabels(codes=codes, items=pd.Index(items), annotators=pd.Index(annotators), categories=cats)
 

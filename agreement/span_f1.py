@@ -41,7 +41,7 @@ from scipy.optimize import linear_sum_assignment
 from agreement.intervals import overlapping_pairs
 from agreement.ranges import run_pairs
 from agreement.undefined import warn_undefined
-from agreement.uniques import unique_counts, unique_inverse
+from agreement.uniques import narrowest, unique_counts, unique_inverse
 from agreement.units import Units
 
 __all__ = ["SpanF1", "candidate_pairs", "span_f1", "task_f1"]
@@ -65,22 +65,26 @@ class SpanF1:
         matched spans, annotator ``a``'s first.
     docs, annotators, labels : tuple
         What the codes stand for.
+
+    Every array is held in the narrowest integer type that holds its values
+    (:func:`agreement.uniques.narrowest`): a project's blocks are held beside
+    its units, and sums over them are taken in int64.
     """
 
-    doc: NDArray[np.intp]
-    annotator_a: NDArray[np.intp]
-    annotator_b: NDArray[np.intp]
-    tp: NDArray[np.int64]
-    n_a: NDArray[np.int64]
-    n_b: NDArray[np.int64]
-    matches: NDArray[np.intp]
+    doc: NDArray[np.signedinteger]
+    annotator_a: NDArray[np.signedinteger]
+    annotator_b: NDArray[np.signedinteger]
+    tp: NDArray[np.signedinteger]
+    n_a: NDArray[np.signedinteger]
+    n_b: NDArray[np.signedinteger]
+    matches: NDArray[np.signedinteger]
     docs: tuple[object, ...]
     annotators: tuple[str, ...]
     labels: tuple[str, ...]
 
     def _pair_codes(self) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
         """Each block's pair as a code into the unique pairs, and those pairs' ``a * n + b``."""
-        key = self.annotator_a * len(self.annotators) + self.annotator_b
+        key = self.annotator_a.astype(np.int64) * len(self.annotators) + self.annotator_b
         pairs, inverse = unique_inverse(key)
         return inverse, pairs
 
@@ -147,7 +151,7 @@ class SpanF1:
         """Each block's F1 over labels, ordered by continuum, with the continua and where each begins."""
         order = np.argsort(self.doc, kind="stable")
         tp = self.tp[order].sum(axis=1)
-        total = (self.n_a[order] + self.n_b[order]).sum(axis=1)
+        total = (self.n_a[order].astype(np.int64) + self.n_b[order]).sum(axis=1)
         with np.errstate(invalid="ignore", divide="ignore"):
             f1 = np.where(total > 0, 2.0 * tp / np.maximum(total, 1), np.nan)
         doc_codes, starts = np.unique(self.doc[order], return_index=True)
@@ -343,7 +347,12 @@ def span_f1(units: Units, *, match: Match = "exact", jaccard: float = 0.5,
         np.add.at(tp, (np.searchsorted(block_key, key), units.label[m0]), 1)
     if rows is not None:
         matches = rows[matches]  # row numbers of the units given, not of the selection
-    return SpanF1(block_doc, block_a, block_b, tp, n_a, n_b, matches, units.docs, units.annotators, units.labels)
+    # held in the narrowest types: a million tasks' F1 blocks are held beside their units
+    n_rows = units.n_units if rows is None else int(rows.max(initial=0)) + 1  # the units given
+    most = int(counts.max(initial=0)) + 1  # tp, n_a and n_b count a cell's spans at most
+    return SpanF1(narrowest(block_doc, len(present)), narrowest(block_a, n_ann), narrowest(block_b, n_ann),
+                  *(narrowest(part, most) for part in (tp, n_a, n_b)), narrowest(matches, n_rows),
+                  units.docs, units.annotators, units.labels)
 
 
 def task_f1(units: Units, *, doc: int, match: Match = "exact", jaccard: float = 0.5) -> float:

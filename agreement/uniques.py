@@ -13,15 +13,32 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 
-__all__ = ["duplicated_rows", "row_codes", "unique_counts", "unique_inverse"]
+__all__ = ["duplicated_rows", "narrowest", "narrowest_type", "row_codes", "unique_counts", "unique_inverse"]
 
 _WHOLE_FLOATS = 2.0**53
 """Floats below this in size are whole numbers exactly when they equal their truncation, and fit an int64."""
 
 _DIRECT_RANGE = 2**31
 """Integer columns whose values span less than this are coded by their offset from the smallest, without hashing."""
+
+
+def narrowest(codes: ArrayLike, bound: int) -> NDArray[np.signedinteger]:
+    """Codes from 0 to below ``bound`` copied into the narrowest of int16, int32 and int64 that holds them.
+
+    A project's full scoring holds every control's codes at once: a million tasks' label sets are tens of millions
+    of rows, and a span project's matched pairs as many.
+
+    >>> narrowest(np.array([3, 7]), 8).dtype, narrowest(np.array([3, 70_000]), 70_001).dtype
+    (dtype('int16'), dtype('int32'))
+    """
+    return np.ascontiguousarray(codes, dtype=narrowest_type(bound))
+
+
+def narrowest_type(bound: int) -> type[np.signedinteger]:
+    """The narrowest of int16, int32 and int64 that holds the codes from -1 to below ``bound``."""
+    return np.int16 if bound <= 2**15 else np.int32 if bound <= 2**31 else np.int64
 
 
 def unique_inverse(values: NDArray[np.generic], *, counts: bool = False, sort: bool = True

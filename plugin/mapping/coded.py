@@ -23,7 +23,7 @@ import pandas as pd
 
 from agreement import AnnotatorLabels, LabelCounts, RankedLabels
 from agreement.counts import SparseCounts, code_labels, count_matrix, sparse_counts
-from agreement.uniques import unique_inverse
+from agreement.uniques import narrowest_type, unique_inverse
 from plugin.mapping.item_names import split_item_names
 
 __all__ = ["CodedRows", "RankedItems"]
@@ -192,7 +192,7 @@ class CodedRows:
         order = np.argsort(names, kind="stable")
         rank = np.empty(len(order), dtype=np.intp)
         rank[order] = np.arange(len(order))
-        codes = np.full((len(items), len(used)), -1, dtype=np.intp)
+        codes = np.full((len(items), len(used)), -1, dtype=narrowest_type(len(cats)))
         codes[item_place, rank[place]] = lookup[self.label if every else self.label[rows]]
         if int((codes >= 0).sum()) != len(rows):
             raise ValueError("An annotator labeled an item more than once; a count table takes one label per "

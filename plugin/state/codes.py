@@ -26,7 +26,7 @@ from agreement.ranges import ranges
 from agreement.uniques import unique_inverse
 
 __all__ = ["NARROW", "WIDE", "IdIndex", "Interned", "ItemKeys", "Stacked", "answered", "categorical", "item_counts",
-           "narrowest", "pack_codes", "pack_floats", "pack_rows", "stack_numbers", "stacked_rows", "unpack_numbers",
+           "pack_codes", "pack_floats", "pack_rows", "stack_numbers", "stacked_rows", "unpack_numbers",
            "unpack_rows"]
 
 NARROW, WIDE = 1, 2
@@ -268,18 +268,6 @@ def stacked_rows(blobs: Sequence[bytes], width: int) -> tuple[np.ndarray, np.nda
     n_rows = (lengths - 1 - n_items) // width
     rows[:, 0] += np.repeat(np.cumsum(n_items) - n_items, n_rows)
     return rows, n_items, n_rows, flat[ranges(starts + 1, n_items)].astype(np.intp)
-
-
-def narrowest(codes: np.ndarray, bound: int) -> np.ndarray:
-    """Codes from 0 to below ``bound`` copied into the narrowest of int16, int32 and int64 that holds them.
-
-    A full scoring holds every control's rows at once: a million tasks' label sets are tens of millions of rows.
-
-    >>> narrowest(np.array([3, 7]), 8).dtype, narrowest(np.array([3, 70_000]), 70_001).dtype
-    (dtype('int16'), dtype('int32'))
-    """
-    dtype = np.int16 if bound <= 2**15 else np.int32 if bound <= 2**31 else np.int64
-    return np.ascontiguousarray(codes, dtype=dtype)
 
 
 class Stacked(NamedTuple):

@@ -36,7 +36,7 @@ from plugin.mapping.item_names import split_item_names
 from plugin.state.references import GROUND_TRUTH
 
 __all__ = ["MAX_LABELS", "POSTERIOR_DIGITS", "ConsensusFit", "ItemConsensus", "TaskConsensus",
-           "consensus_skipped", "fit_items", "has_consensus", "held_items", "known_labels", "short_key",
+           "consensus_skipped", "fit_items", "has_consensus", "held_in_blocks", "held_items", "known_labels", "short_key",
            "task_consensus"]
 
 MAX_LABELS = 50
@@ -217,11 +217,36 @@ def fit_items(rows: np.ndarray, n_items: int, *, known: np.ndarray, method: str,
         fit = dawid_skene(items, who, said, n_items=n_items, n_annotators=n_w, n_labels=n_l, known=known)
         # each item under the fit's final parameters, as a live change is scored with them (the fit's own
         # posteriors are those of its last E-step, one M-step behind)
-        items_out = ItemConsensus.of(held_posterior(fit, items, who, said, n_items=n_items, known=known))
+        items_out = held_in_blocks(fit, items, who, said, n_items=n_items, known=known)
         # the state holds the parameters alone: the items' posteriors are the task scores' (tens of bytes an item)
         slim = replace(fit, labels=np.zeros(0, dtype=np.intp), posterior=np.zeros((0, n_l)))
         return ConsensusFit(method="dawid-skene", fit=slim, **common), items_out
     return ConsensusFit(method="majority", fit=None, note=note, **common), _vote(items, said, n_items, known)
+
+
+ITEMS_AT_ONCE = 1 << 20
+"""Items whose consensus under a fit is computed at once at most (:func:`held_in_blocks`)."""
+
+
+def held_in_blocks(fit: Consensus, items: np.ndarray, who: np.ndarray, said: np.ndarray, *, n_items: int,
+                   known: np.ndarray, at_most: int = ITEMS_AT_ONCE) -> ItemConsensus:
+    """Each item's consensus under ``fit`` (:func:`agreement.consensus.held_posterior`), a block of items at a time.
+
+    An item's posterior depends on its own annotations alone, summed in the order given, so the items ``k`` to
+    ``k + at_most`` are scored from their annotations alone and the blocks put end to end give what one call over
+    every item gives; the posteriors and their logarithms (annotations x labels) are held for a block at a time.
+    """
+    if n_items <= at_most:
+        return ItemConsensus.of(held_posterior(fit, items, who, said, n_items=n_items, known=known))
+    parts = []
+    for first in range(0, n_items, at_most):
+        last = min(first + at_most, n_items)
+        on = (items >= first) & (items < last)
+        parts.append(ItemConsensus.of(held_posterior(fit, items[on] - first, who[on], said[on], n_items=last - first,
+                                                     known=known[first:last])))
+    return ItemConsensus(label=np.concatenate([part.label for part in parts]),
+                         posterior=np.concatenate([part.posterior for part in parts]),
+                         tie=np.concatenate([part.tie for part in parts]))
 
 
 def _vote(items: np.ndarray, said: np.ndarray, n_items: int, known: np.ndarray) -> ItemConsensus:

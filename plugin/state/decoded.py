@@ -14,9 +14,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from agreement.uniques import unique_inverse
+from agreement.uniques import narrowest, unique_inverse
 from plugin.mapping.coded import CodedRows, RankedItems
-from plugin.state.codes import ItemKeys, Stacked, categorical, narrowest, stacked_rows
+from plugin.state.codes import ItemKeys, Stacked, categorical, stacked_rows
 
 __all__ = ["annotator_column", "by_task", "coded_rows", "decoded_table", "label_column"]
 
@@ -85,7 +85,7 @@ def coded_rows(stacked: Stacked, *, keys: ItemKeys, labels: Sequence[Any], annot
 
     An item's kind is its key without its task: a key code from 0 is a suffix shared by every task, one below 0 a
     key of its own (:class:`plugin.state.codes.ItemKeys`), put in words as the table would. Codes are held in the
-    narrowest integer type (:func:`plugin.state.codes.narrowest`).
+    narrowest integer type (:func:`agreement.uniques.narrowest`).
     """
     rows, _, _, item_keys = stacked.rows
     suffixes = tuple(keys.suffixes.values)

@@ -362,7 +362,9 @@ class ProjectState:
         wanted = (sorted(self.tasks) if tasks is None
                   else list(dict.fromkeys(t for t in tasks if t in self.tasks)))
         columns: dict[str, ControlColumns] = {}
-        for name, control in self.controls.items():
+        # span controls last: what scoring every task builds for them (units, matches) is held for the project's
+        # measures, so no other control's scoring should run beside it (a million tasks: half a GiB less at the top)
+        for name, control in sorted(self.controls.items(), key=lambda entry: entry[1].spans is not None):
             columns[name] = scores = control.task_scores(wanted, every_task=tasks is None, mapping=self.mapping,
                                                          scoring=self.scoring, resample=resample, built=built,
                                                          coded=coded)
@@ -372,6 +374,7 @@ class ProjectState:
                 present = scores.has_items | scores.has_spans
                 scores.extra.update((place, shares[task]) for place, task in enumerate(wanted)
                                     if task in shares and present[place])
+        columns = {name: columns[name] for name in self.controls}  # in the config's order
         n_annotations = self._counted(self.tasks.codes(wanted))[0]
         if self.scoring.lowest_decile and tasks is None:  # every task scored: the cut moves here, and only here
             self.decile_cut = lowest_decile(score_values(columns, len(n_annotations)), n_annotations)

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from sklearn.metrics import cohen_kappa_score
 
-from agreement.annotators import annotator_agreement, robust_outliers
+from agreement.annotators import _with_majority, annotator_agreement, robust_outliers
 from agreement.pairwise import annotator_labels
 
 tables = st.lists(st.tuples(st.integers(0, 11), st.integers(0, 4), st.sampled_from("abc")), min_size=4,
@@ -84,3 +84,18 @@ def test_robust_outliers_need_spread_and_three_values():
     assert not robust_outliers(pd.Series([0.5, 0.1])).any()
     assert not robust_outliers(pd.Series([0.5, 0.5, 0.5, 0.1])).any()  # MAD 0: no rule
     assert robust_outliers(pd.Series([0.9, 0.85, 0.88, 0.2, np.nan])).tolist() == [False, False, False, True, False]
+
+
+@given(tables, st.integers(1, 8))
+def test_majorities_counted_a_block_of_items_at_a_time_equal_counted_at_once(table, at_most):
+    labels = annotator_labels(table)
+    item, annotator, label = labels.rows
+    options = {"n_annotators": len(labels.annotators), "n_categories": len(labels.categories)}
+    whole = _with_majority(item, annotator, label, **options, at_most=len(item))
+    blocks = _with_majority(item, annotator, label, **options, at_most=at_most)  # down to an item a block
+    for once, in_blocks in zip(whole, blocks, strict=True):
+        np.testing.assert_array_equal(in_blocks, once)
+    # and what the whole gives is the brute force's share of majorities met
+    for code, (_, majority) in enumerate(brute_force(table).values()):
+        share = whole[1][code] / whole[2][code] if whole[2][code] else np.nan
+        assert (np.isnan(majority) and np.isnan(share)) or share == pytest.approx(majority, abs=1e-12)

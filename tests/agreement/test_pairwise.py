@@ -84,3 +84,19 @@ def test_every_pair_at_once_equals_each_pair_table(rows):
                 want = float(table_measure_batch(table[None], measure=name)[0])
             got = measured[name].iloc[at]
             assert (np.isnan(want) and np.isnan(got)) or got == pytest.approx(want, abs=1e-12)
+
+
+def test_narrow_codes_of_many_categories_make_the_same_tables():
+    # 300 labels: codes fit int16, but a code times 300 does not
+    rng = np.random.default_rng(5)
+    labels = rng.integers(0, 300, size=(400, 2))
+    labels[:, 1] = np.where(rng.random(400) < 0.5, labels[:, 0], labels[:, 1])
+    table = pd.DataFrame({"item": np.repeat(np.arange(400), 2), "annotator": ["a", "b"] * 400,
+                          "label": labels.ravel()})
+    arranged = annotator_labels(table, categories=np.arange(300))
+    assert arranged.codes.dtype == np.int16 and arranged.rows[0].dtype == np.int16
+    expected = np.zeros((300, 300))
+    np.add.at(expected, (labels[:, 0], labels[:, 1]), 1)
+    np.testing.assert_array_equal(arranged.table(0, 1), expected)
+    np.testing.assert_array_equal(arranged.pair_tables()[0], expected)
+    assert arranged.measures(0, 1)["percent"] == pytest.approx(float(np.mean(labels[:, 0] == labels[:, 1])))

@@ -233,3 +233,14 @@ def test_exact_compares_positions_not_a_rounded_ratio():
     frame = pd.DataFrame({"doc": 1, "annotator": ["a", "b"], "label": "X", "start": [0.0, 4e-8], "end": 1e9})
     assert span_f1(units_from_frame(frame)).tp.sum() == 0
     assert span_f1(units_from_frame(frame), match="overlap", jaccard=0.99).tp.sum() == 1
+
+
+def test_narrow_codes_of_many_annotators_name_every_pair():
+    # 200 annotators: a pair's code a * 200 + b passes int16's range though each code fits it
+    names = [f"a{k:03d}" for k in range(200)]
+    frame = pd.DataFrame({"doc": 1, "annotator": names, "label": "PER", "start": 0, "end": 5})
+    result = span_f1(units_from_frame(frame))
+    assert result.annotator_a.dtype == np.int16 and result.tp.dtype == np.int16
+    table = result.pair_table()
+    assert len(table) == 200 * 199 // 2 and (table["f1"] == 1.0).all()
+    assert list(zip(table["annotator_a"], table["annotator_b"], strict=True)) == list(itertools.combinations(names, 2))

@@ -5,10 +5,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agreement.consensus import dawid_skene, majority_vote
+from agreement.consensus import dawid_skene, held_posterior, majority_vote
 from plugin.mapping.labelconfig import parse_label_config
 from plugin.settings import MappingOptions, ScoringOptions
-from plugin.state.consensus import POSTERIOR_DIGITS, TaskConsensus, _vote, fit_items, task_consensus
+from plugin.state.consensus import (
+    POSTERIOR_DIGITS,
+    ItemConsensus,
+    TaskConsensus,
+    _vote,
+    fit_items,
+    held_in_blocks,
+    task_consensus,
+)
 from plugin.state.project import ProjectState
 from plugin.state.references import GROUND_TRUTH
 
@@ -218,3 +226,21 @@ def test_a_reference_key_is_never_an_annotator_of_the_consensus():
     state = _state(_project(30, truth_every=2))
     state.task_scores()
     assert GROUND_TRUTH not in state.controls["sentiment"].consensus.annotators
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 9), st.integers(0, 3), st.integers(0, 2)), min_size=1, max_size=60),
+       st.lists(st.integers(-1, 2), min_size=12, max_size=12), st.integers(1, 12), st.randoms())
+def test_items_held_under_a_fit_a_block_at_a_time_equal_held_at_once(rows, known, at_most, rnd):
+    rows = np.array(list({(i, w): (i, w, l) for i, w, l in rows}.values()))
+    rows = rows[rnd.sample(range(len(rows)), len(rows))]  # in any order: a block's items are found, not sliced
+    known = np.array(known)
+    fit = dawid_skene(rows[:, 0], rows[:, 1], rows[:, 2], n_items=12, n_annotators=4, n_labels=3, known=known)
+    options = {"n_items": 12, "known": known}
+    whole = held_in_blocks(fit, rows[:, 0], rows[:, 1], rows[:, 2], **options, at_most=12)
+    blocks = held_in_blocks(fit, rows[:, 0], rows[:, 1], rows[:, 2], **options, at_most=at_most)
+    once = ItemConsensus.of(held_posterior(fit, rows[:, 0], rows[:, 1], rows[:, 2], **options))
+    for found in (whole, blocks):  # bit for bit: each item's own sums, in the order given
+        np.testing.assert_array_equal(found.label, once.label)
+        np.testing.assert_array_equal(found.posterior, once.posterior)
+        np.testing.assert_array_equal(found.tie, once.tie)
