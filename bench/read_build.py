@@ -55,14 +55,14 @@ def shape_tasks(shape: str, n_tasks: int) -> list[dict[str, Any]]:
     return tasks
 
 
-def build_seconds(shape: str, read: list[dict[str, Any]]) -> tuple[float, int]:
+def build_seconds(shape: str, project: int, read: list[dict[str, Any]]) -> tuple[float, int]:
     """This process's CPU seconds to load the tasks read into a new project state, a page at a time, and the
     results it read."""
     from plugin.mapping.labelconfig import parse_label_config
     from plugin.settings import MappingOptions, ScoringOptions
     from plugin.state.project import ProjectState
 
-    state = ProjectState(1, parse_label_config(shape_config(shape)), mapping=MappingOptions(),
+    state = ProjectState(project, parse_label_config(shape_config(shape)), mapping=MappingOptions(),
                          scoring=ScoringOptions())
     started = time.process_time()
     for first in range(0, len(read), PAGE):
@@ -106,7 +106,7 @@ def main() -> None:
                 measured = (time.process_time() - cpu, process_tree_cpu(server.process.pid) - theirs)
                 best = measured if best is None or measured[0] < best[0] else best
             assert best is not None and len(read) == args.tasks, (shape, len(read))
-            build, results = min(build_seconds(shape, read) for _ in range(args.repeat))
+            build, results = min(build_seconds(shape, project, read) for _ in range(args.repeat))
             ours, serving = best
             rows.append((shape, results, serving, ours, build))
             print(f"  {shape}: Label Studio {serving:.1f} s CPU, read {ours:.2f} s, build {build:.2f} s", flush=True)

@@ -16,7 +16,12 @@ from plugin.state.blocks import META_KEY, agreement_block, diff_key, needed_writ
 from plugin.state.task_scores import TaskScores
 from plugin.state.tasks import TaskEntries
 
-__all__ = ["stale_tasks"]
+__all__ = ["BLOCKS_HELD", "stale_tasks"]
+
+BLOCKS_HELD = 10_000
+"""Distinct blocks (and answers of the diff) held at once at most in a pass; when full they are let go and found
+again. Tasks of equal scores share a block, but with consensus posteriors most of a large project's blocks are
+distinct (96% of the demo's): holding each for the whole pass would hold a million blocks."""
 
 
 def stale_tasks(scores: TaskScores, tasks: TaskEntries, *, review: ReviewOptions,
@@ -32,7 +37,8 @@ def stale_tasks(scores: TaskScores, tasks: TaskEntries, *, review: ReviewOptions
     and read alike (the same meta diff key, the same mirrored score and
     overlap, of the same types, and the same consensus prediction; ``controls`` are the label config's, which
     a consensus prediction's results name): a first pass, before any block is written,
-    diffs each distinct block once, not every task.
+    diffs each distinct block once, not every task. At most :data:`BLOCKS_HELD` blocks
+    and answers are held at once.
     """
     updated_at = now_iso()
     codes, own = scores.score_codes()
@@ -49,6 +55,8 @@ def stale_tasks(scores: TaskScores, tasks: TaskEntries, *, review: ReviewOptions
             except (TypeError, ValueError):  # not JSON: never taken as current, always diffed in full
                 held = (block, b"")
             if not alone:
+                if len(blocks) >= BLOCKS_HELD:
+                    blocks.clear()
                 blocks[code] = held
         block, key = held
         alike = tasks.read_alike(task)
@@ -65,6 +73,8 @@ def stale_tasks(scores: TaskScores, tasks: TaskEntries, *, review: ReviewOptions
             needed = needed_write(tasks[task].read, block, review=review, meta_current=current,
                                   controls=controls) is not None
             if memo is not None:
+                if len(decided) >= BLOCKS_HELD:
+                    decided.clear()
                 decided[memo] = needed
         if needed:
             stale.append(task)

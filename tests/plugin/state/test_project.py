@@ -3,6 +3,7 @@
 import copy
 import random
 import warnings
+from unittest import mock
 
 import numpy as np
 import pandas as pd
@@ -13,6 +14,7 @@ from hypothesis import strategies as st
 from agreement import UndefinedMeasureWarning
 from plugin.mapping.labelconfig import parse_label_config
 from plugin.settings import MappingOptions, ScoringOptions
+from plugin.state import stale
 from plugin.state.project import ProjectState
 from tests.plugin.fake_label_studio import CONTROLS
 
@@ -233,7 +235,9 @@ def test_a_pass_finds_the_tasks_a_full_diff_of_each_finds(rnd, mirror, escalate)
         should = state.blocks(updated_at="2026-02-02T00:00:00Z")
         expected = sorted(task["id"] for task in tasks
                           if needed_write(TaskAsRead.of(task), should[task["id"]], review=review) is not None)
-        assert state.stale_tasks(review=review) == expected
+        # the blocks and answers held let go when full (down to one at a time): the same tasks
+        with mock.patch.object(stale, "BLOCKS_HELD", rnd.choice([1, 2, 5, stale.BLOCKS_HELD])):
+            assert state.stale_tasks(review=review) == expected
 
 
 @pytest.mark.parametrize("overlaps", [(2, 2.0), (2.0, 2)])
