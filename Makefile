@@ -69,6 +69,7 @@ bench: $(STAMP) $(LS_STAMP) $(PYGAMMA)
 	$(BIN)/python bench/gwet_vs_irrcac.py
 	$(BIN)/python bench/sync_project.py
 	$(BIN)/python bench/read_tasks.py
+	$(BIN)/python bench/read_build.py
 	$(BIN)/python bench/live_latency.py
 	$(BIN)/python bench/reconcile_pass.py
 	$(BIN)/python bench/restart.py --tasks 10000

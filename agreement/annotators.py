@@ -56,9 +56,9 @@ ROWS_AT_ONCE = 1 << 21
 """Labels given whose majorities are counted at once at most (a project's items, a block of whole items at a time)."""
 
 
-def _with_majority(item: NDArray[np.intp], annotator: NDArray[np.intp], label: NDArray[np.intp], *,
-                   n_annotators: int, n_categories: int, at_most: int = ROWS_AT_ONCE
-                   ) -> tuple[NDArray[np.int64], NDArray[np.float64], NDArray[np.float64]]:
+def _with_majority(item: NDArray[np.signedinteger], annotator: NDArray[np.signedinteger],
+                   label: NDArray[np.signedinteger], *, n_annotators: int, n_categories: int,
+                   at_most: int = ROWS_AT_ONCE) -> tuple[NDArray[np.int64], NDArray[np.float64], NDArray[np.float64]]:
     """Per annotator: the items shared with another, and how often they gave the others' majority label.
 
     From each label given (``item``, ``annotator``, ``label`` codes, items ascending): the items with at least one other

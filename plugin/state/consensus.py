@@ -36,8 +36,8 @@ from plugin.mapping.item_names import split_item_names
 from plugin.state.references import GROUND_TRUTH
 
 __all__ = ["MAX_LABELS", "POSTERIOR_DIGITS", "ConsensusFit", "ItemConsensus", "TaskConsensus",
-           "consensus_skipped", "fit_items", "has_consensus", "held_in_blocks", "held_items", "known_labels", "short_key",
-           "task_consensus"]
+           "consensus_skipped", "fit_items", "has_consensus", "held_in_blocks", "held_items", "known_labels",
+           "short_key", "task_consensus"]
 
 MAX_LABELS = 50
 """Above this many labels a control's consensus is majority vote: each annotator's confusion matrix would hold more

@@ -363,7 +363,7 @@ class ProjectState:
                   else list(dict.fromkeys(t for t in tasks if t in self.tasks)))
         columns: dict[str, ControlColumns] = {}
         # span controls last: what scoring every task builds for them (units, matches) is held for the project's
-        # measures, so no other control's scoring should run beside it (a million tasks: half a GiB less at the top)
+        # measures, so no other control's scoring should run beside it (a million demo tasks: 300 MB less at the top)
         for name, control in sorted(self.controls.items(), key=lambda entry: entry[1].spans is not None):
             columns[name] = scores = control.task_scores(wanted, every_task=tasks is None, mapping=self.mapping,
                                                          scoring=self.scoring, resample=resample, built=built,
