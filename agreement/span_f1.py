@@ -82,10 +82,19 @@ class SpanF1:
     annotators: tuple[str, ...]
     labels: tuple[str, ...]
 
+    @property
+    def pair_key(self) -> NDArray[np.int64]:
+        """Each block's pair as ``a * n_annotators + b``, in int64 (the codes are held narrower)."""
+        return self.annotator_a.astype(np.int64) * len(self.annotators) + self.annotator_b
+
+    @property
+    def sizes(self) -> NDArray[np.int64]:
+        """``|A| + |B|`` of each block and label, in int64 (the counts are held narrower)."""
+        return self.n_a.astype(np.int64) + self.n_b
+
     def _pair_codes(self) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
-        """Each block's pair as a code into the unique pairs, and those pairs' ``a * n + b``."""
-        key = self.annotator_a.astype(np.int64) * len(self.annotators) + self.annotator_b
-        pairs, inverse = unique_inverse(key)
+        """Each block's pair as a code into the unique pairs, and those pairs' :attr:`pair_key`."""
+        pairs, inverse = unique_inverse(self.pair_key)
         return inverse, pairs
 
     def _pair_sums(self) -> tuple[NDArray[np.intp], NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
@@ -151,7 +160,7 @@ class SpanF1:
         """Each block's F1 over labels, ordered by continuum, with the continua and where each begins."""
         order = np.argsort(self.doc, kind="stable")
         tp = self.tp[order].sum(axis=1)
-        total = (self.n_a[order].astype(np.int64) + self.n_b[order]).sum(axis=1)
+        total = self.sizes[order].sum(axis=1)
         with np.errstate(invalid="ignore", divide="ignore"):
             f1 = np.where(total > 0, 2.0 * tp / np.maximum(total, 1), np.nan)
         doc_codes, starts = np.unique(self.doc[order], return_index=True)

@@ -26,7 +26,24 @@ from agreement.counts import SparseCounts, code_labels, count_matrix, sparse_cou
 from agreement.uniques import narrowest_type, unique_inverse
 from plugin.mapping.item_names import split_item_names
 
-__all__ = ["CodedRows", "RankedItems"]
+__all__ = ["CodedRows", "RankedItems", "name_order"]
+
+
+def name_order(names: Sequence[Any]) -> tuple[np.ndarray, np.ndarray]:
+    """Names as text in the order they sort, and each name's place in that order.
+
+    Annotators are ordered so wherever a control's rows are read by name (the tables, their codes): a stable sort of
+    their names as text.
+
+    >>> sorted_names, place = name_order(["b", 2, "a"])
+    >>> sorted_names.tolist(), place.tolist()
+    (['2', 'a', 'b'], [2, 0, 1])
+    """
+    text = np.array([str(name) for name in names], dtype=object)
+    order = np.argsort(text, kind="stable")
+    place = np.empty(len(order), dtype=np.intp)
+    place[order] = np.arange(len(order))
+    return text[order], place
 
 
 class RankedItems(NamedTuple):
@@ -188,16 +205,13 @@ class CodedRows:
         items, item_place = self._items if every else self._first_seen(rows)
         who = self.annotator if every else self.annotator[rows]
         used, place = unique_inverse(who)
-        names = np.array([str(self.annotators[code]) for code in used.tolist()], dtype=object)
-        order = np.argsort(names, kind="stable")
-        rank = np.empty(len(order), dtype=np.intp)
-        rank[order] = np.arange(len(order))
+        names, rank = name_order([self.annotators[code] for code in used.tolist()])
         codes = np.full((len(items), len(used)), -1, dtype=narrowest_type(len(cats)))
         codes[item_place, rank[place]] = lookup[self.label if every else self.label[rows]]
         if int((codes >= 0).sum()) != len(rows):
             raise ValueError("An annotator labeled an item more than once; a count table takes one label per "
                              "annotator and item.")
-        return AnnotatorLabels(codes=codes, items=pd.RangeIndex(len(items)), annotators=pd.Index(names[order]),
+        return AnnotatorLabels(codes=codes, items=pd.RangeIndex(len(items)), annotators=pd.Index(names),
                                categories=cats)
 
     def item_labels(self, labels: Sequence[str] | None) -> np.ndarray:

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from agreement.uniques import narrowest, unique_inverse
-from plugin.mapping.coded import CodedRows, RankedItems
+from plugin.mapping.coded import CodedRows, RankedItems, name_order
 from plugin.state.codes import ItemKeys, Stacked, categorical, stacked_rows
 
 __all__ = ["annotator_column", "by_task", "coded_rows", "decoded_table", "label_column"]
@@ -48,11 +48,8 @@ def annotator_column(annotators: Sequence[Any], codes: np.ndarray) -> pd.Categor
     Every grouping, sort and deduplication by annotator then reads integer codes, in the order the names would
     sort.
     """
-    names = np.array([str(a) for a in annotators], dtype=object)
-    order = np.argsort(names, kind="stable")
-    place = np.empty(len(order), dtype=np.intp)
-    place[order] = np.arange(len(order))
-    return categorical(place[codes], names[order])
+    names, place = name_order(annotators)
+    return categorical(place[codes], names)
 
 
 def decoded_table(blobs: tuple[list[int], list[bytes]], columns: Sequence[str], *, keys: ItemKeys,

@@ -610,14 +610,13 @@ class SpanTasks:
         width = len(units.annotators) ** 2
         # per match, per continuum and annotator pair: TP and |A| + |B|, summed per task and pair
         found = [span_f1(units, match=match, jaccard=mapping.span_jaccard) for match in MATCHES]
-        keys = [place[r.doc] * width + r.annotator_a.astype(np.int64) * len(units.annotators) + r.annotator_b
-                for r in found]
+        keys = [place[r.doc] * width + r.pair_key for r in found]
         rows = unique_counts(np.concatenate(keys))[0] if keys else np.zeros(0, dtype=np.int64)  # by task: runs
         sums = []
         for result, key in zip(found, keys, strict=True):
             at = np.searchsorted(rows, key)
             sums += [np.bincount(at, weights=result.tp.sum(axis=1), minlength=len(rows)).astype(np.int64),
-                     np.bincount(at, weights=(result.n_a.astype(np.int64) + result.n_b).sum(axis=1),
+                     np.bincount(at, weights=result.sizes.sum(axis=1),
                                  minlength=len(rows)).astype(np.int64)]
         owner, pair = np.divmod(rows, width)
         distinct, pair_at = unique_inverse(pair)
