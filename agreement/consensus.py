@@ -164,8 +164,8 @@ def _e_step(priors: NDArray[np.float64], logs: NDArray[np.float64], i: NDArray[n
     for k in range(n_k):
         scores[:, k] = np.bincount(i, weights=logs[:, k], minlength=n_i)
     scores += log_priors
-    with np.errstate(invalid="ignore"):
-        shifted = np.exp(scores - scores.max(axis=1, keepdims=True))
+    with np.errstate(invalid="ignore"):  # no labels at all: each row is empty, and so is its posterior
+        shifted = np.exp(scores - scores.max(axis=1, keepdims=True, initial=-np.inf))
     total = shifted.sum(axis=1, keepdims=True)
     posterior = np.divide(shifted, total, out=np.zeros_like(shifted), where=(total > 0) & np.isfinite(total))
     return _with_known(posterior, known)

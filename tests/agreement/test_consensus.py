@@ -170,3 +170,13 @@ def test_a_held_fit_leaves_out_what_it_cannot_weigh_and_keeps_what_is_known():
     assert posterior[3].tolist() == [0.0, 0.0]  # nothing said of it: no label, whatever is known
     with pytest.raises(ValueError, match="known must hold"):
         held_posterior(fit, [0], [0], [0], known=[3])
+
+
+def test_a_fit_without_labels_gives_every_item_an_empty_posterior():
+    # what a control whose every result was skipped leaves: items, no labels (a real chat export reached this)
+    fit = dawid_skene([], [], [], n_items=3, n_annotators=2, n_labels=0)
+    assert fit.labels.tolist() == [-1, -1, -1] and fit.posterior.shape == (3, 0) and fit.iterations == 0
+    held = held_posterior(fit, [0, 2], [0, 1], [0, 0], n_items=3)
+    assert held.shape == (3, 0)
+    vote = majority_vote([], [], n_items=2, n_labels=0)
+    assert vote.labels.tolist() == [-1, -1] and vote.ties.tolist() == [False, False]
