@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn, TextIO
 
 from agreement.cli import add_compute_parser
+from plugin.bugs import EX_SOFTWARE, InputError, keep_bug
 from plugin.logs import LOG_FORMATS, LOG_LEVELS, configure_logging
 from plugin.settings import (
     CONSENSUS_METHODS,
@@ -301,7 +302,7 @@ def _run_report(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int
             said = saved_state_lines({} if read is None else {"kind": read.kind, "n_tasks": read.n_tasks},
                                      monitor.saved_state())
         written = write_report(report, args.out, format=args.format)
-    except (SettingsError, LabelStudioError, ValueError, OSError) as error:
+    except (InputError, LabelStudioError, OSError) as error:  # the user's to mend; anything else is a bug
         print(f"ls-agreement report: error: {error}", file=stderr)
         return 2
     print("\n".join([written_text(report, args.out, written), *said]), file=stdout)
@@ -580,7 +581,7 @@ def _run_sync(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
                                   full_read=args.full_read)
             summary = sync_summary(f"Project {args.project}", report.scores, scoring, dry_run=args.dry_run,
                                    to_write=report.tasks_to_write, report=report)
-    except (SettingsError, LabelStudioError, ValueError, OSError) as error:
+    except (InputError, LabelStudioError, OSError) as error:  # the user's to mend; anything else is a bug
         print(f"ls-agreement sync: error: {error}", file=stderr)
         return 2
     print(json.dumps(summary) if args.json else summary_text(summary), file=stdout)
@@ -592,7 +593,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     # A process of its own (not a caller passing arguments): what its commands import lives as long as it does.
     args.freeze_startup = argv is None
-    return int(args.handler(args, sys.stdout, sys.stderr))
+    try:
+        return int(args.handler(args, sys.stdout, sys.stderr))
+    except Exception as error:  # noqa: BLE001 (not the user's mistake, which each command tells in one line: a bug)
+        bug = keep_bug(error, where=f"running ls-agreement {args.command}", log=False)
+        print(f"ls-agreement {args.command}: {bug.reason()}. Please report it with that file.", file=sys.stderr)
+        return EX_SOFTWARE
 
 
 def _settle(args: argparse.Namespace) -> None:

@@ -10,6 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
+from plugin.bugs import InputError
+
 __all__ = ["CONSENSUS_METHODS", "FLAG_ON", "SPAN_FLAG_ON", "Connection", "MappingOptions", "ProjectOptions",
            "ReportOptions", "ReviewOptions", "ScoringOptions", "SettingsError", "connection_from"]
 
@@ -23,7 +25,7 @@ FlagOn = Literal["agreement", "posterior", "both"]
 FLAG_ON: tuple[str, ...] = ("agreement", "posterior", "both")
 
 
-class SettingsError(ValueError):
+class SettingsError(InputError):
     """A setting is missing or invalid; the message is one line for the user."""
 
 

@@ -11,6 +11,7 @@ from typing import Any
 
 from plugin.keeper.sync import SyncReport
 from plugin.mapping.annotations import GROUND_TRUTH_SKIP
+from plugin.mapping.labelconfig import PASS_CONFIG, was_inferred
 from plugin.settings import ScoringOptions
 from plugin.state.project import ProjectScores
 from plugin.state.scoring import named_rows
@@ -45,6 +46,8 @@ def sync_summary(source: str, scores: ProjectScores, scoring: ScoringOptions, *,
                      for name, score in scores.controls.items()},
         "skipped": dict(scores.skips.reasons.most_common()),
         "config": scores.config,
+        "not_scored": dict(scores.not_scored),
+        "config_inferred": was_inferred(scores.config),
     }
 
 
@@ -204,6 +207,10 @@ def summary_text(summary: Mapping[str, Any]) -> str:
             lines.append(f"Control {name!r}: {note}.")
     for name, c in summary["controls"].items():
         lines.extend(f"Control {name!r}: {note}" for note in c.get("notes", ()))
+    for name, reason in summary["not_scored"].items():
+        lines.append(f"Control {name!r} is not scored: {reason}.")
+    if summary["config_inferred"]:
+        lines.append(PASS_CONFIG)
     for reason, count in summary["skipped"].items():
         lines.append(f"{count} skipped: {reason}")
     if summary["skipped"].get(GROUND_TRUTH_SKIP):

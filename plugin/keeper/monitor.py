@@ -543,6 +543,7 @@ class ProjectMonitor:
                 "n_annotations": state.n_annotations() if state is not None else None,
                 "skipped": dict(state.skips().reasons.most_common()) if state is not None else {},
                 "config": state.config_summary() if state is not None else {},
+                "not_scored": dict(state.not_scored) if state is not None else {},  # after the live summary
                 "outcomes": dict(self._counters),
                 "failed_tasks": len(self._failures),
                 "failures": [{"task": t, "error": e} for t, e in sorted(self._failures.items())[:20]],

@@ -16,6 +16,7 @@ from typing import Any, TextIO, TypeVar
 
 import numpy as np
 
+from plugin.bugs import InputError
 from plugin.mapping.annotations import people_of_tasks
 from plugin.mapping.labelconfig import Control, infer_controls, parse_label_config
 
@@ -78,20 +79,20 @@ def iter_entries(path: Path) -> Iterator[Any]:
 
     Raises
     ------
-    ValueError
+    InputError
         If the file does not exist, is not JSON, or is not a JSON list (raised when the broken part is reached).
     """
     try:
         stream = path.open(encoding="utf-8-sig")
     except FileNotFoundError:
-        raise ValueError(f"{path} does not exist.") from None
+        raise InputError(f"{path} does not exist.") from None
     except IsADirectoryError:
-        raise ValueError(f"{path} is a directory, not an export file.") from None
+        raise InputError(f"{path} is a directory, not an export file.") from None
     with stream:
         try:
             yield from _list_entries(stream, path)
         except UnicodeDecodeError as error:
-            raise ValueError(f"{path} is not a JSON export: {error}.") from None
+            raise InputError(f"{path} is not a JSON export: {error}.") from None
 
 
 def _list_entries(stream: TextIO, path: Path) -> Iterator[Any]:
@@ -115,16 +116,16 @@ def _list_entries(stream: TextIO, path: Path) -> Iterator[Any]:
             if at < len(buffer) or not more():
                 return buffer[at: at + 1]
 
-    def broken(what: str) -> ValueError:
-        return ValueError(f"{path} is not a JSON export: {what} at character {before + at}.")
+    def broken(what: str) -> InputError:
+        return InputError(f"{path} is not a JSON export: {what} at character {before + at}.")
 
     if peek() != "[":
         whole = buffer[at:] + stream.read()
         try:
             json.loads(whole)
         except json.JSONDecodeError as error:
-            raise ValueError(f"{path} is not a JSON export: {error}.") from None
-        raise ValueError(f"{path} is not a Label Studio JSON export (a list of tasks).")
+            raise InputError(f"{path} is not a JSON export: {error}.") from None
+        raise InputError(f"{path} is not a Label Studio JSON export (a list of tasks).")
     at += 1
     first = True
     while True:
@@ -149,7 +150,7 @@ def _list_entries(stream: TextIO, path: Path) -> Iterator[Any]:
                 if more(size):  # an entry cut at the end of the buffer: read on (more each time), and try again
                     size *= 2
                     continue
-                raise ValueError(f"{path} is not a JSON export: {error.msg} at character {before + error.pos}."
+                raise InputError(f"{path} is not a JSON export: {error.msg} at character {before + error.pos}."
                                  ) from None
             except RecursionError:
                 raise broken("an entry nested deeper than a JSON reader goes") from None
@@ -261,10 +262,10 @@ def _scanned(path: Path, read: Callable[[Iterator[Any]], T]) -> tuple[Export, T]
     for _ in tasks:
         pass
     if seen["n_entries"] and not seen["n_objects"]:
-        raise ValueError(f"{path} is not a Label Studio JSON export: none of its {seen['n_entries']} entries is a "
+        raise InputError(f"{path} is not a Label Studio JSON export: none of its {seen['n_entries']} entries is a "
                          "task (a JSON object).")
     if seen["n_entries"] and seen["n_min"] > seen["n_entries"] / 2:
-        raise ValueError(f"{path} is a JSON-MIN export, which drops result types, region ids and skipped annotations: "
+        raise InputError(f"{path} is a JSON-MIN export, which drops result types, region ids and skipped annotations: "
                          "export the project as JSON (Export, JSON) and pass that file.")
     return Export(path, duplicates=seen["duplicates"], people=seen["people"], n_entries=seen["n_entries"]), made
 
@@ -280,7 +281,7 @@ def _refuse_other_formats(path: Path) -> None:
     columns = set(header.replace(b"\t", b",").replace(b'"', b"").strip().split(b","))
     if path.suffix.lower() in (".csv", ".tsv") or (b"id" in columns and columns & {b"annotator", b"annotation_id"}):
         kind = "TSV" if path.suffix.lower() == ".tsv" or b"\t" in header else "CSV"
-        raise ValueError(f"{path} looks like a {kind} export, which drops result types and region ids: "
+        raise InputError(f"{path} looks like a {kind} export, which drops result types and region ids: "
                          "export the project as JSON (Export, JSON) and pass that file.")
 
 
@@ -299,7 +300,7 @@ def open_export(path: Path, *, label_config: str | None = None) -> tuple[Export,
 
     Raises
     ------
-    ValueError
+    InputError
         If the file cannot be read, is not a JSON list of task objects, or is an export this cannot score.
     """
     return _scanned(path, lambda tasks: dict(parse_label_config(label_config) if label_config

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = [
+    "BUG_SKIP",
     "GROUND_TRUTH_SKIP",
     "Skips",
     "Submission",
@@ -41,6 +42,8 @@ __all__ = [
 ]
 
 GROUND_TRUTH_SKIP = "ground truth imported with the tasks (a reference, not an annotator's work)"
+BUG_SKIP = "result not scored, a bug in ls-agreement (the log says where its traceback is)"
+"""The reason of results a bug kept from being mapped or added to their control (:mod:`plugin.bugs`)."""
 
 
 @dataclass

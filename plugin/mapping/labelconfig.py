@@ -9,12 +9,15 @@ that control with the reason and scores the others.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 from xml.etree import ElementTree
 
-__all__ = ["CONTROL_TAGS", "TAG_NAMES", "Control", "infer_controls", "parse_label_config", "tag_of_result_type"]
+from plugin.bugs import InputError
+
+__all__ = ["CONTROL_TAGS", "INFERRED", "PASS_CONFIG", "TAG_NAMES", "Control", "infer_controls", "parse_label_config",
+           "tag_of_result_type", "was_inferred"]
 
 # Control tag (lower case) -> the result ``type`` Label Studio stores for it.
 CONTROL_TAGS: dict[str, str] = {
@@ -254,13 +257,13 @@ def parse_label_config(xml: str) -> dict[str, Control]:
 
     Raises
     ------
-    ValueError
+    InputError
         If the config is not well-formed XML.
     """
     try:
         root = ElementTree.fromstring(xml)
     except ElementTree.ParseError as error:
-        raise ValueError(f"The labeling config is not well-formed XML: {error}.") from None
+        raise InputError(f"The labeling config is not well-formed XML: {error}.") from None
     objects = {element.get("name", ""): (element.tag.lower(), _data_key(element.get("value", "")))
                for element in root.iter()
                if element.get("name") and element.get("value") is not None and element.tag.lower() not in CONTROL_TAGS}
@@ -283,10 +286,12 @@ def parse_label_config(xml: str) -> dict[str, Control]:
 def infer_controls(tasks: Iterable[Any]) -> dict[str, Control]:
     """Controls seen in the results of ``tasks``, for an export read without its labeling config.
 
-    The result ``type`` gives the tag; a Choices control is taken as multiple
-    when any result selects more than one choice. Without the config no label
-    can be checked against it, and a Rating's scale is unknown (its
-    categories are the ratings seen). A result that shares its region ``id``
+    The result ``type`` gives the tag. A Choices control is taken as multiple when any result selects more than
+    one choice, and its labels are every choice selected anywhere in the export, in the order first seen: the
+    config's labels as far as the export shows them, so that each task of a multiple-choice control has one
+    yes/no item per label, as with the config (a label nobody chose is not known). A Rating's scale is unknown
+    (its categories are the ratings seen). Where the config could say otherwise, the control carries a note
+    that starts with :data:`INFERRED`. A result that shares its region ``id``
     with a result of a region control, and has no geometry of its own, marks
     its control as per-region. A span control whose ``to_name`` is a key of
     every task's ``data`` holding text (a list of paragraphs for
@@ -316,21 +321,51 @@ def infer_controls(tasks: Iterable[Any]) -> dict[str, Control]:
                 if name not in seen:
                     to_name = str(result.get("to_name", ""))
                     seen[name] = {"tag": tag, "to_name": to_name, "multiple": False, "per_region": False,
-                                  "data": _holds_object(tag, data.get(to_name))}
+                                  "data": _holds_object(tag, data.get(to_name)), "labels": {}}
                 entry = seen[name]
                 value = result.get("value")
                 if not isinstance(value, Mapping):
                     value = {}
-                if isinstance(value.get("choices"), list) and len(value["choices"]) > 1:
-                    entry["multiple"] = True
+                choices = value.get("choices")
+                if tag == "choices" and isinstance(choices, list):
+                    entry["labels"].update((choice, None) for choice in choices if isinstance(choice, str))
+                    entry["multiple"] = entry["multiple"] or len(set(map(str, choices))) > 1
                 if tag in PER_REGION_TAGS and result.get("id") is not None and result.get("id") in region_ids:
                     entry["per_region"] = True
-    return {name: Control(name=name, tag=e["tag"], to_name=e["to_name"],
+    return {name: Control(name=name, tag=e["tag"], to_name=e["to_name"], labels=tuple(e["labels"]),
                           multiple=(e["multiple"] and e["tag"] == "choices") or e["tag"] == "taxonomy",
                           max_rating=0 if e["tag"] == "rating" else 5, per_region=e["per_region"],
                           object_tag=_SPAN_OBJECT[e["tag"]] if e["data"] else "",
-                          object_value=e["to_name"] if e["data"] else "")
+                          object_value=e["to_name"] if e["data"] else "", notes=_inferred_notes(e))
             for name, e in seen.items()}
+
+
+INFERRED = "inferred without the labeling config"
+"""How an inferred control's note starts (:func:`infer_controls`)."""
+
+PASS_CONFIG = ("The labeling config was inferred from the export's results: pass --label-config with the project's "
+               "config (label_config in GET /api/projects/ID, or the project's Settings, Labeling Interface, Code) to "
+               "score it as configured.")
+"""What a summary or report says once when any control's note is :data:`INFERRED`."""
+
+
+def was_inferred(remarks: Mapping[str, Mapping[str, Sequence[str]]]) -> bool:
+    """Whether any control of a config summary (its ``notes`` per control) was inferred where the config could differ."""
+    return any(note.startswith(INFERRED) for control in remarks.values() for note in control.get("notes", ()))
+
+
+def _inferred_notes(entry: Mapping[str, Any]) -> tuple[str, ...]:
+    """What :func:`infer_controls` had to guess of a control (nothing where the results show it all)."""
+    if entry["tag"] == "choices" and entry["multiple"]:
+        guess = (f"a label set over the {len(entry['labels'])} choices seen in the export (a choice nobody made is "
+                 "no item)")
+    elif entry["tag"] == "choices":
+        guess = "a single choice, as no result selects two choices (a multiple-choice control scores otherwise)"
+    elif entry["tag"] == "rating":
+        guess = "a scale of the ratings seen (its maxRating is unknown; AC2's weights depend on it)"
+    else:
+        return ()
+    return (f"{INFERRED}: {guess}",)
 
 
 # The object a span control labels, when its data is text (a list of paragraphs for ParagraphLabels).

@@ -15,6 +15,7 @@ from typing import Any
 
 import pandas as pd
 
+from plugin.bugs import InputError
 from plugin.report.tables import Report, build_report
 from plugin.settings import ReportOptions
 from plugin.state.project import ProjectSnapshot
@@ -74,19 +75,19 @@ def check_writable(out: Path, *, format: str = "html") -> None:
 
     Raises
     ------
-    ValueError
+    InputError
         With a sentence that says why: the folder it would go in does not exist or cannot be written to, or ``out``
         is a folder (a file for CSV, which writes a folder of files).
     """
     folder = out if format == "csv" and out.is_dir() else out.parent
     if format == "csv" and out.exists() and not out.is_dir():
-        raise ValueError(f"Cannot write the CSV report to {out}: it is a file, and CSV writes a folder of files.")
+        raise InputError(f"Cannot write the CSV report to {out}: it is a file, and CSV writes a folder of files.")
     if format != "csv" and out.is_dir():
-        raise ValueError(f"Cannot write the report to {out}: it is a folder; name a file.")
+        raise InputError(f"Cannot write the report to {out}: it is a folder; name a file.")
     if not folder.is_dir():
-        raise ValueError(f"Cannot write the report to {out}: the folder {folder} does not exist.")
+        raise InputError(f"Cannot write the report to {out}: the folder {folder} does not exist.")
     if not os.access(folder, os.W_OK | os.X_OK) or (out.exists() and not os.access(out, os.W_OK)):
-        raise ValueError(f"Cannot write the report to {out}: permission denied.")
+        raise InputError(f"Cannot write the report to {out}: permission denied.")
 
 
 def write_report(report: Report, out: Path, *, format: str = "html") -> list[Path]:

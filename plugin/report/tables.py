@@ -23,8 +23,10 @@ from agreement.counts import LabelCounts
 from agreement.family import ALL_LABELS, FAMILY_COLUMNS, agreement_family, undefined_notes, weighted_mean
 from agreement.span_f1 import SpanF1, span_f1
 from agreement.timeline import TIMELINE_COLUMNS, agreement_over_time, annotations_needed
+from plugin.bugs import Bug, contained
 from plugin.mapping import MappedControl
 from plugin.mapping.choices import NONE, chosen_sets, is_label_set, split_label_items
+from plugin.mapping.labelconfig import PASS_CONFIG, was_inferred
 from plugin.mapping.span_units import span_units
 from plugin.report.consensus import (
     CONSENSUS_COLUMNS,
@@ -513,15 +515,23 @@ def build_report(snapshot: ProjectSnapshot, *, source: str, generated_at: str, p
                                             ("family", "timeline", "annotators", "pairwise", "confusion", "sweep",
                                              "span_labels", "span_measures", "span_pairs", "span_offsets")}
     for name, score in scores.controls.items():
-        for key, table in _control_tables(name, snapshot, score, times, people, options, notes).items():
+        tables = contained(lambda: {**_control_tables(name, snapshot, score, times, people, options, notes),
+                                    **_span_tables(name, snapshot, score, people)},
+                           where=f"drawing the report's tables of control {name!r}")
+        if isinstance(tables, Bug):  # this control's tables alone are left out
+            notes.append({"kind": "not shown", "control": name, "message": tables.reason()})
+            continue
+        for key, table in tables.items():
             parts[key].append(table)
-        for key, table in _span_tables(name, snapshot, score, people).items():
-            parts[key].append(table)
+    for name, reason in scores.not_scored.items():
+        notes.append({"kind": "not scored", "control": name, "message": reason})
     for reason, count in scores.skips.reasons.most_common():
         notes.append({"kind": "skipped", "control": "", "message": f"{count} x {reason}"})
     for name, remarks in scores.config.items():
         notes.extend({"kind": "not scored", "control": name, "message": p} for p in remarks["problems"])
         notes.extend({"kind": "config", "control": name, "message": n} for n in remarks["notes"])
+    if was_inferred(scores.config):
+        notes.append({"kind": "config", "control": "", "message": PASS_CONFIG})
     for name, score in scores.controls.items():
         notes.extend({"kind": "undefined", "control": name, "message": message}
                      for message in (score.references or {}).get("notes", ()))

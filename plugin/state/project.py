@@ -43,8 +43,9 @@ import pandas as pd
 
 from agreement.ranges import ranges
 from plugin import __version__
+from plugin.bugs import Bug, contained
 from plugin.mapping import UNIT_MAPPERS, MappedControl, count_unmapped_results, map_control, map_project
-from plugin.mapping.annotations import Skips, Submission, collect_submissions, task_id
+from plugin.mapping.annotations import BUG_SKIP, Skips, Submission, collect_submissions, task_id
 from plugin.mapping.coded import CodedRows
 from plugin.mapping.labelconfig import Control
 from plugin.mapping.span_units import continuum_length
@@ -117,6 +118,9 @@ class ProjectState:
         With ``scoring.lowest_decile``: the project's 10th percentile of task
         scores, computed whenever every task is scored (a pass, a sync, a
         report) and used for the tasks scored one by one in between.
+    not_scored : dict of str to str
+        Per control that a bug kept from being scored at the last full scoring (or in a summary since), the
+        reason (:meth:`plugin.bugs.Bug.reason`); every other control is scored as usual.
     changes : int
         Counts the tasks set that differ from what the state held of them
         (a task read again as it was is not one) and the tasks removed: what
@@ -139,6 +143,7 @@ class ProjectState:
         self._task_of_annotation = IdIndex()
         self.refused: Counter[str] = Counter()
         self.decile_cut: float | None = None
+        self.not_scored: dict[str, str] = {}
         self.changes = 0
         self._stale: tuple[int, ReviewOptions, array[int]] | None = None  # the last pass's answer, at a count
         self.reference_authors: dict[int, str] = {}
@@ -203,9 +208,13 @@ class ProjectState:
         data = task.get("data")
         results = [result for submission in counted for result in submission.results]
         for name, control in self.controls.items():
-            lengths = (_continuum_lengths(identifier, mapped[name], data if isinstance(data, Mapping) else {},
-                                          results) if control.spans is not None else None)
-            control.set_task(identifier, mapped[name], lengths=lengths)
+            kept = contained(lambda: control.set_task(identifier, mapped[name], lengths=(
+                _continuum_lengths(identifier, mapped[name], data if isinstance(data, Mapping) else {}, results)
+                if control.spans is not None else None)), where=f"adding a task to {control.control.describe()}")
+            if isinstance(kept, Bug):  # the task is left out of this control alone, and its results counted so
+                contained(lambda: control.remove_task(identifier), where=f"taking a task out of "
+                                                                           f"{control.control.describe()}")
+                skips.add(f"{BUG_SKIP}: {control.control.describe()}", len(mapped[name].records) or 1)
         annotations = task.get("annotations")
         ids = tuple(dict.fromkeys(a["id"] for a in annotations if isinstance(a, Mapping)
                                   and isinstance(a.get("id"), int) and not isinstance(a.get("id"), bool)
@@ -280,11 +289,16 @@ class ProjectState:
             return mapped
         out = {}
         for name, control in specs.items():
-            try:
-                out[name] = map_control(control, {task: counted}, skips, self.mapping, controls=self.control_specs)
-            except Exception as error:  # noqa: BLE001
-                skips.add(f"result the mapping failed on ({type(error).__name__}): {control.describe()}")
-                out[name] = map_control(control, {}, Skips(), self.mapping, controls=self.control_specs)
+            alone = Skips()
+            kept = contained(lambda: map_control(control, {task: counted}, alone, self.mapping,
+                                                 controls=self.control_specs),
+                             where=f"mapping the results of {control.describe()}")
+            if isinstance(kept, Bug):
+                skips.add(f"{BUG_SKIP}: {control.describe()}")
+                kept = map_control(control, {}, Skips(), self.mapping, controls=self.control_specs)
+            else:
+                skips.reasons.update(alone.reasons)
+            out[name] = kept
         return out
 
     def remove_task(self, task: int) -> bool:
@@ -362,24 +376,41 @@ class ProjectState:
         wanted = (sorted(self.tasks) if tasks is None
                   else list(dict.fromkeys(t for t in tasks if t in self.tasks)))
         columns: dict[str, ControlColumns] = {}
+        if tasks is None:  # every task scored: which controls a bug keeps from being scored is told anew
+            self.not_scored.clear()
         # span controls last: what scoring every task builds for them (units, matches) is held for the project's
         # measures, so no other control's scoring should run beside it (a million demo tasks: 300 MB less at the top)
         for name, control in sorted(self.controls.items(), key=lambda entry: entry[1].spans is not None):
-            columns[name] = scores = control.task_scores(wanted, every_task=tasks is None, mapping=self.mapping,
-                                                         scoring=self.scoring, resample=resample, built=built,
-                                                         coded=coded)
-            if control.references:
-                rows = reference_frame(row for task in wanted for row in control.references.get(task, ()))
-                shares = task_reference_shares(rows, self.reference_authors, self.latest_models)
-                present = scores.has_items | scores.has_spans
-                scores.extra.update((place, shares[task]) for place, task in enumerate(wanted)
-                                    if task in shares and present[place])
+            scored = contained(lambda: self._control_columns(control, wanted, every_task=tasks is None,
+                                                             resample=resample, built=built, coded=coded),
+                               where=f"scoring {control.control.describe()}")
+            if isinstance(scored, Bug):  # this control alone is not scored; every other one and every task are
+                self.not_scored[name] = scored.reason()
+                scored = ControlColumns.empty(len(wanted))
+                for held in (built, coded):
+                    if held is not None:
+                        held.pop(name, None)
+            columns[name] = scored
         columns = {name: columns[name] for name in self.controls}  # in the config's order
         n_annotations = self._counted(self.tasks.codes(wanted))[0]
         if self.scoring.lowest_decile and tasks is None:  # every task scored: the cut moves here, and only here
             self.decile_cut = lowest_decile(score_values(columns, len(n_annotations)), n_annotations)
         cut = self.decile_cut if self.scoring.lowest_decile else None
         return TaskScores(wanted, n_annotations, columns, self.scoring, decile_cut=cut)
+
+    def _control_columns(self, control: ControlState, wanted: list[int], *, every_task: bool, resample: bool,
+                         built: dict[str, ScoredSpans] | None,
+                         coded: dict[str, CodedRows] | None) -> ControlColumns:
+        """One control's scores on ``wanted`` with its references' shares (:meth:`task_scores`)."""
+        scores = control.task_scores(wanted, every_task=every_task, mapping=self.mapping, scoring=self.scoring,
+                                     resample=resample, built=built, coded=coded)
+        if control.references:
+            rows = reference_frame(row for task in wanted for row in control.references.get(task, ()))
+            shares = task_reference_shares(rows, self.reference_authors, self.latest_models)
+            present = scores.has_items | scores.has_spans
+            scores.extra.update((place, shares[task]) for place, task in enumerate(wanted)
+                                if task in shares and present[place])
+        return scores
 
     def blocks(self, tasks: Iterable[int] | None = None, *, updated_at: str) -> dict[int, dict[str, Any]]:
         """The agreement block each of ``tasks`` (default: every known task) should carry in its meta."""
@@ -439,8 +470,17 @@ class ProjectState:
         every task's scores.
         """
         built, coded = built or {}, coded or {}
-        return {name: control.mapped(span_rows=span_rows, built=built.get(name), coded=coded.get(name))
-                for name, control in self.controls.items()}
+        out = {}
+        for name, control in self.controls.items():
+            if name in self.not_scored:
+                continue
+            rows = contained(lambda: control.mapped(span_rows=span_rows, built=built.get(name), coded=coded.get(name)),
+                             where=f"reading the rows of {control.control.describe()}")
+            if isinstance(rows, Bug):
+                self.not_scored[name] = rows.reason()
+            else:
+                out[name] = rows
+        return out
 
     def reference_inputs(self) -> tuple[dict[str, tuple[tuple[Any, ...], str, tuple[Any, ...] | None]],
                                         dict[int, str]]:
@@ -477,8 +517,22 @@ class ProjectState:
         return n, flat[ranges(starts + 1, n)], flat[ranges(starts + 1 + n, n)]
 
     def live_summary(self) -> dict[str, dict[str, Any]]:
-        """Per control, SPA with its interval and alpha from the running sums."""
-        return {name: control.live_summary(self.scoring, self.mapping) for name, control in self.controls.items()}
+        """Per control, SPA with its interval and alpha from the running sums.
+
+        A control that a bug kept from being scored (:attr:`not_scored`) is left out, as one whose summary meets
+        a bug is.
+        """
+        out = {}
+        for name, control in self.controls.items():
+            if name in self.not_scored:
+                continue
+            summary = contained(lambda: control.live_summary(self.scoring, self.mapping),
+                                where=f"summing up {control.control.describe()}")
+            if isinstance(summary, Bug):
+                self.not_scored[name] = summary.reason()
+            else:
+                out[name] = summary
+        return out
 
     def annotation_times(self) -> pd.DataFrame:
         """``task``, ``annotator`` and ``time`` of every counted annotation: the report's timeline.
@@ -506,11 +560,18 @@ class ProjectState:
         tasks = self.task_scores(resample=False, built=built, coded=coded)
         expected = {name: control.spans.expected for name, control in self.controls.items()
                     if control.spans is not None and control.spans.expected is not None}
-        observed = {name: control.spans.observed() for name, control in self.controls.items()
-                    if control.spans is not None}  # every task was scored just above
+        observed = {}
+        for name, control in self.controls.items():
+            if control.spans is not None and name not in self.not_scored:  # every task was scored just above
+                held = contained(control.spans.observed, where=f"summing up {control.control.describe()}")
+                if isinstance(held, Bug):
+                    self.not_scored[name] = held.reason()
+                else:
+                    observed[name] = held
+        mapped = self.mapped(span_rows=False, built=built, coded=coded)
         inputs, authors = self.reference_inputs()
         times = self.annotation_times()  # every counted annotation: their number and annotators are read from it
-        return ProjectSnapshot(mapped=self.mapped(span_rows=False, built=built, coded=coded),
+        return ProjectSnapshot(mapped=mapped, not_scored=dict(self.not_scored),
                                tasks=tasks, skips=self.skips(), n_annotations=len(times),
                                annotators=tuple(sorted(times["annotator"].unique().tolist())),
                                config=self.config_remarks(), times=times,

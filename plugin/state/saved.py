@@ -52,6 +52,7 @@ from typing import Any
 
 import numpy as np
 
+from plugin.bugs import InputError
 from plugin.state.project import ProjectState
 
 __all__ = ["FORMAT", "LOCK_WAIT", "MAGIC", "Restored", "SavedStateError", "StateFiles", "Unsaved", "code_digest",
@@ -64,7 +65,7 @@ _KEY_PURPOSE = b"ls-agreement saved project state"
 _DIGEST = hashlib.sha256().digest_size
 
 
-class SavedStateError(ValueError):
+class SavedStateError(InputError):
     """A saved state that cannot be used; the message says why, in one line."""
 
 

@@ -12,6 +12,7 @@ import pandas as pd
 
 from agreement.gamma import ExpectedDisorder
 from agreement.span_f1 import SpanF1
+from plugin.bugs import Bug, contained
 from plugin.mapping import MappedControl
 from plugin.mapping.annotations import Skips
 from plugin.settings import MappingOptions, ScoringOptions
@@ -42,6 +43,9 @@ class ProjectScores:
     annotators : tuple of str
     config : dict
         Per control with any: the ``problems`` that made it skipped, and ``notes``.
+    not_scored : dict of str to str
+        Per control that a bug kept from being scored, the reason (:meth:`plugin.bugs.Bug.reason`); it is in
+        neither ``controls`` nor the tasks' scores, and every other control is.
     """
 
     controls: dict[str, ControlScore]
@@ -50,6 +54,7 @@ class ProjectScores:
     n_annotations: int
     annotators: tuple[str, ...]
     config: dict[str, dict[str, list[str]]] = field(default_factory=dict)
+    not_scored: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -93,6 +98,8 @@ class ProjectSnapshot:
         Per task whose ground truth a reviewer marked, its author.
     consensus : dict of str to ConsensusFit
         Per categorical control, its consensus model as fit when every task was scored.
+    not_scored : dict of str to str
+        Per control that a bug kept from being scored, the reason; it is not in ``mapped``.
     """
 
     mapped: dict[str, MappedControl]
@@ -110,6 +117,7 @@ class ProjectSnapshot:
     references: dict[str, tuple[tuple[Any, ...], ...]] = field(default_factory=dict)
     reference_authors: dict[int, str] = field(default_factory=dict)
     consensus: dict[str, ConsensusFit] = field(default_factory=dict)
+    not_scored: dict[str, str] = field(default_factory=dict)
 
     def reference_scores(self, name: str) -> dict[str, Any] | None:
         """The control's ``references`` block, None without any.
@@ -125,12 +133,17 @@ class ProjectSnapshot:
 
         The project scores are the kappa family, augmented kappa, per label, span measures and references.
         """
-        return ProjectScores(
-            controls={name: replace(score_control(mapped, self.scoring, span_jaccard=self.mapping.span_jaccard,
-                                                  expected=self.expected.get(name),
-                                                  observed=self.observed.get(name),
-                                                  f1_counts=self.span_f1.get(name)),
-                                    references=self.reference_scores(name), consensus=self.consensus.get(name))
-                      for name, mapped in self.mapped.items()},
-            tasks=self.tasks, skips=self.skips, n_annotations=self.n_annotations, annotators=self.annotators,
-            config=self.config)
+        controls, not_scored = {}, dict(self.not_scored)
+        for name, mapped in self.mapped.items():
+            score = contained(lambda: replace(
+                score_control(mapped, self.scoring, span_jaccard=self.mapping.span_jaccard,
+                              expected=self.expected.get(name), observed=self.observed.get(name),
+                              f1_counts=self.span_f1.get(name)),
+                references=self.reference_scores(name), consensus=self.consensus.get(name)),
+                where=f"scoring {mapped.control.describe()}")
+            if isinstance(score, Bug):  # this control alone is not scored; every other one is
+                not_scored[name] = score.reason()
+            else:
+                controls[name] = score
+        return ProjectScores(controls=controls, tasks=self.tasks, skips=self.skips, n_annotations=self.n_annotations,
+                             annotators=self.annotators, config=self.config, not_scored=not_scored)

@@ -85,6 +85,12 @@ class ControlColumns:
     _entries: dict[int, dict[str, Any] | None] = field(default_factory=dict, repr=False, compare=False)
     _code_box: list[np.ndarray] = field(default_factory=list, repr=False, compare=False)
 
+    @classmethod
+    def empty(cls, size: int) -> ControlColumns:
+        """No scores on any of ``size`` tasks: a control that is not scored (its scoring met a bug)."""
+        return cls(np.zeros(size, dtype=bool), np.zeros(size, dtype=bool), np.full(size, np.nan),
+                   np.full(size, np.nan), np.zeros(size, dtype=np.int64))
+
     def codes(self) -> np.ndarray:
         """Per task, a code of this control's columns: tasks with equal codes have equal scores here.
 

@@ -1,5 +1,7 @@
 """Label Studio's JSON export read offline: broken files, duplicates, old exports, other formats refused."""
 
+import contextlib
+import io
 import json
 import tracemalloc
 from unittest.mock import patch
@@ -155,3 +157,36 @@ def test_duplicate_tasks_merge_whatever_their_order(tmp_path_factory, copies):
         first = [a["id"] for a in mine[0]["annotations"]]  # the first copy's, as they are; then those not seen
         later = [a["id"] for e in mine[1:] for a in e["annotations"] if a["id"] not in first]
         assert [a["id"] for a in task["annotations"]] == first + list(dict.fromkeys(later))
+
+
+def _summary(export, *options):
+    from plugin.cli import main
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["sync", "--export", str(export), "--json", "--quiet", *options]) == 0
+    return json.loads(out.getvalue())
+
+
+def test_an_export_whose_results_show_each_control_s_kind_scores_as_with_its_config_and_says_what_it_guessed(tmp_path):
+    from plugin.demo import CONFIG, simulated_export
+    from plugin.mapping.labelconfig import INFERRED, PASS_CONFIG
+    from plugin.summary import summary_text
+
+    export, config = tmp_path / "export.json", tmp_path / "config.xml"
+    export.write_text(json.dumps(simulated_export(120, seed=3)))
+    config.write_text(CONFIG)
+    inferred, configured = _summary(export), _summary(export, "--label-config", str(config))
+    # a multiple-choice control is a label set over every choice seen, as over the config's (each was chosen)
+    assert inferred["controls"]["topics"]["n_items"] == configured["controls"]["topics"]["n_items"] == 4 * 120
+    assert inferred["flagged"] == configured["flagged"]
+    for name in configured["controls"]:
+        for key in ("n_items", "spa", "spa_ci", "alpha", "fleiss", "gwet", "labels", "augmented"):
+            assert inferred["controls"][name].get(key) == configured["controls"][name].get(key), (name, key)
+    # what it had to guess is said, once per control, with the way to give the config
+    notes = {name: remarks["notes"] for name, remarks in inferred["config"].items() if remarks["notes"]}
+    assert set(notes) == {"sentiment", "topics", "helpfulness"}
+    assert notes["topics"] == [f"{INFERRED}: a label set over the 4 choices seen in the export (a choice nobody made "
+                               "is no item)"]
+    assert inferred["config_inferred"] and not configured["config_inferred"]
+    assert summary_text(inferred).endswith(PASS_CONFIG) and PASS_CONFIG not in summary_text(configured)

@@ -1,5 +1,6 @@
 """The web service with an in-memory Label Studio: secret, bad input, events as hints, failures, passes, health."""
 
+import tempfile
 import threading
 import time
 
@@ -10,6 +11,7 @@ from plugin.labelstudio.client import LabelStudioError
 from plugin.service.app import ServiceSettings, check_secret_strength, create_app
 from plugin.service.status import service_status
 from plugin.settings import Connection, ScoringOptions, SettingsError
+from plugin.state.control import ControlState
 from plugin.state.project import ProjectState
 from tests.plugin.fake_label_studio import CONFIG, CONTROLS, SECRET, FakeLabelStudio, annotation
 
@@ -880,3 +882,45 @@ def test_a_full_pass_every_pass_reads_every_task_after_a_restore_too(tmp_path, f
             if not run:
                 assert wait_for(lambda: "saved" in _status(client)["saved_state"])
             assert fake.reads[0] == ("all", 3) and ("restored" in _status(client)["saved_state"]) == bool(run)
+
+
+def test_a_bug_in_one_control_is_told_in_status_the_others_written_and_the_next_pass_tries_again(fake, monkeypatch,
+                                                                                                 tmp_path):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # where the bug's traceback is kept
+    broken = {"on": True}
+    original = ControlState.task_scores
+
+    def task_scores(self, *args, **kwargs):
+        if broken["on"] and self.control.name == "sentiment":
+            raise ZeroDivisionError("injected into sentiment")
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(ControlState, "task_scores", task_scores)
+
+    def rated(identifier, task, annotator):
+        made = annotation(identifier, task, annotator, "pos")
+        made["result"].append({"from_name": "quality", "type": "rating", "value": {"rating": 3}})
+        return made
+
+    fake.annotate(1, rated(1, 1, 1))
+    app = create_app(settings(reconcile_interval=0.5), fake)
+    with TestClient(app) as client:
+        state = app.state.agreement
+        assert state.wait_ready(10)
+        settle(state)
+        controls = fake.meta(1)["agreement"]["controls"]
+        assert "sentiment" not in controls and controls["quality"]["n_items"] == 1
+        status = client.get("/status", headers={"X-Agreement-Secret": SECRET}).json()["projects"]["1"]
+        assert "ZeroDivisionError: injected into sentiment" in status["not_scored"]["sentiment"]
+        assert "sentiment" not in status["controls"] and "quality" in status["controls"]
+        fake.annotate(2, rated(2, 2, 1))  # an event's task is written meanwhile, with what can be scored
+        post(client, created(2, 2))
+        settle(state)
+        assert fake.meta(2)["agreement"]["controls"]["quality"]["n_items"] == 1
+        broken["on"] = False  # the bug is gone (a fixed release, a transient state): the next pass scores it
+        deadline = time.monotonic() + 10
+        while "sentiment" not in fake.meta(1)["agreement"]["controls"] and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert fake.meta(1)["agreement"]["controls"]["sentiment"]["n_items"] == 1
+        status = client.get("/status", headers={"X-Agreement-Secret": SECRET}).json()["projects"]["1"]
+        assert status["not_scored"] == {} and client.get("/health").status_code == 200
