@@ -16,6 +16,8 @@ import math
 import re
 import sys
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO, cast
@@ -76,6 +78,18 @@ class ComputeOptions:
                    weights=cast(WeighingScheme, args.weights), p=args.p,
                    confidence=args.ci, n_resamples=args.bootstrap, seed=args.seed, as_json=args.json,
                    kappa_weights=args.kappa_weights)
+
+
+@contextmanager
+def _refused_as_input() -> Iterator[None]:
+    """A table the measure refuses (a rank of 7, an item labeled twice by one annotator) as the file's mistake.
+
+    Only around the call that reads the CSV's rows into the measure's table; any other error is a bug.
+    """
+    try:
+        yield
+    except ValueError as error:
+        raise InputError(str(error)) from None
 
 
 def add_compute_parser(subparsers: Any) -> None:
@@ -191,7 +205,8 @@ def _gwet(table: pd.DataFrame, options: ComputeOptions) -> dict[str, Any]:
     """
     if options.level != "nominal":
         table = _numeric_labels(table, options.level, options.path)
-    counts = label_counts(table)
+    with _refused_as_input():  # the CSV's rows as the measure reads them: what it refuses is the file's
+        counts = label_counts(table)
     values = None if options.level == "nominal" else counts.numeric_values()
     estimate = gwet_ac(counts, level=options.level, values=values, confidence=options.confidence or 0.95)
     result: dict[str, Any] = {
@@ -210,7 +225,8 @@ def _item_level(table: pd.DataFrame, options: ComputeOptions) -> dict[str, Any]:
     """alpha, spa and fleiss, from the per-item label counts."""
     if options.metric == "alpha" and options.level != "nominal":
         table = _numeric_labels(table, options.level, options.path)
-    counts = label_counts(table)
+    with _refused_as_input():  # the CSV's rows as the measure reads them: what it refuses is the file's
+        counts = label_counts(table)
     result: dict[str, Any] = {"n_pairable_items": int((counts.counts.sum(axis=1) >= 2).sum())}
     if options.metric == "alpha":
         result.update(level=options.level, value=krippendorff_alpha(counts, level=options.level))
@@ -225,7 +241,8 @@ def _item_level(table: pd.DataFrame, options: ComputeOptions) -> dict[str, Any]:
 
 def _augmented(table: pd.DataFrame, options: ComputeOptions) -> dict[str, Any]:
     """The augmented kappa of two annotators, its sweep over p and the item classes."""
-    ranked = ranked_labels(table)
+    with _refused_as_input():  # the CSV's rows as the measure reads them: what it refuses is the file's
+        ranked = ranked_labels(table)
     both = ranked.rated(0) & ranked.rated(1)
     first, second = ranked.matrix(0, p=options.p)[both], ranked.matrix(1, p=options.p)[both]
     kappa = augmented_kappa(first, second)
@@ -243,7 +260,8 @@ def _augmented(table: pd.DataFrame, options: ComputeOptions) -> dict[str, Any]:
 
 def _two_rater(table: pd.DataFrame, options: ComputeOptions) -> dict[str, Any]:
     """cohen, scott, pabak and pi, from the two annotators' contingency table."""
-    labels = annotator_labels(table)
+    with _refused_as_input():  # the CSV's rows as the measure reads them: what it refuses is the file's
+        labels = annotator_labels(table)
     pair = labels.table(0, 1)
     result: dict[str, Any] = {"n_common_items": int(pair.sum())}
     if options.metric == "pi":
@@ -311,12 +329,7 @@ def run_compute(options: ComputeOptions, *, stdout: TextIO = sys.stdout, stderr:
     """Compute, print the result, and return the exit status (0, or 2 for bad input)."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", UndefinedMeasureWarning)
-        try:
-            result = _compute(options)
-        except InputError:
-            raise
-        except ValueError as error:
-            raise InputError(str(error)) from None
+        result = _compute(options)
     messages = list(dict.fromkeys(str(w.message) for w in caught if issubclass(w.category, UndefinedMeasureWarning)))
     if result["skipped_rows"]:
         columns = "item, annotator, label" + (", rank" if options.metric == "augmented" else "")

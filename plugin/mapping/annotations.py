@@ -100,9 +100,16 @@ class Submission:
 
 
 def annotator_key(completed_by: Any) -> str | None:
-    """The annotator of ``completed_by``, an int in task lists, an object ``{id, email}`` in ``tasks.get``."""
+    """The annotator of ``completed_by``, an int in task lists, an object ``{id, email}`` in ``tasks.get``.
+
+    An object without an id (some exports and SDK-made tasks know annotators by email only) is its email.
+
+    >>> annotator_key(7), annotator_key({"id": 7, "email": "ann@example.com"}), annotator_key({"email": "ann@x.org"})
+    ('7', '7', 'ann@x.org')
+    """
     if isinstance(completed_by, Mapping):
-        completed_by = completed_by.get("id")
+        identifier = completed_by.get("id")
+        completed_by = completed_by.get("email") if identifier is None else identifier
     if isinstance(completed_by, bool) or completed_by is None:
         return None
     if isinstance(completed_by, int):
