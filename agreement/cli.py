@@ -38,8 +38,20 @@ from agreement.undefined import UndefinedMeasureWarning
 
 __all__ = ["ComputeOptions", "InputError", "add_compute_parser", "read_annotations", "run_compute"]
 
-METRICS = ("alpha", "spa", "fleiss", "gwet", "cohen", "scott", "pabak", "pi", "augmented")
-TWO_RATER = ("cohen", "scott", "pabak", "pi", "augmented")
+METRICS: dict[str, str] = {
+    "alpha": "Krippendorff's alpha (--level)",
+    "spa": "Sparse Probability of Agreement (Norregaard and Derczynski; --weights)",
+    "fleiss": "Fleiss' kappa",
+    "gwet": "Gwet's AC1 (nominal) or AC2 (--level)",
+    "cohen": "Cohen's kappa, two annotators (--kappa-weights for weighted kappa)",
+    "scott": "Scott's pi, two annotators",
+    "pabak": "PABAK, 2P(A) - 1, two annotators",
+    "information": "Klemens' P_I, the information in agreement, two annotators",
+    "augmented": "the augmented kappa of ranked labels, two annotators (--p; a rank column)",
+}
+"""Each measure ``--metric`` takes, with what it is (``pi``, an older name of ``information``, is taken too)."""
+ALIASES = {"pi": "information"}
+TWO_RATER = ("cohen", "scott", "pabak", "information", "augmented")
 
 _SNIFF_BYTES = 65_536
 
@@ -70,13 +82,17 @@ class ComputeOptions:
             raise InputError(f"--p must lie between 0.5 and 1 (the primary label's weight); got {args.p}.")
         if args.ci is not None and not 0.0 < args.ci < 1.0:
             raise InputError(f"--ci must lie strictly between 0 and 1, e.g. 0.95; got {args.ci}.")
-        if args.bootstrap < 2:
+        if args.bootstrap is not None and args.bootstrap < 2:
             raise InputError(f"--bootstrap needs at least 2 resamples; got {args.bootstrap}.")
-        if args.kappa_weights is not None and args.metric != "cohen":
+        metric = ALIASES.get(args.metric, args.metric)
+        if args.kappa_weights is not None and metric != "cohen":
             raise InputError("--kappa-weights applies to --metric cohen only.")
-        return cls(path=Path(args.file), metric=args.metric, level=cast(LevelName, args.level),
+        if args.bootstrap is not None and args.ci is None:
+            raise InputError("--bootstrap sets the resamples of the interval --ci asks for; give --ci too "
+                             "(e.g. --ci 0.95).")
+        return cls(path=Path(args.file), metric=metric, level=cast(LevelName, args.level),
                    weights=cast(WeighingScheme, args.weights), p=args.p,
-                   confidence=args.ci, n_resamples=args.bootstrap, seed=args.seed, as_json=args.json,
+                   confidence=args.ci, n_resamples=1000 if args.bootstrap is None else args.bootstrap, seed=args.seed, as_json=args.json,
                    kappa_weights=args.kappa_weights)
 
 
@@ -101,7 +117,8 @@ def add_compute_parser(subparsers: Any) -> None:
                     "augmented: 1 primary, 2 secondary).",
     )
     parser.add_argument("file", help="CSV file, one row per annotation")
-    parser.add_argument("--metric", required=True, choices=METRICS)
+    parser.add_argument("--metric", required=True, choices=[*METRICS, *ALIASES], metavar="METRIC",
+                        help="the measure: " + "; ".join(f"{name}: {what}" for name, what in METRICS.items()))
     parser.add_argument("--level", default="nominal", choices=LEVELS,
                         help="level of measurement: alpha's distance, gwet's weights (AC1 nominal, else AC2)")
     parser.add_argument("--kappa-weights", default=None, choices=("linear", "quadratic"),
@@ -109,7 +126,8 @@ def add_compute_parser(subparsers: Any) -> None:
     parser.add_argument("--weights", default="annotations_m1", choices=WEIGHING_SCHEMES, help="SPA weighing scheme")
     parser.add_argument("--p", type=float, default=0.5, help="augmented kappa: weight of the primary label, 0.5-1")
     parser.add_argument("--ci", type=float, default=None, metavar="LEVEL", help="bootstrap interval, e.g. 0.95")
-    parser.add_argument("--bootstrap", type=int, default=1000, metavar="N", help="bootstrap resamples (default 1000)")
+    parser.add_argument("--bootstrap", type=int, default=None, metavar="N",
+                        help="with --ci: bootstrap resamples (default 1000)")
     parser.add_argument("--seed", type=int, default=None, help="random seed of the bootstrap")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.set_defaults(handler=_handle)
@@ -166,7 +184,10 @@ def read_annotations(path: Path, *, columns: tuple[str, ...]) -> tuple[pd.DataFr
     missing = [c for c in columns if c not in table.columns]
     if missing:
         have = ", ".join(table.columns) or "none"
-        raise InputError(f"{path} has no column {', '.join(map(repr, missing))}; its columns are: {have}.")
+        hint = ""
+        if len(table.columns) == 1 and ";" in table.columns[0]:
+            hint = " It looks separated by semicolons: save it with commas (a spreadsheet's CSV, comma-delimited)."
+        raise InputError(f"{path} has no column {', '.join(map(repr, missing))}; its columns are: {have}.{hint}")
     table = table[list(columns)]
     usable = table.notna().all(axis=1)
     if not usable.any():
@@ -264,7 +285,7 @@ def _two_rater(table: pd.DataFrame, options: ComputeOptions) -> dict[str, Any]:
         labels = annotator_labels(table)
     pair = labels.table(0, 1)
     result: dict[str, Any] = {"n_common_items": int(pair.sum())}
-    if options.metric == "pi":
+    if options.metric == "information":
         info = information_agreement(pair)
         result.update(value=info.p_i, information=info.information, entropy_first=info.entropy_first,
                       entropy_second=info.entropy_second,
@@ -283,7 +304,7 @@ def _two_rater(table: pd.DataFrame, options: ComputeOptions) -> dict[str, Any]:
         if options.confidence is not None:
             raise InputError("--ci is not available for weighted kappa; use the unweighted kappa's interval.")
     if options.confidence is not None:
-        result["ci"] = _interval_of(pair, "information" if options.metric == "pi" else options.metric, options)
+        result["ci"] = _interval_of(pair, options.metric, options)
     return result
 
 
@@ -344,7 +365,10 @@ def run_compute(options: ComputeOptions, *, stdout: TextIO = sys.stdout, stderr:
     value = "undefined" if result["value"] is None else f"{result['value']:.4f}"
     qualifier = (f" ({result['level']})" if "level" in result
                  else f" ({result['weights']})" if "weights" in result else "")
-    line = (f"{result['metric']}{qualifier} = {value} over {result['n_items']} items and "
+    name = f"{result['metric']}{qualifier}"
+    if "kappa_weights" in result:
+        name = f"weighted kappa ({result['kappa_weights']})"
+    line = (f"{name} = {value} over {result['n_items']} items and "
             f"{result['n_annotations']} annotations")
     if "ci" in result and result["ci"]["low"] is not None:
         ci = result["ci"]

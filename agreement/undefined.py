@@ -32,5 +32,5 @@ def warn_undefined(measure: str, reason: str) -> float:
     float
         ``nan``, so that callers can write ``return warn_undefined(...)``.
     """
-    warnings.warn(f"{measure} is undefined: {reason}; returning NaN.", UndefinedMeasureWarning, stacklevel=3)
+    warnings.warn(f"{measure} is undefined: {reason}.", UndefinedMeasureWarning, stacklevel=3)
     return float("nan")

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn, TextIO
 
 from agreement.cli import add_compute_parser
+from plugin import __version__
 from plugin.bugs import EX_SOFTWARE, InputError, keep_bug
 from plugin.logs import LOG_FORMATS, LOG_LEVELS, configure_logging
 from plugin.settings import (
@@ -103,19 +104,21 @@ def _read_export(args: argparse.Namespace) -> tuple[Export | None, dict[str, Con
     return open_export(args.export, label_config=args.label_config.read_text() if args.label_config else None)
 
 
-def _add_connection_options(parser: argparse.ArgumentParser) -> None:
+def _add_connection_options(parser: argparse.ArgumentParser, *, writes: bool = True) -> None:
+    """The options that reach Label Studio; ``writes`` False for a command that writes nothing there (report)."""
     group = parser.add_argument_group("Label Studio")
     group.add_argument("--url", help="Label Studio URL (default: $LABEL_STUDIO_URL)")
     group.add_argument("--api-key", help="legacy token or personal access token (default: $LABEL_STUDIO_API_KEY)")
     group.add_argument("--page-size", type=int, default=None, help="tasks per page when reading (default 500)")
-    group.add_argument("--writers", type=int, default=None, help="meta updates sent at once (default 4)")
+    if writes:
+        group.add_argument("--writers", type=int, default=None, help="meta updates sent at once (default 4)")
     group.add_argument("--timeout", type=float, default=None, help="seconds to wait for each request (default 30)")
 
 
 def _connection(args: argparse.Namespace) -> Connection:
     """The connection settings: the flags, else the environment (read here, once)."""
     return connection_from(os.environ, url=args.url, api_key=args.api_key, page_size=args.page_size,
-                           writers=args.writers, timeout=args.timeout)
+                           writers=getattr(args, "writers", None), timeout=args.timeout)
 
 
 def _add_scoring_options(parser: argparse.ArgumentParser) -> None:
@@ -168,8 +171,8 @@ def _add_scoring_options(parser: argparse.ArgumentParser) -> None:
     options.add_argument("--min-posterior", type=float, default=0.9,
                          help="the least consensus posterior --flag-on posterior accepts (0.9)")
     options.add_argument("--min-gt-accuracy", type=float, default=None, metavar="VALUE",
-                         help="name the annotators whose accuracy against the ground truth is below VALUE (and "
-                              "list their tasks in a Data Manager tab)")
+                         help="name the annotators whose accuracy against the ground truth is below VALUE (sync and "
+                              "serve also list their tasks in a Data Manager tab)")
     options.add_argument("--min-gt-items", type=int, default=10,
                          help="the least ground-truth items an annotator needs before --min-gt-accuracy judges "
                               "them (10)")
@@ -249,7 +252,7 @@ def _add_report_parser(commands: _Commands) -> None:
                     "self-contained and works offline. Nothing is written to Label Studio.",
     )
     _add_source_options(parser, export="a Label Studio JSON export file, read offline")
-    _add_connection_options(parser)
+    _add_connection_options(parser, writes=False)
     _add_scoring_options(parser)
     output = parser.add_argument_group("output")
     output.add_argument("--out", type=Path, required=True,
@@ -513,6 +516,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Inter-annotator agreement for Label Studio: SPA, Krippendorff's alpha, the kappa family, "
                     "augmented kappa and P_I.",
     )
+    parser.add_argument("--version", action="version", version=f"ls-agreement {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     add_compute_parser(commands)
     _add_sync_parser(commands)

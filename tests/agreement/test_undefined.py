@@ -17,7 +17,7 @@ def test_warn_undefined_returns_nan_with_the_reason():
     with pytest.warns(UndefinedMeasureWarning) as caught:
         value = warn_undefined("Fleiss' kappa", "no item has two annotations")
     assert math.isnan(value)
-    expected = "Fleiss' kappa is undefined: no item has two annotations; returning NaN."
+    expected = "Fleiss' kappa is undefined: no item has two annotations."
     assert [str(w.message) for w in caught] == [expected]
 
 

@@ -43,7 +43,7 @@ def test_spa_and_fleiss(capsys):
     spa = run_json(capsys, EXAMPLES / "krippendorff_2011.csv", "--metric", "spa", "--weights", "edges")
     assert spa["weights"] == "edges" and 0.7 < spa["value"] < 0.9
     fleiss = run_json(capsys, EXAMPLES / "okay_example1.csv", "--metric", "fleiss")
-    assert fleiss["value"] == pytest.approx(0.6633, abs=1e-4)  # two coders: Fleiss = Scott = S&C (seed 003)
+    assert fleiss["value"] == pytest.approx(0.6633, abs=1e-4)  # two coders: Fleiss = Scott = S&C (Di Eugenio & Glass)
 
 
 def test_the_kappa_family_is_reported_together(capsys):
@@ -184,3 +184,35 @@ def test_weighted_cohen_kappa(capsys, tmp_path):
     assert status == 2 and "applies to --metric cohen only" in err
     status, _, err = run(capsys, EXAMPLES / "okay_example1.csv", "--metric", "cohen", "--kappa-weights", "linear")
     assert status == 2 and "needs numeric labels" in err and len(err.strip().splitlines()) == 1
+
+
+def test_the_command_says_its_version_and_each_metric_s_name(capsys):
+    with pytest.raises(SystemExit) as stopped:
+        main(["--version"])
+    version = metadata.version("label-studio-agreement")
+    assert stopped.value.code == 0 and capsys.readouterr().out == f"ls-agreement {version}\n"
+    with pytest.raises(SystemExit):
+        main(["compute", "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert "information: Klemens' P_I, the information in agreement, two annotators" in help_text
+    assert "scott: Scott's pi, two annotators" in help_text
+    # "pi", the older name, is Klemens' P_I still, and says so in its result
+    assert run_json(capsys, EXAMPLES / "klemens_table1.csv", "--metric", "pi")["metric"] == "information"
+
+
+def test_a_weighted_kappa_says_it_is_weighted(tmp_path, capsys):
+    path = tmp_path / "ratings.csv"
+    path.write_text("item,annotator,label\n" + "".join(f"{i},a,{i % 3}\n{i},b,{(i + (i % 4 == 0)) % 3}\n"
+                                                        for i in range(12)))
+    status, out, _ = run(capsys, path, "--metric", "cohen", "--kappa-weights", "quadratic")
+    assert status == 0 and out.startswith("weighted kappa (quadratic) = ")
+
+
+def test_bootstrap_without_an_interval_and_semicolons_are_refused_with_a_hint(tmp_path, capsys):
+    status, _, err = run(capsys, EXAMPLES / "okay_example1.csv", "--metric", "cohen", "--bootstrap", "200")
+    assert status == 2 and err == ("ls-agreement compute: error: --bootstrap sets the resamples of the interval --ci "
+                                   "asks for; give --ci too (e.g. --ci 0.95).\n")
+    path = tmp_path / "semicolons.csv"
+    path.write_text("item;annotator;label\n1;a;x\n1;b;x\n")
+    status, _, err = run(capsys, path, "--metric", "alpha")
+    assert status == 2 and "It looks separated by semicolons: save it with commas" in err and err.count("\n") == 1

@@ -161,3 +161,13 @@ def test_a_report_that_cannot_be_written_is_refused_before_anything_is_read(expo
                  "--quiet"]) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1 and read == []
+
+
+def test_report_offers_no_option_of_writing_to_label_studio(capsys):
+    with pytest.raises(SystemExit):
+        main(["report", "--help"])
+    text = capsys.readouterr().out
+    assert "--writers" not in text and "--no-tab" not in text and "--url" in text
+    with pytest.raises(SystemExit):
+        main(["sync", "--help"])
+    assert "--writers" in capsys.readouterr().out
