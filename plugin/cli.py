@@ -328,7 +328,9 @@ def _add_serve_parser(commands: _Commands) -> None:
                              "ones always (60)")
     parser.add_argument("--shard", metavar="K/N",
                         help="run as shard K of N services sharing the projects: monitor only the project ids K, "
-                             "K+N, K+2N, ... (default: $AGREEMENT_SHARD, or every project named)")
+                             "K+N, K+2N, ... (default: $AGREEMENT_SHARD, or every project named); 'auto' in a "
+                             "StatefulSet: K is the pod's index + 1 ($AGREEMENT_POD_INDEX, else the ordinal ending "
+                             "$POD_NAME or $HOSTNAME), N is $AGREEMENT_SHARDS")
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (127.0.0.1)")
     parser.add_argument("--port", type=int, default=9090, help="port to listen on (9090)")
     parser.add_argument("--public-url", help="URL Label Studio reaches this service at (default http://HOST:PORT)")
@@ -347,6 +349,9 @@ def _add_serve_parser(commands: _Commands) -> None:
                         help="save each project's state here after a pass, and restore it at start, so that a "
                              "restart reads only the tasks changed since (default: $AGREEMENT_STATE_DIR, or none: "
                              "a start reads every task)")
+    parser.add_argument("--metrics-annotators", type=int, default=10, metavar="N",
+                        help="/metrics shows the estimated accuracy of the N least accurate annotators per control "
+                             "(10; 0 for none)")
     parser.add_argument("--log-level", choices=LOG_LEVELS, default="INFO",
                         help="INFO (default): one line per pass and per problem; DEBUG adds one per request")
     parser.add_argument("--log-format", choices=LOG_FORMATS, default="text",
@@ -412,17 +417,55 @@ def _state_secret() -> str:
 def _shard(given: str | None) -> tuple[int, int] | None:
     """``--shard K/N``: this service's share of the projects, or None for every project named.
 
+    ``--shard auto`` (``AGREEMENT_SHARD=auto``) is for the pods of a Kubernetes StatefulSet: N is
+    ``AGREEMENT_SHARDS`` (the StatefulSet's replicas) and K the pod's index plus one, from ``AGREEMENT_POD_INDEX``
+    (the ``apps.kubernetes.io/pod-index`` label of Kubernetes 1.28+, through the downward API) or else the ordinal
+    that ends the pod's name (``POD_NAME``, else ``HOSTNAME``): pod ``agreement-2`` is shard 3. The environment is
+    read here, at the entry point, as every other setting.
+
     Raises
     ------
     SettingsError
-        If the value is not two whole numbers K/N with 1 <= K <= N.
+        If the value is not two whole numbers K/N with 1 <= K <= N, or ``auto`` cannot be resolved: no
+        ``AGREEMENT_SHARDS``, no pod index, or an index past the count.
     """
     if not given or not given.strip():
         return None
+    if given.strip().lower() == "auto":
+        return _shard_of_pod()
     index, slash, count = given.strip().partition("/")
     if not (slash and index.isdigit() and count.isdigit() and 1 <= int(index) <= int(count)):
-        raise SettingsError(f"A shard is K/N, two whole numbers with 1 <= K <= N (e.g. 1/2); got {given.strip()!r}.")
+        raise SettingsError(f"A shard is K/N, two whole numbers with 1 <= K <= N (e.g. 1/2); got {given.strip()!r}. "
+                            "Or auto, in a StatefulSet.")
     return int(index), int(count)
+
+
+def _shard_of_pod() -> tuple[int, int]:
+    """``--shard auto``: shard K of N from the pod's index and ``AGREEMENT_SHARDS`` (:func:`_shard`)."""
+    import re
+
+    count = os.environ.get("AGREEMENT_SHARDS", "").strip()
+    if not (count.isdigit() and int(count) >= 1):
+        raise SettingsError("--shard auto takes the number of shards from AGREEMENT_SHARDS (the StatefulSet's "
+                            f"replicas), a whole number of 1 or more; got {count!r}.")
+    label = os.environ.get("AGREEMENT_POD_INDEX", "").strip()  # empty before Kubernetes 1.28: the label is missing
+    if label:
+        if not label.isdigit():
+            raise SettingsError(f"--shard auto: AGREEMENT_POD_INDEX is the pod's index, a whole number; got {label!r}.")
+        index, source = int(label), f"AGREEMENT_POD_INDEX={label}"
+    else:
+        variable = "POD_NAME" if os.environ.get("POD_NAME", "").strip() else "HOSTNAME"
+        name = os.environ.get(variable, "").strip()
+        ordinal = re.fullmatch(r".+-(\d+)", name)
+        if ordinal is None:
+            raise SettingsError("--shard auto needs the pod's index: AGREEMENT_POD_INDEX (the "
+                                "apps.kubernetes.io/pod-index label) or a pod name ending in its ordinal (POD_NAME "
+                                f"or HOSTNAME, e.g. agreement-2); got {variable}={name!r}.")
+        index, source = int(ordinal.group(1)), f"{variable}={name}"
+    if index + 1 > int(count):
+        raise SettingsError(f"--shard auto: {source} is shard {index + 1}, past AGREEMENT_SHARDS={count}: set "
+                            "AGREEMENT_SHARDS to the StatefulSet's replicas.")
+    return index + 1, int(count)
 
 
 def _run_serve(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
@@ -453,7 +496,8 @@ def _run_serve(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
                                    all_projects=all_projects, discover_interval=args.discover_interval,
                                    settings_file=settings_file,
                                    shard=_shard(args.shard or os.environ.get("AGREEMENT_SHARD")),
-                                   state_dir=args.state_dir or _path(os.environ.get("AGREEMENT_STATE_DIR")))
+                                   state_dir=args.state_dir or _path(os.environ.get("AGREEMENT_STATE_DIR")),
+                                   metrics_annotators=args.metrics_annotators)
     except SettingsError as error:
         print(f"ls-agreement serve: error: {error}", file=stderr)
         return 2

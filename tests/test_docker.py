@@ -14,6 +14,9 @@ DOCKERFILE = (ROOT / "docker" / "Dockerfile").read_text()
 VARIABLE = re.compile(r"\$\{([A-Z_]+)(:-([^}]*)|:\?([^}]*))?\}")
 SECRETS = {"POSTGRES_PASSWORD", "LABEL_STUDIO_PASSWORD", "LABEL_STUDIO_API_KEY", "AGREEMENT_WEBHOOK_SECRET"}
 OPTIONAL = {"AGREEMENT_SETTINGS", "AGREEMENT_SHARD"}  # empty by default: no settings file, every project named
+# Read only for `--shard auto`, in a Kubernetes StatefulSet's pods (deploy/kubernetes/statefulset.yaml sets them);
+# HOSTNAME, the last resort, is read the same way but set by the container runtime.
+POD_ONLY = {"AGREEMENT_SHARDS", "AGREEMENT_POD_INDEX", "POD_NAME"}
 
 
 def substitute(text: str) -> str:
@@ -33,6 +36,10 @@ def test_every_variable_the_service_reads_is_set_with_a_default_but_the_secrets(
         read |= set(re.findall(r'environ\.get\("([A-Z_]+)"', path.read_text()))
     read |= {"LABEL_STUDIO_URL", "LABEL_STUDIO_API_KEY"}  # read in plugin.settings.connection_from
     read.discard("LABEL_STUDIO_BIN")  # the demo's, not the service's
+    statefulset = yaml.safe_load((ROOT / "deploy" / "kubernetes" / "statefulset.yaml").read_text())
+    pod_env = {variable["name"] for variable in statefulset["spec"]["template"]["spec"]["containers"][0]["env"]}
+    assert POD_ONLY <= read and POD_ONLY <= pod_env, (POD_ONLY - read, POD_ONLY - pod_env)
+    read -= POD_ONLY
     assert read <= set(agreement), read - set(agreement)
     for value in [*agreement.values(), *COMPOSE["services"]["label-studio"]["environment"].values()]:
         for match in VARIABLE.finditer(str(value)):
@@ -114,3 +121,38 @@ def test_the_shards_override_runs_two_services_that_split_the_projects():
     assert urls == {"http://agreement:9090", "http://agreement-2:9090"}  # each called back at its own address
     assert owners == {"1/2": [1, 3, 5, 7], "2/2": [2, 4, 6, 8]}
     assert substitute(shards["agreement-2"]["ports"][0]) != substitute(COMPOSE["services"]["agreement"]["ports"][0])
+
+
+def test_the_monitoring_profile_scrapes_the_service_with_its_secret_from_a_file():
+    services = COMPOSE["services"]
+    monitoring = {name for name, service in services.items() if "monitoring" in service.get("profiles", [])}
+    assert monitoring == {"prometheus", "grafana"}
+    # the stack itself has no profile: `up` without --profile starts it as before, and nothing of monitoring
+    assert all("profiles" not in services[name] for name in ("db", "label-studio", "agreement"))
+    prometheus = services["prometheus"]
+    assert prometheus["image"].startswith("prom/prometheus:v")
+    mounts = {volume.split(":")[1]: volume.split(":")[0] for volume in prometheus["volumes"]}
+    assert mounts["/etc/prometheus/prometheus.yml"] == "../deploy/prometheus/prometheus.yml"
+    assert mounts["/etc/prometheus/rules/agreement.yml"] == "../deploy/prometheus/rules.yml"
+    config = yaml.safe_load((ROOT / "deploy" / "prometheus" / "prometheus.yml").read_text())
+    assert "/etc/prometheus/rules/*.yml" in config["rule_files"]
+    (job,) = config["scrape_configs"]
+    assert job["job_name"] == "agreement" and job["metrics_path"] == "/metrics"
+    # it points at the service, on the port the service listens on inside the compose network
+    (discovery,) = job["dns_sd_configs"]
+    shards = yaml.safe_load((ROOT / "docker" / "docker-compose.shards.yml").read_text())["services"]
+    assert set(discovery["names"]) == {"agreement", *(name for name in shards if name != "agreement")}
+    parsed = build_parser().parse_args([substitute(part) for part in services["agreement"]["command"]])
+    assert discovery["port"] == parsed.port
+    # the secret: a file compose mounts where the scrape reads it; never in the config or the compose file
+    credentials = job["authorization"]["credentials_file"]
+    assert "credentials" not in job["authorization"] and job["authorization"]["type"] == "Bearer"
+    (secret,) = prometheus["secrets"]
+    assert secret["target"] == credentials
+    assert set(COMPOSE["secrets"][secret["source"]]) == {"file"}
+    assert re.fullmatch(r"\$\{[A-Z_]+:-\./[a-z-]+\.secret\}", COMPOSE["secrets"][secret["source"]]["file"])
+    assert "*.secret" in (ROOT / "docker" / ".gitignore").read_text().split()
+    assert "prometheus-data:/prometheus" in prometheus["volumes"] and "prometheus-data" in COMPOSE["volumes"]
+    # no login on Prometheus: it listens on the host's loopback only, as Grafana does
+    for name in monitoring:
+        assert all(port.startswith("127.0.0.1:") for port in services[name]["ports"]), name

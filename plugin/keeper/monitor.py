@@ -31,13 +31,18 @@ from plugin.settings import MappingOptions, ProjectOptions, ReviewOptions, Scori
 from plugin.state.project import ProjectScores, ProjectSnapshot, ProjectState
 from plugin.state.saved import SavedStateError, StateFiles, Unsaved, pickled, read_state, write_state
 
-__all__ = ["EventTasks", "PassReport", "ProjectMonitor", "percentiles_ms"]
+__all__ = ["EVENT_PARTS", "EventTasks", "PassReport", "ProjectMonitor", "percentiles_ms"]
 
 Outcome = str | Exception
 """A refresh's outcome for one task: "written", "unchanged", "gone", ... or the error that stopped it."""
 
 AnnotatorRows = dict[str, list[dict[str, Any]]]
 """Per control, each annotator's agreement with the others, as rows with names."""
+
+EVENT_PARTS = ("queue", "read", "scoring", "write", "total")
+"""An event's way to its task's meta, timed (:meth:`ProjectMonitor.record_event_latency`): waiting in the queues,
+Label Studio's read of the task, scoring (the state's update, the block and its diff), the meta write (0 when the
+meta was right already), and all of it, from the event's arrival to the write's answer."""
 
 
 def percentiles_ms(values: Iterable[float]) -> dict[str, float | int | None]:
@@ -73,6 +78,9 @@ class PassReport:
     rechecked : int
         Tasks refreshed one by one after the read: touched by events during it,
         or known before and absent from it.
+    n_scored, n_flagged : int or None
+        Tasks with a score, and flagged tasks, as the pass's scoring of every task found them
+        (:attr:`plugin.state.project.ProjectState.flag_counts`).
     """
 
     started_at: str
@@ -81,11 +89,14 @@ class PassReport:
     n_tasks: int = 0
     stale: list[int] = field(default_factory=list)
     rechecked: int = 0
+    n_scored: int | None = None
+    n_flagged: int | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {"started_at": self.started_at, "kind": self.kind,
                 "seconds": {k: round(v, 3) for k, v in self.seconds.items()},
-                "n_tasks": self.n_tasks, "stale": len(self.stale), "rechecked": self.rechecked}
+                "n_tasks": self.n_tasks, "stale": len(self.stale), "rechecked": self.rechecked,
+                "n_scored": self.n_scored, "n_flagged": self.n_flagged}
 
 
 @dataclass(frozen=True)
@@ -151,6 +162,8 @@ class ProjectMonitor:
         self._installs = 0
         self._published_from: object = None
         self._windows: deque[float] = deque(maxlen=1000)
+        self._event_latency: dict[str, deque[float]] = {part: deque(maxlen=1000) for part in EVENT_PARTS}
+        self._pass_records = 0  # passes recorded (record_pass): part of what the live summary is computed from
         self._saved: dict[str, Any] = {}  # the state's file (plugin.state.saved): what was restored, saved, refused
         self._saved_version: tuple[int, int] | None = None
 
@@ -175,6 +188,13 @@ class ProjectMonitor:
         """Record the time from reading a task's meta to Label Studio answering its write."""
         with self._lock:
             self._windows.append(seconds)
+
+    def record_event_latency(self, parts: Mapping[str, float]) -> None:
+        """Record one event's way to its task's meta, in seconds per part (:data:`EVENT_PARTS`)."""
+        with self._lock:
+            for part in EVENT_PARTS:
+                if part in parts:
+                    self._event_latency[part].append(parts[part])
 
     def record_refreshes(self, outcomes: Mapping[int, Outcome], *, retrying: Iterable[int] = ()) -> dict[int, str]:
         """Count the outcomes of refreshes; a failed task not in ``retrying`` failed for good.
@@ -201,6 +221,7 @@ class ProjectMonitor:
         """Keep what the last pass read and found (``/status`` shows it)."""
         with self._lock:
             self._last_pass = report
+            self._pass_records += 1
 
     def last_pass(self) -> PassReport | None:
         """What the last pass read and found (None before the first)."""
@@ -488,6 +509,11 @@ class ProjectMonitor:
         with self._lock:
             return [] if self.state is None else self.state.stale_tasks(review=self.review)
 
+    def flag_counts(self) -> tuple[int, int] | None:
+        """Tasks with a score and flagged tasks, as the last :meth:`stale_tasks` found them (None before)."""
+        with self._lock:
+            return None if self.state is None else getattr(self.state, "flag_counts", None)
+
     # --- questions ---
 
     def knows(self, event: Event) -> bool:
@@ -551,5 +577,32 @@ class ProjectMonitor:
                 "annotators": self._annotators,
                 "references": self._references,
                 "merge_window_ms": percentiles_ms(self._windows),
+                "event_latency_ms": {part: percentiles_ms(self._event_latency[part]) for part in EVENT_PARTS},
+                "saved_state": dict(self._saved),
+            }
+
+    def gauges(self, known: Any = None) -> tuple[Any, dict[str, Any]]:
+        """What ``/metrics`` reads of the project, as :meth:`status` gives it; and what to pass next time.
+
+        The controls' live summary and the skipped results (:meth:`status` ``controls`` and ``skipped``) cost
+        O(annotations). ``known`` is what an earlier call gave back with them: they are reused while no task
+        changed or was refused and no pass ran since, so that a scrape of a project nobody touched computes
+        nothing. The rest is O(controls).
+        """
+        with self._lock:
+            state = self.state
+            if state is None:
+                return None, {"ready": False}
+            version = (self._installs, state.changes, sum(state.refused.values()), self.passes, self._pass_records)
+            if known is not None and known[0] == version:
+                costly = known[1]
+            else:
+                costly = {"controls": state.live_summary(), "skipped": dict(state.skips().reasons.most_common())}
+            return (version, costly), {
+                "ready": True, **costly,
+                "not_scored": dict(state.not_scored),  # after the live summary
+                "thresholds": {name: state.scoring.thresholds.get(name, state.scoring.threshold)
+                               for name in state.controls},
+                "n_tasks": len(state.tasks),
                 "saved_state": dict(self._saved),
             }

@@ -52,7 +52,8 @@ BATCH = 100
 
 def refresh_tasks(client: LabelStudioClient, monitor: ProjectMonitor, tasks: Sequence[int], *,
                   dry_run: bool = False, before_write: Callable[[], None] | None = None,
-                  on_task: Callable[[int, Outcome], None] | None = None) -> dict[int, Outcome]:
+                  on_task: Callable[[int, Outcome], None] | None = None,
+                  timings: dict[int, dict[str, float]] | None = None) -> dict[int, Outcome]:
     """Read ``tasks`` from Label Studio (one request), update the state, and write each block that differs.
 
     The meta of a task is merged into as read, if that read is less than
@@ -62,7 +63,10 @@ def refresh_tasks(client: LabelStudioClient, monitor: ProjectMonitor, tasks: Seq
     write: the service's background work waits there while events are being
     served, so that Label Studio answers an annotator's event alone.
     ``on_task(task, outcome)`` is called as each task's write is done (progress
-    that moves task by task).
+    that moves task by task). ``timings``, when given, receives per task refreshed the seconds of its parts
+    (time.monotonic): ``read``, Label Studio's read of it (the batch's, and its read again before a late write);
+    ``scoring``, the state's update and its block (the batch's) and the diff with its meta; ``write``, its meta
+    write (0 without one); and ``done``, when its outcome was known.
 
     Returns
     -------
@@ -81,18 +85,25 @@ def refresh_tasks(client: LabelStudioClient, monitor: ProjectMonitor, tasks: Seq
     """
     if monitor.defer_unread(tasks):
         return dict.fromkeys(tasks, "deferred")
+    started = time.monotonic()
     fresh = {task["id"]: task for task in client.tasks_by_id(monitor.project, tasks)
              if isinstance(task, Mapping) and task.get("id") in tasks}
     read_at = time.monotonic()
     gone, blocks = monitor.refresh(tasks, fresh)
+    scored_at = time.monotonic()
+    timed = timings if timings is not None else {}
+    for task in gone:
+        timed[task] = {"read": read_at - started, "scoring": scored_at - read_at, "write": 0.0, "done": scored_at}
     out: dict[int, Outcome] = dict(gone)
     for task, block in blocks.items():
         if before_write is not None:
             before_write()
+        parts = timed[task] = {"read": read_at - started, "scoring": scored_at - read_at, "write": 0.0}
         try:
-            out[task] = _write(client, monitor, task, block, fresh[task], read_at, dry_run=dry_run)
+            out[task] = _write(client, monitor, task, block, fresh[task], read_at, dry_run=dry_run, parts=parts)
         except Exception as error:  # noqa: BLE001 (this task's failure, reported to the caller)
             out[task] = error
+        parts["done"] = time.monotonic()
         if on_task is not None:
             on_task(task, out[task])
     for task in tasks:
@@ -101,15 +112,22 @@ def refresh_tasks(client: LabelStudioClient, monitor: ProjectMonitor, tasks: Seq
 
 
 def _write(client: LabelStudioClient, monitor: ProjectMonitor, task: int, block: Mapping[str, Any],
-           read: Mapping[str, Any], read_at: float, *, dry_run: bool) -> str:
+           read: Mapping[str, Any], read_at: float, *, dry_run: bool, parts: dict[str, float]) -> str:
+    """Write one task's block if its meta differs; ``parts`` gains the seconds of each step (:func:`refresh_tasks`)."""
     if time.monotonic() - read_at > FRESH_FOR:
+        started = time.monotonic()
         again = client.task(task)
         read_at = time.monotonic()
         gone, blocks = monitor.refresh([task], {task: again} if again is not None else {})
+        parts["read"] += read_at - started
+        parts["scoring"] += time.monotonic() - read_at
         if task in gone:
             return gone[task]
         block, read = blocks[task], again
+    diffed = time.monotonic()
     write = needed_write(TaskAsRead.of(read), block, review=monitor.review, controls=monitor.controls())
+    sent = time.monotonic()
+    parts["scoring"] += sent - diffed
     if write is None:
         return "unchanged"
     if not dry_run:
@@ -127,6 +145,7 @@ def _write(client: LabelStudioClient, monitor: ProjectMonitor, task: int, block:
             monitor.count("consensus prediction written")
         # from the read of the meta to the write's answer: where another client's write is lost
         monitor.record_window(time.monotonic() - read_at)
+    parts["write"] += time.monotonic() - sent
     return "written"
 
 
@@ -226,6 +245,9 @@ def full_pass(client: LabelStudioClient, monitor: ProjectMonitor, *, controls: M
             monitor.defer(chunk)
     report.rechecked = len(recheck)
     report.stale = monitor.stale_tasks()
+    counts = monitor.flag_counts()  # what that scoring of every task found: /metrics shows it
+    if counts is not None:
+        report.n_scored, report.n_flagged = counts
     report.seconds = {"read": read - started, "compute": time.perf_counter() - read}
     monitor.record_pass(report)
     return report

@@ -15,7 +15,7 @@ import logging
 import threading
 import time
 from collections import Counter, deque
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
@@ -62,17 +62,22 @@ class TaskWriter:
         Most tasks of one project read in one request.
     dry_run : bool
         Compute and count, write nothing.
+    on_event : callable, optional
+        Told ``(project, parts)`` of each event's refresh that ended with its task's meta right: the seconds of
+        each of :data:`plugin.keeper.monitor.EVENT_PARTS` (the monitor keeps them too, for ``/status``).
     """
 
     def __init__(self, client: LabelStudioClient, monitors: Mapping[int, ProjectMonitor], *, workers: int = 4,
                  coalesce_seconds: float = 0.05, retry_delays: Iterable[float] = (1.0, 5.0, 20.0),
-                 batch: int = BATCH, dry_run: bool = False) -> None:
+                 batch: int = BATCH, dry_run: bool = False,
+                 on_event: Callable[[int, dict[str, float]], None] | None = None) -> None:
         self._client = client
         self._monitors = monitors
         self._workers = max(1, workers)
         self._coalesce = coalesce_seconds
         self._retry_delays = tuple(retry_delays)
         self._dry_run = dry_run
+        self._on_event = on_event
         self._condition = threading.Condition()
         self._queue: list[_Due] = []
         self._queued: dict[tuple[int, int], float | None] = {}  # (project, task) -> when its first event came
@@ -148,6 +153,11 @@ class TaskWriter:
                 self._condition.wait(min(remaining, 0.5))
         return True
 
+    def outcome_counts(self) -> dict[str, int]:
+        """Every refresh's outcome so far, counted (``/status`` ``writes``)."""
+        with self._condition:
+            return dict(self.outcomes)
+
     def latency(self) -> dict[str, float | int | None]:
         """Median and 95th percentile, in ms, from an event to its task's meta being right (last 1,000)."""
         with self._condition:
@@ -201,11 +211,13 @@ class TaskWriter:
                 self._condition.notify_all()
             return
         background = batch[0][0].background
+        started = time.monotonic()
+        timings: dict[int, dict[str, float]] = {}
         try:
             outcomes = dict(refresh_tasks(self._client, monitor, [due.task for due, _ in batch],
                                           dry_run=self._dry_run,
                                           before_write=self._yield_to_events if background else None,
-                                          on_task=self._task_done))
+                                          on_task=self._task_done, timings=timings))
         except Exception as error:  # noqa: BLE001 (the read failed: every task of the batch is retried)
             outcomes = {due.task: error for due, _ in batch}
         retries = [due for due, _ in batch
@@ -213,12 +225,17 @@ class TaskWriter:
         given_up = monitor.record_refreshes(outcomes, retrying=[due.task for due in retries])
         failed_for_good = [(due, given_up[due.task]) for due, _ in batch if due.task in given_up]
         now = time.monotonic()
+        events: list[dict[str, float]] = []  # each event's way to its task's meta, by part
         with self._condition:
             for due, since in batch:
                 outcome = outcomes[due.task]
                 self.outcomes["failed" if isinstance(outcome, Exception) else outcome] += 1
                 if since is not None and outcome in ("written", "unchanged"):
                     self._latencies.append(now - since)
+                    parts = timings.get(due.task)
+                    if parts is not None:
+                        events.append({"queue": started - since, "read": parts["read"], "scoring": parts["scoring"],
+                                       "write": parts["write"], "total": parts["done"] - since})
                 self._running.discard((project, due.task))
             for due in retries:
                 if not self._stopping:
@@ -231,6 +248,10 @@ class TaskWriter:
         for due, reason in failed_for_good:
             log.warning("Task %s of project %s was not written after %d attempts: %s", due.task, project,
                         due.attempt + 1, reason)
+        for parts in events:
+            monitor.record_event_latency(parts)
+            if self._on_event is not None:
+                self._on_event(project, parts)
 
     def _run(self) -> None:
         with ThreadPoolExecutor(max_workers=self._workers, thread_name_prefix="refresh") as pool:

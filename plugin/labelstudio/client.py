@@ -4,7 +4,8 @@ Through label-studio-sdk 2.x. A legacy token and a personal access token (a
 JWT, refreshed by the SDK) both work. Every request, reads and page reads
 included, is retried with exponential backoff on timeouts, connection errors,
 429 and 5xx answers, and on answers that are not JSON (a proxy's error page).
-The client keeps how long Label Studio has been unreachable, for ``/health``.
+The client keeps how long Label Studio has been unreachable, for ``/health``, and counts every request it sends
+by outcome, for ``/metrics``.
 """
 
 from __future__ import annotations
@@ -25,8 +26,8 @@ from plugin.labelstudio.errors import LabelStudioError, LabelStudioNotFound, one
 from plugin.mapping.annotations import person_name
 from plugin.settings import Connection
 
-__all__ = ["TOKEN_HINT", "LabelStudioClient", "LabelStudioError", "LabelStudioNotFound", "PeopleCache", "Reachability",
-           "annotator_names", "one_line", "squeeze"]
+__all__ = ["REQUEST_OUTCOMES", "TOKEN_HINT", "LabelStudioClient", "LabelStudioError", "LabelStudioNotFound",
+           "PeopleCache", "Reachability", "annotator_names", "one_line", "request_outcome", "squeeze"]
 
 _T = TypeVar("_T")
 
@@ -85,14 +86,48 @@ def _retryable(error: Exception) -> bool:
     return isinstance(error, (httpx.TimeoutException, httpx.TransportError))
 
 
+REQUEST_OUTCOMES = ("ok", "client_error", "server_error", "unreachable")
+"""What became of a request to Label Studio (:meth:`Reachability.count`)."""
+
+
+def request_outcome(error: Exception | None) -> str:
+    """What became of one request, from the error it raised (None: it succeeded).
+
+    ``ok``; ``client_error``, a 4xx answer; ``server_error``, a 5xx answer or a 2xx that is not the JSON asked for
+    (a proxy's page); ``unreachable``, no answer (refused, timed out, dropped).
+
+    >>> request_outcome(None), request_outcome(ApiError(status_code=404, body="")), request_outcome(OSError())
+    ('ok', 'client_error', 'unreachable')
+    """
+    if error is None:
+        return "ok"
+    if isinstance(error, ApiError) and error.status_code is not None:
+        return "client_error" if 400 <= error.status_code < 500 else "server_error"
+    return "unreachable"
+
+
 class Reachability:
-    """Since when Label Studio has failed every request (thread-safe); None while it answers."""
+    """Since when Label Studio has failed every request (thread-safe); None while it answers.
+
+    It also counts every request sent, by outcome (:data:`REQUEST_OUTCOMES`), for ``/metrics``.
+    """
 
     def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self._clock = clock
         self._lock = threading.Lock()
         self._failing_since: float | None = None
         self.last_error: str | None = None
+        self._requests: dict[str, int] = dict.fromkeys(REQUEST_OUTCOMES, 0)
+
+    def count(self, outcome: str) -> None:
+        """Count one request by its outcome (one of :data:`REQUEST_OUTCOMES`)."""
+        with self._lock:
+            self._requests[outcome] += 1
+
+    def requests(self) -> dict[str, int]:
+        """Requests sent so far, by outcome (every outcome, 0 included)."""
+        with self._lock:
+            return dict(self._requests)
 
     def ok(self) -> None:
         with self._lock:
@@ -144,6 +179,7 @@ class LabelStudioClient:
             try:
                 result = action()
             except (ApiError, httpx.HTTPError) as error:
+                self.reachability.count(request_outcome(error))
                 if attempt == 0 < self._connection.retries and isinstance(error, _DROPPED):
                     # A kept-alive connection the server closed as it was reused (uwsgi's http router without
                     # http-keepalive does, and any server after its idle timeout): sent again at once on a new
@@ -161,6 +197,7 @@ class LabelStudioClient:
                 self._sleep(delay)
                 delay *= 2
             else:
+                self.reachability.count("ok")
                 self.reachability.ok()
                 return result
         raise AssertionError("unreachable")

@@ -4,8 +4,10 @@ An app factory (:func:`create_app`) with its state in one object it owns
 (:class:`plugin.service.projects.ServiceState`, which runs the threads).
 
 Every route but ``/health`` needs the secret, in the ``X-Agreement-Secret``
-header or as the path prefix ``/s/<secret>/`` (for the webhook Label
-Studio's ML connection creates without custom headers); never in a query.
+header, as ``Authorization: Bearer <secret>`` (what Prometheus sends for a
+scrape of ``/metrics``), or as the path prefix ``/s/<secret>/`` (for the
+webhook Label Studio's ML connection creates without custom headers); never
+in a query.
 ``/health`` says UP or DOWN and nothing else: DOWN (503) when a worker thread
 has stopped or Label Studio has been unreachable for longer than
 ``unhealthy_after``, so a container's health check restarts the service.
@@ -27,6 +29,7 @@ from plugin.labelstudio.client import LabelStudioClient
 from plugin.labelstudio.events import BadEvent, parse_body, parse_event
 from plugin.report import report_json
 from plugin.report.page import render_html
+from plugin.service.metrics import CONTENT_TYPE
 from plugin.service.projects import ServiceState
 from plugin.service.settings import SECRET_HEADER, ServiceSettings, check_secret_strength
 from plugin.service.status import service_report, service_status
@@ -68,6 +71,9 @@ def create_app(settings: ServiceSettings, client: LabelStudioClient, *, register
         given = request.path_params.get("secret")
         if given is None:
             given = request.headers.get(SECRET_HEADER)
+        if given is None:
+            scheme, _, token = request.headers.get("authorization", "").partition(" ")
+            given = token.strip() if scheme.lower() == "bearer" and token.strip() else None
         if given is None or not hmac.compare_digest(given.encode(), expected):
             with state.lock:
                 state.rejected += 1
@@ -92,6 +98,10 @@ def create_app(settings: ServiceSettings, client: LabelStudioClient, *, register
     @guarded.get("/status")
     def status() -> dict[str, Any]:
         return service_status(state)
+
+    @guarded.get("/metrics")
+    def metrics() -> Response:
+        return Response(state.metrics.exposition(), media_type=CONTENT_TYPE)
 
     @guarded.get("/report")
     def report(project: int | None = None, format: str = "html", table: str = "tasks") -> Response:

@@ -40,6 +40,7 @@ from plugin.labelstudio.client import LabelStudioClient, LabelStudioNotFound, Pe
 from plugin.labelstudio.errors import one_line
 from plugin.project_settings import ProjectSettings, read_project_settings
 from plugin.service.events import EventQueue
+from plugin.service.metrics import ServiceMetrics
 from plugin.service.settings import ServiceSettings
 from plugin.service.webhooks import Webhooks
 from plugin.settings import ProjectOptions, SettingsError
@@ -120,9 +121,12 @@ class ServiceState:
             log.info("Project %s: left to the shard that owns it (this service is shard %s/%s).", project,
                      *settings.shard)  # type: ignore[misc]
         self.monitors = {p: self._new_monitor(p) for p in named}
-        self.writer = TaskWriter(client, self.monitors, workers=client.writers,
-                                 coalesce_seconds=settings.coalesce_seconds, retry_delays=settings.retry_delays)
         self.lock = threading.Lock()
+        self._seen = frozenset(settings.projects)  # the projects the last list showed (named: those named)
+        self.metrics = ServiceMetrics(self)
+        self.writer = TaskWriter(client, self.monitors, workers=client.writers,
+                                 coalesce_seconds=settings.coalesce_seconds, retry_delays=settings.retry_delays,
+                                 on_event=self.metrics.observe_event)
         self.bad_payloads: Counter[str] = Counter()
         self.rejected = 0
         self.errors = ErrorCounts()
@@ -184,6 +188,19 @@ class ServiceState:
         """The projects monitored now."""
         with self.lock:
             return sorted(self.monitors)
+
+    def monitoring(self, project: int) -> bool:
+        """Whether ``project`` is monitored now."""
+        with self.lock:
+            return project in self.monitors
+
+    def seen(self) -> list[int]:
+        """The projects the last read of the project list showed (with named projects, those named among them).
+
+        Before the first read: the projects named (none with ``all_projects``).
+        """
+        with self.lock:
+            return sorted(self._seen)
 
     def _monitors(self) -> dict[int, ProjectMonitor]:
         with self.lock:
@@ -253,6 +270,7 @@ class ServiceState:
         self.webhooks.forget(project)
         self._tabs_kept.discard(project)
         self.writer.forget(project)
+        self.metrics.forget(project)
         if self.settings.state_dir is not None:
             try:
                 state_path(self.settings.state_dir, project).unlink(missing_ok=True)
@@ -270,6 +288,8 @@ class ServiceState:
         added, dropped : list of int
         """
         seen = set(self.client.project_ids())
+        with self.lock:
+            self._seen = frozenset(seen if self.settings.all_projects else seen & set(self.settings.projects))
         added = [p for p in sorted(seen) if self.settings.all_projects and self.add_project(p)]
         dropped = []
         for project in sorted(set(self.projects()) - seen):
@@ -327,11 +347,13 @@ class ServiceState:
         with self.lock:
             monitor = self.monitors[project]
         self.webhooks.ensure(project)
+        started = time.monotonic()
         cycle = run_cycle(self.client, monitor, files=self.settings.state_files,
                           full_pass_every=self.settings.full_pass_every,
                           write=lambda stale: self.writer.request(project, stale, background=True),
                           tabs=True, review_tab=project not in self._tabs_kept, people=self.people.get(),
                           max_rate=self.settings.read_rate)
+        self.metrics.pass_ended(project, cycle.read.kind, time.monotonic() - started)
         self._tabs_kept.add(project)
         if cycle.refused is not None:
             log.warning("Project %s: every task is read, as its saved state is not used: %s", project, cycle.refused)

@@ -11,6 +11,7 @@ from plugin.state.saved import StateFiles
 __all__ = ["MARKER_HEADER", "SECRET_HEADER", "ServiceSettings", "check_secret_strength"]
 
 SECRET_HEADER = "X-Agreement-Secret"
+"""The secret's header; ``Authorization: Bearer <secret>`` and the path prefix ``/s/<secret>/`` are accepted too."""
 MARKER_HEADER = "X-Agreement-Service"
 """Set on every webhook this service registers (its value: the service's URL), so that a later start at another
 URL, or a clean stop, finds this service's webhooks among everyone else's."""
@@ -81,6 +82,9 @@ class ServiceSettings:
         Where each project's state is saved after a pass that changed it,
         and restored from at start (:mod:`plugin.state.saved`): a restarted
         service then reads only the tasks changed since.
+    metrics_annotators : int
+        ``/metrics`` shows the estimated accuracy of at most this many annotators per control, the least accurate
+        (:mod:`plugin.service.metrics`); 0 shows none.
     """
 
     projects: tuple[int, ...]
@@ -103,6 +107,7 @@ class ServiceSettings:
     settings_file: Path | None = None
     shard: tuple[int, int] | None = None
     state_dir: Path | None = None
+    metrics_annotators: int = 10
 
     def __post_init__(self) -> None:
         if not self.projects and not self.all_projects:
@@ -115,6 +120,8 @@ class ServiceSettings:
                 raise SettingsError(f"None of the projects named ({', '.join(map(str, self.projects))}) belongs to "
                                     f"shard {index}/{count}, which owns the ids {index}, {index + count}, "
                                     f"{index + 2 * count}, ...")
+        if not self.metrics_annotators >= 0:
+            raise SettingsError("--metrics-annotators is a whole number of annotators, 0 or more.")
         if not self.discover_interval > 0:
             raise SettingsError("The interval between reads of the project list must be positive seconds.")
         if not (self.reconcile_interval > 0 and self.unhealthy_after > 0 and self.full_pass_every >= 1

@@ -54,7 +54,7 @@ def service_status(service: ServiceState) -> dict[str, Any]:
         "healthy": service.healthy(),
         "label_studio": {"reachable": unreachable == 0.0, "unreachable_for": round(unreachable, 1),
                          "last_error": reachability.last_error},
-        "writes": dict(service.writer.outcomes), "write_latency_ms": service.writer.latency(),
+        "writes": service.writer.outcome_counts(), "write_latency_ms": service.writer.latency(),
         **counted, "version": __version__,
     }
 

@@ -126,6 +126,8 @@ class ProjectState:
         (a task read again as it was is not one) and the tasks removed: what
         the state holds differs from what it held at an earlier count only if
         the count moved.
+    flag_counts : tuple of (int, int) or None
+        Tasks with a score and flagged tasks, as the last :meth:`stale_tasks` scored every task (``/metrics``).
 
     Not thread-safe: the service holds its lock around every call.
     """
@@ -146,6 +148,7 @@ class ProjectState:
         self.not_scored: dict[str, str] = {}
         self.changes = 0
         self._stale: tuple[int, ReviewOptions, array[int]] | None = None  # the last pass's answer, at a count
+        self.flag_counts: tuple[int, int] | None = None
         self.reference_authors: dict[int, str] = {}
         self.latest_models: dict[int, str] = {}
 
@@ -440,7 +443,9 @@ class ProjectState:
         if self._stale is not None and self._stale[0] == self.changes and self._stale[1] == review:
             return self._stale[2].tolist()
         at = self.changes
-        stale = stale_tasks(self.task_scores(), self.tasks, review=review, controls=self.control_specs)
+        scores = self.task_scores()
+        stale = stale_tasks(scores, self.tasks, review=review, controls=self.control_specs)
+        self.flag_counts = (int(np.count_nonzero(~np.isnan(scores.score_values()))), scores.n_flagged())
         self._stale = (at, review, array("q", stale))  # 8 bytes a task: a first pass may find every task stale
         return stale
 
