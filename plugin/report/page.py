@@ -42,6 +42,8 @@ tr.outlier td{background:#fbe9e7}
 .undefined{color:#999}
 .note{font-size:13px;color:#555}
 svg{max-width:100%;height:auto}
+figure.chart{margin:0 0 10px}
+figure.chart figcaption{contain:inline-size;margin-top:2px}
 .pair{display:flex;flex-wrap:wrap;gap:18px;align-items:flex-start}
 .pair>div{min-width:0;max-width:100%;overflow-x:auto}
 td.text{overflow-wrap:anywhere}
@@ -52,6 +54,11 @@ SECTIONS = (("headline", "Headline"), ("time", "Over time"), ("family", "Per con
             ("spans", "Spans"), ("annotators", "Annotators"), ("references", "Against references"),
             ("consensus", "Consensus"), ("labels", "Confused labels"), ("tasks", "Tasks"),
             ("sweep", "Multiple choices"), ("flagged", "Flagged tasks"), ("notes", "Notes"))
+
+
+def _chart(chart: charts.Chart | None) -> str:
+    """A chart with its caption, which says what it draws (computed from the chart's data); "" for none."""
+    return chart.html() if chart is not None else ""
 
 
 def _number(value: Any, digits: int = 3) -> str:
@@ -193,9 +200,10 @@ def _spans(report: Report) -> str:
                             text=("first", "second"))
         unit = str(offsets["unit"].iloc[0]) if len(offsets) else ""
         same = int(((offsets["start_offset"] == 0) & (offsets["end_offset"] == 0)).sum())
-        chart = charts.offset_chart(offsets, control=str(name), unit=unit)
+        chart = _chart(charts.offset_figure(offsets, control=str(name), unit=unit))
         about = (f'<p class="note">{len(offsets):,} pair{"s" if len(offsets) > 1 else ""} of spans matched by overlap '
-                 f"(same label, as overlap F1 matches them); {same:,} of them have the same start and end. Each bar counts the pairs whose "
+                 f"(same label, as overlap F1 matches them); {same:,} of them have the same start and end. "
+                 "Each bar counts the pairs whose "
                  f"second annotator's boundary lies that far from the first's ({escape(unit)}).</p>"
                  if len(offsets) else '<p class="note">No two annotators\' spans matched.</p>')
         first = measures.iloc[0]
@@ -219,8 +227,8 @@ def _annotators(report: Report) -> str:
                ("mean_pairwise", "mean kappa"), ("with_majority", "with majority"), ("outlier", "outlier")]
     for name, part in report.annotators.groupby("control", sort=False):
         people = list(part["name"])
-        heatmap = charts.heatmap_chart(report.pairwise[report.pairwise["control"] == name], people,
-                                       control=str(name))
+        heatmap = _chart(charts.heatmap_figure(report.pairwise[report.pairwise["control"] == name], people,
+                                               control=str(name)))
         table = _table(part, columns, text=("name",), row_class=lambda r: "outlier" if r["outlier"] else "")
         parts.append(f'<h3>{escape(str(name))}</h3><div class="pair"><div>{heatmap}</div><div>{table}</div></div>')
     return "".join(parts)
@@ -248,8 +256,8 @@ def _references(report: Report) -> str:
                ("kappa_ci", "kappa, 95% interval"), ("with_others", "with others")]
     for name, part in report.references.groupby("control", sort=False):
         weighted = bool((part["agreement"].astype(float) != part["accuracy"].astype(float)).any())
-        chart = charts.reference_chart(part, control=str(name), weighted=weighted,
-                                       threshold=float(threshold) if threshold is not None else None)
+        chart = _chart(charts.reference_figure(part, control=str(name), weighted=weighted,
+                                               threshold=float(threshold) if threshold is not None else None))
         shown = part.assign(accuracy_ci=[_interval(lo, hi) for lo, hi in zip(part["accuracy_low"],
                                                                                part["accuracy_high"], strict=True)],
                             kappa_ci=[_interval(lo, hi) for lo, hi in zip(part["kappa_low"], part["kappa_high"],
@@ -278,7 +286,7 @@ def _references(report: Report) -> str:
             counts.index.names = ["first", "second"]
             frame = counts.reindex(full, fill_value=0).rename("coincidences").reset_index()
             title = f"{control}\nmodel {model}"  # two lines: a long version's name is not clipped
-            matrices.append(f"<div>{charts.confusion_chart(frame, control=title)}"
+            matrices.append(f"<div>{_chart(charts.confusion_figure(frame, control=title, counts='items'))}"
                             '<p class="note">rows: the model; columns: the annotators\' majority.</p></div>')
         parts.append(f'<div class="pair">{"".join(matrices)}</div>')
     return "".join(parts)
@@ -298,12 +306,12 @@ def _consensus(report: Report) -> str:
                ("ground_truth_accuracy", "accuracy on ground truth"), ("n_ground_truth", "ground-truth items")]
     for name, part in report.consensus.groupby("control", sort=False):
         method = str(part["method"].iloc[0])
-        chart = charts.trust_chart(part, control=str(name)) if method == "dawid-skene" else ""
+        chart = _chart(charts.trust_figure(part, control=str(name))) if method == "dawid-skene" else ""
         table = _table(part, columns, text=("name",))
         parts.append(f'<h3>{escape(str(name))} <span class="small">{escape(method)}</span></h3>'
                      f'<div class="pair"><div>{chart}</div><div>{table}</div></div>')
         cells = report.consensus_confusion[report.consensus_confusion["control"] == name]
-        matrices = [f"<div>{charts.probability_chart(one, title=f'{name}: {charts.short_name(who)}')}</div>"
+        matrices = [f"<div>{_chart(charts.probability_figure(one, title=f'{name}: {charts.short_name(who)}'))}</div>"
                     for who, one in cells.groupby("name", sort=False)]
         if matrices:
             parts.append('<p class="note">The annotators trusted least: how often they give each label (columns) '
@@ -324,8 +332,9 @@ def _consensus(report: Report) -> str:
 
 def _labels(report: Report) -> str:
     parts = [('<p class="note">Krippendorff\'s coincidences: how often two annotators gave these two labels to the '
-             "same item. Off the diagonal: the labels they confuse.</p>")]
-    charts_ = [f"<div>{charts.confusion_chart(part, control=str(name))}</div>"
+             "same item. Off the diagonal: the labels they confuse. Each matrix is coloured linearly from 0 to its "
+             f"largest count, which it writes in each cell up to {charts.MAX_WRITTEN} labels a side.</p>")]
+    charts_ = [f"<div>{_chart(charts.confusion_figure(part, control=str(name)))}</div>"
                for name, part in report.confusion.groupby("control", sort=False)]
     return "".join(parts) + f'<div class="pair">{"".join(charts_)}</div>'
 
@@ -352,7 +361,7 @@ def render_html(report: Report) -> str:
         "headline": _headline(report),
         "time": ('<p class="note">SPA over the annotations made up to each moment (by creation time), with its '
                  "bootstrap interval as the band, and alpha dashed.</p>"
-                 + charts.timeline_chart(report.timeline, controls=controls)),
+                 + _chart(charts.timeline_figure(report.timeline, controls=controls))),
         "family": _family(report),
         "spans": _spans(report),
         "annotators": _annotators(report),
@@ -363,11 +372,13 @@ def render_html(report: Report) -> str:
                   "over its controls of SPA, an ordered control's weighted agreement, or a span control's own value "
                   "(overlap F1 unless --span-flag-on says otherwise). Red: the tasks flagged; a red task right of "
                   "the line was flagged by another rule, which its reasons name.</p>"
-                  + charts.distribution_chart(report.tasks, threshold=float(report.overview["threshold"]))),
+                  + _chart(charts.distribution_figure(report.tasks, threshold=float(report.overview["threshold"])))),
         "sweep": ('<p class="note">The augmented kappa weighs an annotator\'s first choice p and the others 1 - p '
-                  "(Rosenberg &amp; Binkowski 2004); a curve that rises towards p = 0.5 means annotators agree on "
-                  "the set of choices more than on which comes first.</p>" + charts.sweep_chart(report.sweep)
-                  if len(report.sweep) else ""),
+                  "(Rosenberg &amp; Binkowski 2004): at p = 1 it is Cohen's kappa on the first choices alone, at "
+                  "p = 0.5 the first and the second choices count alike. Higher at p = 1: annotators agree more on "
+                  "their first choice than on the set of choices; higher at p = 0.5: on the set more than on which "
+                  "comes first. Under the chart, what this project's curves do.</p>"
+                  + _chart(charts.sweep_figure(report.sweep)) if len(report.sweep) else ""),
         "flagged": _flagged(report),
         "notes": (_table(report.notes, [("kind", "kind"), ("control", "control"), ("message", "what")],
                          text=("kind", "control", "message")) if len(report.notes)

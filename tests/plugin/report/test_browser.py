@@ -55,6 +55,40 @@ def test_chromium_draws_the_report_offline_with_its_tables(report_file, tmp_path
     assert len(np.unique(pixels // 16, axis=0)) > 40
 
 
+CHARTS = """() => Array.from(document.querySelectorAll('svg')).map(n => {
+    const figure = n.closest('figure.chart'), caption = figure && figure.querySelector(':scope > figcaption');
+    const box = n.getBoundingClientRect(), inner = n.getBBox();
+    return {width: box.width, height: box.height, drawn: inner.width * inner.height,
+            marks: n.querySelectorAll('path, use, text, image').length,
+            caption: caption ? caption.textContent.trim() : null,
+            shown: caption && getComputedStyle(caption).display !== 'none' ? caption.getBoundingClientRect().height
+                                                                            : 0};
+})"""
+
+
+@pytest.mark.slow  # headless Chromium
+def test_every_chart_loads_drawn_with_its_caption(report_file):
+    """Each chart's image is laid out and drawn (not blank) in the browser, with its caption under it, shown."""
+    from plugin.report.charts import sweep_caption
+
+    path, report = report_file
+    with browser_page() as page:
+        page.goto(path.as_uri())
+        page.wait_for_load_state("load")
+        found = page.evaluate(CHARTS)
+        images = page.evaluate("Array.from(document.images).map(i => i.complete && i.naturalWidth > 0)")
+        shots = [ink(page.locator("svg").nth(i).screenshot()) for i in range(len(found))]
+        sweep = page.locator("#sweep figcaption").text_content()
+        over_time = page.locator("#time figcaption").text_content()
+    assert len(found) >= 10 and all(images)  # no <img> that failed to load (the charts are inline SVG)
+    for i, (chart, drawn) in enumerate(zip(found, shots, strict=True)):
+        assert chart["width"] > 100 and chart["height"] > 100 and chart["drawn"] > 0 and chart["marks"] > 20, i
+        assert drawn > 0.02, f"chart {i} is blank in the browser"
+        assert chart["caption"] and chart["shown"] > 0, f"chart {i} has no caption shown"
+    assert sweep.strip() == sweep_caption(report.sweep)
+    assert over_time.startswith("Over 20 moments")
+
+
 def test_the_report_file_is_small_enough_to_mail(report_file):
     path, _ = report_file
     assert Path(path).stat().st_size < 2 * 1024 * 1024

@@ -256,3 +256,243 @@ def test_the_demo_s_annotators_slip_span_boundaries_so_overlap_f1_forgives_what_
     offsets = report.span_offsets[report.span_offsets["control"] == "entities"]
     slipped = (offsets["start_offset"] != 0) | (offsets["end_offset"] != 0)
     assert 0.03 < slipped.mean() < 0.5 and set(offsets["start_offset"]) | set(offsets["end_offset"]) >= {-1, 1}
+
+
+# The charts, read on the matplotlib figures the page draws (plugin/report/charts.py states the rules): count axes
+# linear unless the counts span over three orders of magnitude (then labelled "(log scale)"), heatmaps of counts on
+# one linear colour scale from 0 per figure with each count written, axes that hold every marker and error bar whole,
+# and captions computed from what is drawn.
+
+def _figures_of(report):
+    """Every chart the page draws, as (function name, Chart), and the page: each ``charts.*_figure`` recorded."""
+    from plugin.report import charts
+
+    drawn = []
+
+    def recording(name, function):
+        def record(*args, **kwargs):
+            chart = function(*args, **kwargs)
+            if chart is not None:
+                drawn.append((name, chart))
+            return chart
+        return record
+
+    with pytest.MonkeyPatch.context() as patch:
+        for name in charts.__all__:
+            if name.endswith("_figure"):
+                patch.setattr(charts, name, recording(name, getattr(charts, name)))
+        page = render_html(report)
+    return drawn, page
+
+
+@pytest.fixture(scope="module")
+def drawn():
+    """The demo as a team lead's report draws it: references, a model's confusion, consensus, spans, the sweep."""
+    state = ProjectState(None, parse_label_config(CONFIG), mapping=MappingOptions(),
+                         scoring=ScoringOptions(min_gt_accuracy=0.7, min_gt_items=5))
+    state.load(simulated_export(120, seed=3, references=True))
+    report = build_report(state.snapshot(), source="simulated", generated_at="2026-11-22 12:00 UTC", task_url=URL)
+    figures, page = _figures_of(report)
+    return report, figures, page
+
+
+def _plots(figure):
+    """The axes that plot data: not colour bars, not the hidden panels of an odd number of controls."""
+    return [ax for ax in figure.axes if ax.get_label() != "<colorbar>" and ax.get_visible()]
+
+
+def _outside(figure):
+    """Every plotted point, marker, bar, error bar and written count not wholly inside its axes (display pixels).
+
+    A marker's centre must lie at least its radius inside, so none is cut at the axis; a line's points, a band's and
+    an error bar's ends, a bar's top and sides, and each text in the axes (a cell's or a bar's count) inside."""
+    from matplotlib import rc_context
+    from matplotlib.collections import PathCollection
+    from matplotlib.patches import Rectangle
+
+    from plugin.report.charts import STYLE
+
+    with rc_context(STYLE):
+        figure.draw_without_rendering()  # the constrained layout placed, as in the SVG
+    pixel = figure.dpi / 72
+    out = []
+    for ax in _plots(figure):
+        box = ax.bbox
+
+        def check(points, radius, what, ax=ax, box=box):
+            points = np.asarray(points, dtype=float).reshape(-1, 2)
+            points = points[np.isfinite(points).all(axis=1)]
+            inside = ((points[:, 0] >= box.x0 + radius - 1) & (points[:, 0] <= box.x1 - radius + 1)
+                      & (points[:, 1] >= box.y0 + radius - 1) & (points[:, 1] <= box.y1 - radius + 1))
+            if not inside.all():
+                out.append((ax.get_title(), what, points[~inside][:3].round(1).tolist(), box.bounds))
+
+        for line in ax.lines:
+            marker = line.get_marker() not in (None, "None", "none", "", " ")
+            radius = line.get_markersize() / 2 * pixel if marker else 0.0
+            check(line.get_transform().transform(line.get_xydata()), radius, f"line {line.get_label()}")
+            if marker:  # and in data coordinates: every marked point within the limits
+                (x0, x1), (y0, y1) = sorted(ax.get_xlim()), sorted(ax.get_ylim())
+                data = line.get_xydata()
+                data = data[np.isfinite(data).all(axis=1)]
+                assert ((data[:, 1] >= y0) & (data[:, 1] <= y1)).all(), (ax.get_title(), "ylim", ax.get_ylim())
+                assert ((data[:, 0] >= x0) & (data[:, 0] <= x1)).all(), (ax.get_title(), "xlim", ax.get_xlim())
+        for collection in ax.collections:
+            if isinstance(collection, PathCollection):  # scatter: its markers
+                sizes = collection.get_sizes()
+                radius = float(np.sqrt(sizes.max()) / 2 * pixel) if len(sizes) else 0.0
+                check(collection.get_offset_transform().transform(collection.get_offsets()), radius, "scatter")
+            else:  # a band (fill_between), error bars
+                for path in collection.get_paths():
+                    check(collection.get_transform().transform(path.vertices), 0.0, type(collection).__name__)
+        for patch in ax.patches:
+            if isinstance(patch, Rectangle) and patch.get_visible() and patch.get_height():  # an empty bar: none
+                extent = patch.get_window_extent()
+                corners = [(extent.x0, extent.y1), (extent.x1, extent.y1)]
+                if ax.get_yscale() == "linear":  # a log axis starts its bars below its bottom, at 0
+                    corners += [(extent.x0, extent.y0), (extent.x1, extent.y0)]
+                check(corners, 0.0, "bar or cell")
+        for text in ax.texts:
+            if text.get_text():
+                extent = text.get_window_extent()
+                check([(extent.x0, extent.y0), (extent.x1, extent.y1)], 0.0, f"text {text.get_text()}")
+    return out
+
+
+def test_every_chart_holds_its_data_inside_its_axes(drawn):
+    _, figures, _ = drawn
+    names = {name for name, _ in figures}
+    assert names >= {"timeline_figure", "offset_figure", "heatmap_figure", "reference_figure", "confusion_figure",
+                     "trust_figure", "probability_figure", "distribution_figure", "sweep_figure"}
+    for name, chart in figures:
+        assert not _outside(chart.figure), (name, chart.caption, _outside(chart.figure)[:3])
+
+
+def test_agreement_axes_hold_0_1_and_every_value_with_a_margin(drawn):
+    report, figures, _ = drawn
+    timeline = next(chart for name, chart in figures if name == "timeline_figure")
+    for ax in _plots(timeline.figure):
+        part = report.timeline[report.timeline["control"] == ax.get_title(loc="left")]
+        values = part[["spa", "spa_low", "spa_high", "alpha"]].to_numpy(dtype=float)
+        low, high = ax.get_ylim()
+        assert low < min(0.0, np.nanmin(values)) and high > max(1.0, np.nanmax(values))
+    sweep = next(chart for name, chart in figures if name == "sweep_figure")
+    (ax,) = _plots(sweep.figure)
+    low, high = ax.get_ylim()
+    assert low < 0 < report.sweep["kappa"].min() and high > 1  # not from 0.30: the rise drawn in proportion
+
+
+def test_a_low_alpha_is_drawn_whole_not_clipped_by_the_axis():
+    from plugin.report.charts import timeline_figure
+
+    times = pd.date_range("2026-01-05 12:00", periods=6, freq="h", tz="UTC").astype(str)
+    timeline = pd.DataFrame({"control": "c", "time": times, "spa": [0.3, 0.5, 0.6, 0.6, 0.7, 1.0],
+                             "spa_low": [0.0, 0.3, 0.4, 0.5, 0.6, 1.0], "spa_high": [0.9, 0.8, 0.8, 0.7, 0.8, 1.0],
+                             "alpha": [-0.4, -0.1, 0.2, 0.3, 0.4, 1.0]})
+    chart = timeline_figure(timeline, controls=["c"])
+    assert chart.figure.axes[0].get_ylim()[0] < -0.4
+    assert not _outside(chart.figure)
+    assert "alpha -0.40 to 1.00, 1.00 at the end" in chart.caption
+
+
+def test_count_axes_are_linear_and_log_only_where_labelled_and_needed(drawn):
+    from plugin.report.charts import log_needed, offset_figure
+
+    _, figures, _ = drawn
+    counted = 0
+    for name, chart in figures:
+        for ax in _plots(chart.figure):
+            for scale, label in ((ax.get_yscale(), ax.get_ylabel()), (ax.get_xscale(), ax.get_xlabel())):
+                assert (scale == "log") == label.endswith("(log scale)"), (name, scale, label)
+            if name in ("offset_figure", "distribution_figure"):
+                counted += 1
+                heights = [p.get_height() for p in ax.patches]
+                assert ax.get_yscale() == "linear" and not log_needed(heights)  # the demo's 460 against 10: linear
+                assert ax.get_ylim()[0] == 0 and ax.get_ylim()[1] >= max(heights)
+    assert counted == 3  # the starts, the ends, the task scores
+    # 460 pairs against 10 and 1: a linear axis, each bar's count written (460 twice as tall as 10 on a log axis)
+    few = pd.DataFrame({"start_offset": [0.0] * 460 + [1.0] * 10 + [-2.0], "end_offset": [0.0] * 471})
+    chart = offset_figure(few, control="ner", unit="characters")
+    ax = chart.figure.axes[0]
+    assert ax.get_yscale() == "linear" and ax.get_ylabel() == "matched pairs" and "linear axis" in chart.caption
+    assert sorted(t.get_text() for t in ax.texts if t.get_text()) == ["1", "10", "460"]
+    # 5,000 against 1 (over three orders of magnitude): log, and said so on the axis and in the caption
+    many = pd.DataFrame({"start_offset": [0.0] * 5000 + [3.0], "end_offset": [0.0] * 5001})
+    chart = offset_figure(many, control="ner", unit="characters")
+    ax = chart.figure.axes[0]
+    assert ax.get_yscale() == "log" and ax.get_ylabel() == "matched pairs (log scale)"
+    assert "log axis" in chart.caption and "1 to 5,001" in chart.caption
+    assert not _outside(chart.figure)
+
+
+def test_count_heatmaps_have_one_linear_scale_from_zero_per_figure_and_write_each_count(drawn):
+    from matplotlib.colors import LogNorm
+
+    from plugin.report.charts import MAX_WRITTEN, _count, confusion_figure
+
+    _, figures, _ = drawn
+    heatmaps = 0
+    for name, chart in figures:
+        images = [image for ax in _plots(chart.figure) for image in ax.get_images()]
+        if name == "heatmap_figure":  # kappa, not a count: its own fixed scale, -1 through 0 (chance) to 1
+            (bar,) = [ax for ax in chart.figure.axes if ax.get_label() == "<colorbar>"]
+            norm = bar._colorbar.norm
+            assert (norm.vmin, norm.vmax) == (-1, 1) and not images
+            continue
+        if not images:
+            continue
+        heatmaps += 1
+        norms = [image.norm for image in images]
+        assert all(type(norm).__name__ == "Normalize" and not isinstance(norm, LogNorm) for norm in norms), name
+        assert {norm.vmin for norm in norms} == {0.0} and len({norm.vmax for norm in norms}) == 1, name
+        values = np.concatenate([np.asarray(image.get_array(), dtype=float).ravel() for image in images])
+        top = norms[0].vmax
+        assert top == (1.0 if name == "probability_figure" else np.nanmax(values)), name
+        bars = [ax for ax in chart.figure.axes if ax.get_label() == "<colorbar>"]
+        assert bars and all("log" not in ax.get_ylabel() for ax in bars), name
+        (ax,) = _plots(chart.figure)
+        side = images[0].get_array().shape[0]
+        if name == "confusion_figure" and side <= MAX_WRITTEN:
+            written = sorted(t.get_text() for t in ax.texts)
+            assert written == sorted(_count(v) for v in values), name
+    assert heatmaps >= 4 + 1 + 4 * 3  # coincidences, a model's confusion, the least trusted annotators'
+    # a cell of 17 beside one of 460 takes 17/460 of the colour scale, not half of it (log(1 + count) did)
+    cells = pd.DataFrame({"first": ["a", "a", "b", "b"], "second": ["a", "b", "a", "b"],
+                          "coincidences": [460.0, 17.0, 17.0, 0.0]})
+    chart = confusion_figure(cells, control="c")
+    image = chart.figure.axes[0].get_images()[0]
+    assert image.norm(17.0) == pytest.approx(17 / 460) and image.norm(0.0) == 0
+    assert "Colour linear from 0 (white) to 460" in chart.caption
+
+
+def test_every_chart_has_a_caption_on_the_page(drawn):
+    from html import escape
+
+    _, figures, page = drawn
+    assert page.count('<figure class="chart">') == page.count("<svg") == len(figures)
+    for name, chart in figures:
+        assert chart.caption and f"{escape(chart.caption)}</figcaption>" in page, name
+
+
+def test_the_sweep_caption_says_what_the_curve_does(drawn):
+    from plugin.report.charts import sweep_caption, sweep_figure
+
+    report, figures, page = drawn
+    sweep = report.sweep.sort_values("p")
+    first, last = sweep["kappa"].iloc[0], sweep["kappa"].iloc[-1]
+    assert last > first  # the demo's rises towards p = 1: annotators agree more on their first choice
+    caption = next(chart for name, chart in figures if name == "sweep_figure").caption
+    assert caption == sweep_caption(report.sweep)
+    assert f"rises from {first:.2f} at p = 0.5 to {last:.2f} at p = 1.0" in caption
+    assert "more on their first choice than on the set of choices" in caption
+    assert "rises towards p = 0.5 means" not in page  # the fixed text that described another curve
+    falling = pd.DataFrame({"control": "c", "p": [1.0, 0.9, 0.8, 0.7, 0.6, 0.5],
+                            "kappa": [0.2, 0.3, 0.4, 0.5, 0.6, 0.7]})
+    assert sweep_caption(falling) == ("c: the augmented kappa falls from 0.70 at p = 0.5 to 0.20 at p = 1.0: "
+                                      "annotators agree on the set of choices more than on which comes first.")
+    bent = falling.assign(kappa=[0.5, 0.6, 0.7, 0.6, 0.5, 0.4])
+    assert "rises from 0.40 at p = 0.5 to 0.70 at p = 0.8, then falls to 0.50 at p = 1.0 (range 0.40 to 0.70)" \
+        in sweep_caption(bent)
+    assert "undefined at every p" in sweep_caption(falling.assign(kappa=float("nan")))
+    chart = sweep_figure(falling)
+    assert not _outside(chart.figure) and chart.figure.axes[0].get_ylim()[0] < 0
