@@ -20,7 +20,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -291,6 +291,30 @@ def _write_report(url: str, token: str, project: int, data_dir: Path, out: TextI
     return path.resolve()
 
 
+def _every_item(first: Any, total: str) -> Iterator[Any]:
+    """Every item of a paged read of the SDK, asking for no page past the last.
+
+    ``first`` is the SDK's pager at its first page; ``total`` names the field of a page's answer that counts the
+    items (``count`` for projects, ``total`` for tasks). The SDK's own pager asks for pages until one is empty, and
+    Label Studio answers a page past the last with a 404 ("Invalid page.") and logs a traceback: 1,000 tasks in
+    pages of 1,000 are one request here.
+    """
+    page, read = first, 0
+    while page is not None:
+        items = list(page.items or [])
+        yield from items
+        read += len(items)
+        count = getattr(page.response, total, None)
+        if not items or (isinstance(count, int) and read >= count):
+            return
+        page = page.next_page()
+
+
+def _tasks(admin: LabelStudio, project: int) -> Iterator[Any]:
+    """The project's tasks (the SDK's objects), in pages of 1,000."""
+    return _every_item(admin.tasks.list(project=project, page_size=1000), "total")
+
+
 def _stop_on_signals() -> None:
     """Make Ctrl-C and SIGTERM both end the demo through its clean-up.
 
@@ -321,7 +345,7 @@ def run_demo(settings: DemoSettings, out: TextIO) -> int:
         print(f"Label Studio is up at {server.url} (login {localserver.ADMIN_EMAIL} / {localserver.ADMIN_PASSWORD})",
               file=out, flush=True)
         admin = LabelStudio(base_url=server.url, api_key=server.token, timeout=120)
-        for old in cast(Any, admin.projects.list()):
+        for old in _every_item(admin.projects.list(page_size=100), "count"):
             if old.title == TITLE:
                 admin.projects.delete(id=old.id)
         # Label Studio counts a task as labeled once it holds this many annotations (its overlap): the most the
@@ -335,7 +359,7 @@ def run_demo(settings: DemoSettings, out: TextIO) -> int:
         admin.projects.import_tasks(id=project, request=cast(Any, [
             {"data": {"text": t.text}, "meta": {"source": "demo"}, **extra}
             for t, extra in zip(truths, references_of(truths, rnd), strict=True)]))
-        tasks = sorted(int(t.id) for t in cast(Any, admin.tasks.list(project=project, page_size=1000)))
+        tasks = sorted(int(t.id) for t in _tasks(admin, project))
         print(f"Created project {project} with {len(tasks)} tasks; signing up {settings.annotators} annotators...",
               file=out, flush=True)
         annotators = [localserver.sign_up(server.url, f"annotator{i + 1}@example.com")[1]
@@ -406,7 +430,7 @@ def run_demo(settings: DemoSettings, out: TextIO) -> int:
         for name, references in status.get("references", {}).items():
             for line in reference_lines(name, references):
                 print(f"  {line}", file=out)
-        flagged = sum(1 for t in cast(Any, admin.tasks.list(project=project, page_size=1000))
+        flagged = sum(1 for t in _tasks(admin, project)
                       if ((t.meta or {}).get("agreement") or {}).get("flagged"))
         print(f"\n{flagged} tasks are flagged for low agreement. Open the project's \"Low agreement\" tab: it lists "
               f"them worst first, with their score in the agreement_score column; each task's scores are in its "
@@ -419,7 +443,7 @@ def run_demo(settings: DemoSettings, out: TextIO) -> int:
             written = f"The admin report: {_write_report(server.url, server.token, project, settings.data_dir, out)}"
         except (LabelStudioError, ValueError, OSError) as error:
             report_failed, written = True, f"The admin report could not be written: {error}"
-        labeled = sum(1 for t in cast(Any, admin.tasks.list(project=project, page_size=1000)) if t.is_labeled)
+        labeled = sum(1 for t in _tasks(admin, project) if t.is_labeled)
         print(f"\nLabel Studio counts {labeled} of {len(tasks)} tasks as labeled (overlap {settings.per_task[1]}); the "
               f"others still wait for annotators.\n{written}\n  (the service serves it live "
               f"too: {service_url}/report with the secret in the X-Agreement-Secret header)", file=out, flush=True)

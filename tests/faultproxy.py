@@ -81,7 +81,11 @@ class Rule:
 
 @dataclass(frozen=True)
 class Exchange:
-    """One request the proxy read: what it was, which fault it met (``None``: forwarded as is), what it answered."""
+    """One request the proxy read: what it was, which fault it met (``None``: forwarded as is), what it answered.
+
+    ``seconds``: for a request forwarded, the time from sending it upstream to the upstream's answer's head (the
+    upstream's time for it); None otherwise.
+    """
 
     method: str
     path: str
@@ -89,6 +93,7 @@ class Exchange:
     fault: str | None
     status: int | None
     at: float
+    seconds: float | None = None
 
 
 def _matches(method_pattern: str | None, path_pattern: str | None, method: str, path: str) -> bool:
@@ -436,9 +441,10 @@ class FaultProxy:
                 return rule
             return None
 
-    def _record(self, method: str, path: str, query: str, fault: str | None, status: int | None) -> None:
+    def _record(self, method: str, path: str, query: str, fault: str | None, status: int | None, *,
+                seconds: float | None = None) -> None:
         with self._lock:
-            self._log.append(Exchange(method, path, query, fault, status, time.monotonic()))
+            self._log.append(Exchange(method, path, query, fault, status, time.monotonic(), seconds))
 
     def _sleep(self, seconds: float) -> None:
         self._stopping.wait(seconds)
@@ -511,6 +517,7 @@ class _Handler(BaseHTTPRequestHandler):
             if proxy._stopping.is_set():
                 self._drop(reset=False)
                 return
+        sent = time.monotonic()
         try:
             upstream, response = self._forward(method)
         except (OSError, http.client.HTTPException) as error:
@@ -532,7 +539,8 @@ class _Handler(BaseHTTPRequestHandler):
                 if proxy._stopping.is_set():
                     self._drop(reset=False)
                     return
-            proxy._record(method, path, query, fault, response.status)
+            proxy._record(method, path, query, fault, response.status,
+                          seconds=None if fault == "delay_response" else time.monotonic() - sent)
             self._relay(response, method)
         finally:
             self._close_upstream(upstream)

@@ -124,7 +124,8 @@ def run_cycle(client: LabelStudioClient, monitor: ProjectMonitor, controls: Mapp
     write : callable, optional
         Given the stale tasks; None writes nothing (a dry run, the report's read).
     tabs : bool
-        Keep the "Below ground truth" tab (with ``min_gt_accuracy``).
+        Keep the "Below ground truth" tab (with ``min_gt_accuracy``): set on the monitor's first cycle, and again
+        when who is below ground truth changes.
     review_tab : bool
         Create or update the "Low agreement" tab, once the project is read.
     people : mapping of str to str, optional
@@ -162,5 +163,11 @@ def run_cycle(client: LabelStudioClient, monitor: ProjectMonitor, controls: Mapp
         except Exception as error:  # noqa: BLE001 (a full disk, memory: recorded; the next cycle tries again)
             cycle.errors.append(("state not saved", one_line(error)))
     if tabs and monitor.scoring.min_gt_accuracy is not None:
-        ensure_ground_truth_tab(client, monitor.project, monitor.review, below_ground_truth(cycle.references))
+        # Set when who is below ground truth (or the tab's options) changed since this process last set it: an idle
+        # pass of serve makes no request for it (two before: the project's tabs, and the tab's update).
+        below = below_ground_truth(cycle.references)
+        wanted = (monitor.review, below)
+        if monitor.tabs_set.get("ground truth") != wanted:
+            ensure_ground_truth_tab(client, monitor.project, monitor.review, below)
+            monitor.tabs_set["ground truth"] = wanted
     return cycle

@@ -137,6 +137,9 @@ class ProjectMonitor:
         the monitor only where no other thread runs (a sync, a report).
     passes : int
         The service's passes done (their stale tasks requested).
+    tabs_set : dict of str to object
+        What this process last set each of the project's Data Manager tabs to, by tab: a cycle leaves a tab
+        it would set as it is alone (no request).
     """
 
     def __init__(self, project: int, *, mapping: MappingOptions, scoring: ScoringOptions,
@@ -156,6 +159,7 @@ class ProjectMonitor:
         self._counters: Counter[str] = Counter()
         self._last_pass: PassReport | None = None
         self.passes = 0
+        self.tabs_set: dict[str, object] = {}
         self._memory: int | None = None
         self._watermark: datetime | None = None
         self._margin_read: datetime | None = None  # the watermark whose margin a read has looked into

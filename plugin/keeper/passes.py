@@ -177,7 +177,8 @@ def full_pass(client: LabelStudioClient, monitor: ProjectMonitor, *, controls: M
     the current state, unless the
     label config or the project's options changed, which take a full read;
     and when, once they are read (tasks created since among them), the number
-    of tasks still differs from the state's, the tasks changed since that
+    of tasks (the project's, as the read's first page gives it: no request of
+    its own) still differs from the state's, the tasks changed since that
     read are read once more (``recount``: tasks created while the first was
     read), and if it still differs, tasks were deleted without the state
     hearing of it (a lost event, or while no service ran), and every task is
@@ -206,7 +207,7 @@ def full_pass(client: LabelStudioClient, monitor: ProjectMonitor, *, controls: M
                                                        scoring=monitor.scoring)
     assert target is not None
     report.kind = "changed" if changed_only else "full"
-    total = [0]
+    total: list[int | None] = [None]  # the first page's count of the project's tasks (each kind of read spans them)
     stage = "fetch changed" if changed_only else "fetch"
     newest = watermark if changed_only else None
     with monitor.reading(), (nullcontext() if changed_only else target.batch()):
@@ -220,11 +221,14 @@ def full_pass(client: LabelStudioClient, monitor: ProjectMonitor, *, controls: M
             newest = _newest(newest, task)
             report.n_tasks += 1
             if progress is not None:  # a read of changed tasks does not know their number: 0, until it ends
-                progress(stage, report.n_tasks, 0 if changed_only else max(total[0], report.n_tasks))
+                progress(stage, report.n_tasks, 0 if changed_only else max(total[0] or 0, report.n_tasks))
     if progress is not None and changed_only:
         progress(stage, report.n_tasks, report.n_tasks)
     read = time.perf_counter()
-    if changed_only and client.task_count(monitor.project) != monitor.n_tasks():
+    # The project's task count as the read's first page gave it (a request of its own only when it did not): an
+    # idle pass is one request for the config and one page.
+    if changed_only and (total[0] if total[0] is not None else client.task_count(monitor.project)) \
+            != monitor.n_tasks():
         # Tasks created since were read as changed, so the count differs by tasks deleted unheard of, or created
         # while the changed tasks were read: once more from the newest read, and then every task.
         monitor.defer(monitor.install(target, watermark=newest))  # refreshed after the next read, as by a pass

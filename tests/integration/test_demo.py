@@ -49,3 +49,7 @@ def test_demo_runs_twice_and_stops_everything(label_studio_template, tmp_path, c
         assert 0 <= labeled < 12 and "(overlap 3)" in out
         assert out.rstrip().endswith("Stopped Label Studio and the agreement service.")
         assert port_is_free(port) and port_is_free(service_port)
+    # no request of the demo or its service was one Label Studio answers with an error and a traceback in its log
+    # (before: a read of a page past the last, by the demo's reads of its tasks and the service's of the projects)
+    logged = (data_dir / "label-studio" / "label-studio.log").read_text(errors="replace")
+    assert "Invalid page" not in logged and "Traceback" not in logged, logged[-3000:]

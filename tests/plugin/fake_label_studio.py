@@ -3,6 +3,7 @@
 import copy
 import threading
 import time
+from collections import Counter
 
 from plugin.labelstudio.client import LabelStudioNotFound, Reachability
 from plugin.mapping.labelconfig import parse_label_config
@@ -20,7 +21,8 @@ CONTROLS = parse_label_config(CONFIG)
 class FakeLabelStudio:
     """In-memory stand-in for plugin.labelstudio.client.LabelStudioClient: the truth the service must converge to.
 
-    ``fail`` maps a method name to a callable deciding, per call, whether it raises (and what).
+    ``fail`` maps a method name to a callable deciding, per call, whether it raises (and what). ``calls`` counts
+    the calls of each method that stands for requests to Label Studio (``tasks``, a read of pages, counts one).
     """
 
     writers = 2
@@ -40,6 +42,7 @@ class FakeLabelStudio:
         self.fail = {}
         self.reachability = Reachability()
         self.configs = {1: CONFIG}  # project -> label config: the projects Label Studio has
+        self.calls = Counter()
 
     def _maybe_fail(self, name):
         rule = self.fail.get(name)
@@ -50,19 +53,23 @@ class FakeLabelStudio:
         self.reachability.ok()
 
     def label_config(self, project):
+        self.calls["label_config"] += 1
         self._maybe_fail("label_config")
         if project not in self.configs:
             raise LabelStudioNotFound(f"404 Not Found: Project not found (error id {time.monotonic()})")
         return self.configs[project]
 
     def project_ids(self):
+        self.calls["project_ids"] += 1
         self._maybe_fail("project_ids")
         return sorted(self.configs)
 
     def project_title(self, project):
+        self.calls["project_title"] += 1
         return f"Reviews {project}"
 
     def project_exists(self, project):
+        self.calls["project_exists"] += 1
         self._maybe_fail("project_ids")
         return project in self.configs
 
@@ -90,29 +97,36 @@ class FakeLabelStudio:
                                                f"{self.clock % 60:02d}.000000Z"
 
     def tasks(self, project, on_total=None, max_rate=None, updated_after=None):
+        self.calls["tasks"] += 1
         self._maybe_fail("tasks")
         with self.lock:
             found = [copy.deepcopy(t) for t in self.store.values() if t["project"] == project
                      and (updated_after is None or t["updated_at"] > updated_after.strftime("%Y-%m-%dT%H:%M:%S.%fZ"))]
             self.reads.append(("changed" if updated_after else "all", len(found)))
+            if on_total is not None:  # as the client's first page tells it: the project's tasks, changed or not
+                on_total(sum(t["project"] == project for t in self.store.values()))
             return found
 
     def task_count(self, project):
+        self.calls["task_count"] += 1
         self._maybe_fail("tasks")
         with self.lock:
             return sum(t["project"] == project for t in self.store.values())
 
     def task(self, task):
+        self.calls["task"] += 1
         self._maybe_fail("task")
         with self.lock:
             return copy.deepcopy(self.store.get(task))
 
     def tasks_by_id(self, project, ids):
+        self.calls["tasks_by_id"] += 1
         self._maybe_fail("task")
         with self.lock:
             return [copy.deepcopy(self.store[i]) for i in ids if i in self.store and self.store[i]["project"] == project]
 
     def update_meta(self, task, meta, *, data=None, overlap=None):
+        self.calls["update_meta"] += 1
         self._maybe_fail("update_meta")
         with self.lock:
             self.writes.append(task)
@@ -124,6 +138,7 @@ class FakeLabelStudio:
             self._touch(task)
 
     def write_prediction(self, task, *, model_version, prediction, results, score, delete=()):
+        self.calls["write_prediction"] += 1
         self._maybe_fail("write_prediction")
         with self.lock:
             held = self.store[task].setdefault("predictions", [])
@@ -139,15 +154,18 @@ class FakeLabelStudio:
             self.prediction_writes = getattr(self, "prediction_writes", 0) + 1
 
     def ensure_view(self, project, *, title, filters, ordering, hidden=()):
+        self.calls["ensure_view"] += 1
         self._maybe_fail("ensure_webhook")
         self.views = {**getattr(self, "views", {}), (project, title): {"filters": filters, "ordering": ordering}}
         return 1
 
     def users(self):
+        self.calls["users"] += 1
         self._maybe_fail("users")
         return {"1": "Ann <ann@example.com>", "2": "Bo <bo@example.com>", "3": "Cy <cy@example.com>"}
 
     def ensure_webhook(self, project, *, url, actions, headers, marker=None):
+        self.calls["ensure_webhook"] += 1
         self._maybe_fail("ensure_webhook")
         self.webhooks = [h for h in self.webhooks if not (h["project"] == project and h["url"] != url
                                                           and marker in h["headers"])]
@@ -159,6 +177,7 @@ class FakeLabelStudio:
         return 1
 
     def remove_webhooks(self, project, *, url, marker):
+        self.calls["remove_webhooks"] += 1
         self._maybe_fail("remove_webhooks")
         kept = [h for h in self.webhooks if not (h["project"] == project and h["url"] == url
                                                  and marker in h["headers"])]

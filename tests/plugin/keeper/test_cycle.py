@@ -112,3 +112,43 @@ def test_an_idle_project_s_passes_read_no_task_once_the_margin_below_its_last_ch
     fake.reads.clear()
     run_cycle(fake, monitor, full_pass_every=100, write=write, people={})
     assert fake.reads[0] == ("changed", 1) and "3" in monitor.state.tasks[5].annotators
+
+
+def test_an_idle_pass_asks_label_studio_for_the_config_and_one_page_only():
+    # each request a pass of an idle project makes: its config (a changed one is re-mapped) and one page of the
+    # tasks newest first (none newer than the last read), which also gives the task count (a lost deletion). Before,
+    # also the count on its own and the "Below ground truth" tab, unchanged, set again (views listed, one updated).
+    from plugin.keeper.passes import refresh_tasks
+
+    fake = FakeLabelStudio([{"id": t, "meta": {}, "annotations": [annotation(3 * t, t, 1, "pos"),
+                                                                  annotation(3 * t + 1, t, 2, "neg")]}
+                            for t in range(1, 31)])
+    fake.step = 1
+    monitor = _monitor()
+
+    def cycle():
+        fake.calls.clear()
+        fake.reads.clear()
+        return run_cycle(fake, monitor, full_pass_every=100, write=lambda stale: refresh_tasks(fake, monitor, stale),
+                         tabs=True, people={})
+
+    first = cycle()
+    assert first.read.kind == "full" and fake.calls["ensure_view"] == 1  # the tab, set once
+    for _ in range(3):  # the writes read back, the margin below them looked into
+        cycle()
+    for _ in range(3):
+        idle = cycle()
+        assert idle.read.kind == "changed" and idle.read.n_tasks == 0 and idle.read.stale == []
+        assert dict(fake.calls) == {"label_config": 1, "tasks": 1}, fake.calls
+    # what an idle pass still notices: a task deleted unheard of (the page's count), a changed config, and who is
+    # below ground truth (the tab, set again)
+    with fake.lock:
+        del fake.store[30]
+    assert cycle().read.kind == "full" and len(monitor.state.tasks) == 29
+    fake.configs[1] = fake.configs[1].replace('<Choice value="neu"/>', '<Choice value="neu"/><Choice value="mixed"/>')
+    assert cycle().read.kind == "full" and "mixed" in str(monitor.controls()["sentiment"])
+    for t in range(1, 30):
+        fake.annotate(t, _truth(1000 + t, t, 3, "pos"))
+    cycle()
+    assert fake.calls["ensure_view"] == 1
+    assert fake.views[(1, "Below ground truth")]["filters"]["items"][0]["value"] == 2

@@ -25,7 +25,7 @@ def page_handler(tasks, calls):
         if request.url.path == "/api/tasks/":
             page, size = int(request.url.params["page"]), int(request.url.params["page_size"])
             chunk = tasks[(page - 1) * size: page * size]
-            if not chunk:
+            if not chunk and page > 1:  # as Label Studio answers (an empty project's first page is empty)
                 return httpx.Response(404, json={"detail": "Invalid page."})
             return httpx.Response(200, json={"tasks": chunk, "total": len(tasks)})
         if request.url.path.startswith("/api/dm/views"):  # the review tab
@@ -230,3 +230,102 @@ def test_a_connection_closed_again_and_again_falls_back_to_the_usual_retries():
     with pytest.raises(LabelStudioError, match="could not be reached: ReadError"):
         client.update_meta(3, {"agreement": {}})
     assert len(attempts) == CONNECTION.retries + 1 and sleeps == [0.01, 0.02]
+
+
+def _pages_asked(calls, path="/api/tasks/"):
+    return [(int(c.url.params["page"]), int(c.url.params["page_size"])) for c in calls if c.url.path == path]
+
+
+@pytest.mark.parametrize(("n_tasks", "pages"), [(0, 1), (1, 1), (2, 1), (3, 2), (4, 2), (6, 3)])
+def test_a_read_asks_for_no_page_past_the_last_one(n_tasks, pages):
+    # Label Studio answers a page past the last with 404 "Invalid page." and logs a traceback: a number of tasks
+    # that is a multiple of the page size (4 in pages of 2) is the case where a reader asks for one
+    tasks = [{"id": i, "data": {}, "annotations": [], "meta": {}} for i in range(1, n_tasks + 1)]
+    calls = []
+    assert [t["id"] for t in fake(page_handler(tasks, calls)).tasks(7)] == list(range(1, n_tasks + 1))
+    assert _pages_asked(calls) == [(page, 2) for page in range(1, pages + 1)]
+
+
+def test_pages_smaller_than_asked_for_are_read_to_the_total():
+    # TASK_API_PAGE_SIZE_MAX caps the page size Label Studio applies: a short page is not the last one then
+    tasks = [{"id": i, "data": {}, "annotations": [], "meta": {}} for i in range(1, 8)]
+    calls = []
+
+    def handler(request):
+        calls.append(request)
+        page = int(request.url.params["page"])
+        return httpx.Response(200, json={"tasks": tasks[(page - 1) * 3: page * 3], "total": len(tasks)})
+
+    client = LabelStudioClient(replace(CONNECTION, page_size=5),
+                               httpx_client=httpx.Client(transport=httpx.MockTransport(handler)))
+    assert [t["id"] for t in client.tasks(7)] == list(range(1, 8)) and len(calls) == 3
+
+
+def changed_handler(tasks, calls):
+    """Pages of ``tasks`` newest first (by ``updated_at``), as the Data Manager orders a read of changed tasks."""
+    ordered = sorted(tasks, key=lambda t: t["updated_at"], reverse=True)
+
+    def handler(request):
+        calls.append(request)
+        assert json.loads(request.url.params["query"]) == {"ordering": ["-tasks:updated_at"]}
+        page, size = int(request.url.params["page"]), int(request.url.params["page_size"])
+        chunk = ordered[(page - 1) * size: page * size]
+        if not chunk and page > 1:
+            return httpx.Response(404, json={"detail": "Invalid page."})
+        return httpx.Response(200, json={"tasks": chunk, "total": len(tasks)})
+    return handler
+
+
+@pytest.mark.parametrize(("changed", "pages"), [
+    (0, [(1, 10)]), (9, [(1, 10)]),  # an idle pass, and a few changed tasks: the probe alone
+    (10, [(1, 10), (1, 50)]), (60, [(1, 10), (1, 50), (2, 50)]),  # more: pages of the page size, from the first
+    (100, [(1, 10), (1, 50), (2, 50)]),  # every task changed: 100 in pages of 50, no third
+])
+def test_a_read_of_changed_tasks_asks_first_for_a_small_page(changed, pages):
+    from datetime import UTC, datetime, timedelta
+
+    since = datetime(2026, 1, 1, tzinfo=UTC)
+    tasks = [{"id": i, "annotations": [], "meta": {},
+              "updated_at": (since + timedelta(seconds=i if i <= changed else -i)).isoformat()}
+             for i in range(1, 101)]
+    calls, totals = [], []
+    client = LabelStudioClient(replace(CONNECTION, page_size=50),
+                               httpx_client=httpx.Client(transport=httpx.MockTransport(changed_handler(tasks, calls))))
+    read = [t["id"] for t in client.tasks(7, updated_after=since, on_total=totals.append)]
+    assert read == list(range(changed, 0, -1))  # each changed task once, newest first
+    assert _pages_asked(calls) == pages and totals == [100]  # the project's task count, from the first page
+
+
+def project_handler(n_projects, calls, *, cap=100):
+    def handler(request):
+        calls.append(request)
+        assert request.url.path == "/api/projects/" and request.url.params["include"] == "id"
+        page, size = int(request.url.params["page"]), min(int(request.url.params["page_size"]), cap)
+        chunk = [{"id": i} for i in range(1, n_projects + 1)][(page - 1) * size: page * size]
+        if page > 1 and not chunk:
+            return httpx.Response(404, json={"detail": "Invalid page."})
+        return httpx.Response(200, json={"count": n_projects, "next": "http://ls.test/api/projects/?page=2"
+                                         if page * size < n_projects else None, "previous": None, "results": chunk})
+    return handler
+
+
+@pytest.mark.parametrize(("n_projects", "cap", "pages"), [(0, 100, 1), (1, 100, 1), (100, 100, 1), (101, 100, 2),
+                                                          (200, 100, 2), (100, 30, 4)])
+def test_the_project_list_asks_for_no_page_past_the_last_one(n_projects, cap, pages):
+    calls = []
+    assert fake(project_handler(n_projects, calls, cap=cap)).project_ids() == list(range(1, n_projects + 1))
+    assert _pages_asked(calls, "/api/projects/") == [(page, 100) for page in range(1, pages + 1)]
+
+
+def test_a_failed_page_of_the_project_list_is_retried_on_its_own():
+    calls, failed = [], []
+    serve = project_handler(150, calls)
+
+    def handler(request):
+        if request.url.params["page"] == "2" and not failed:
+            failed.append(request)
+            return httpx.Response(502, text="bad gateway")
+        return serve(request)
+
+    assert fake(handler).project_ids() == list(range(1, 151))
+    assert _pages_asked(calls, "/api/projects/") == [(1, 100), (2, 100)] and len(failed) == 1
