@@ -52,13 +52,22 @@ $(POSTGRES):
 	$(SUDO) apt-get update -qq
 	$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql-15 >/dev/null
 
-test: $(STAMP) $(LS_STAMP) $(CHROMIUM) $(PODMAN) $(POSTGRES)
-	$(BIN)/python -m pytest -q
+# Prometheus (Debian's package) for promtool: tests/deploy/test_rules.py checks and unit-tests the alert rules.
+PROMETHEUS := /usr/bin/prometheus
+$(PROMETHEUS):
+	$(SUDO) apt-get update -qq
+	$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq prometheus >/dev/null
 
-# The unit tier, a few minutes on two cores: no Label Studio, Chromium, podman or PostgreSQL (the markers are in
-# pyproject.toml; `make test` runs every tier).
+# Hypothesis profiles (tests/profiles.py): `make test` runs each property on the standard examples (as CI always has), the
+# unit tier on a quarter; HYPOTHESIS_PROFILE=... on the command line picks another.
+test: $(STAMP) $(LS_STAMP) $(CHROMIUM) $(PODMAN) $(POSTGRES) $(PROMETHEUS)
+	HYPOTHESIS_PROFILE=$(or $(HYPOTHESIS_PROFILE),thorough) $(BIN)/python -m pytest -q
+
+# The unit tier, under three minutes on two cores: no Label Studio, Chromium, podman or PostgreSQL (the markers are
+# in pyproject.toml; `make test` runs every tier).
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -q -m "not integration and not containers and not slow"
+	HYPOTHESIS_PROFILE=$(or $(HYPOTHESIS_PROFILE),fast) \
+	  $(BIN)/python -m pytest -q -m "not integration and not containers and not slow"
 
 # The whole thing on a local Label Studio: a demo project, simulated annotators, the live monitor and its scores.
 demo: $(STAMP) $(LS_STAMP)

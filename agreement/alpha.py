@@ -1,8 +1,9 @@
 """Krippendorff's alpha from per-item label counts, with missing data.
 
 Krippendorff's alpha written over per-item terms (Nørregaard & Derczynski,
-seed 004, eq. 5-6) and worked for span labels in Gwet's formulation by
-Datasaur (seed 001, alpha = 0.56):
+"Sparse Probability of Agreement", 2022, eq. 5-6) and worked for span labels
+in Gwet's formulation by Datasaur ("Krippendorff's Alpha Calculation",
+Datasaur's documentation, alpha = 0.56):
 
 .. math::
 
@@ -289,7 +290,7 @@ def krippendorff_alpha(
              {\\sum_{c,k} n_c n_k \\delta^2_{ck}}
 
     Items with fewer than two annotations are not pairable and are left out
-    (seed 001, step 2).
+    (Datasaur, step 2).
 
     Parameters
     ----------
@@ -312,11 +313,12 @@ def krippendorff_alpha(
     ----------
     Krippendorff, K. (1980). Content Analysis. Written per item as in
     Nørregaard & Derczynski, Sparse Probability of Agreement, eq. 5-6;
-    worked in Gwet's formulation by Datasaur (seed 001).
+    worked in Gwet's formulation by Datasaur, "Krippendorff's Alpha
+    Calculation" (Datasaur's documentation).
 
     Examples
     --------
-    Seed 001, Table 2 (Labeler A vs Reviewer, six spans; columns EVE, ORG,
+    Datasaur, Table 2 (Labeler A vs Reviewer, six spans; columns EVE, ORG,
     PER, TITLE, YEAR): alpha = 14/25.
 
     >>> t = [[1, 0, 0, 1, 0], [0, 0, 2, 0, 0], [0, 0, 2, 0, 0],
@@ -376,9 +378,9 @@ def alpha_item_disagreement(
 
     .. math:: d_i = \\frac{1}{n_i(n_i-1)} \\sum_{c,k} n_{ic} n_{ik} \\delta^2_{ck}
 
-    The project's :math:`D_o = \\sum_i n_i d_i / n` (seed 004, eq. 5), so a
-    single task can be scored against the project's expected disagreement as
-    ``1 - d_i / D_e``.
+    The project's :math:`D_o = \\sum_i n_i d_i / n` (Nørregaard & Derczynski
+    2022, eq. 5), so a single task can be scored against the project's
+    expected disagreement as ``1 - d_i / D_e``.
 
     Parameters
     ----------

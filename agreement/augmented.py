@@ -1,7 +1,7 @@
 """Augmented kappa for items that carry a primary and an optional secondary label.
 
 Rosenberg & Binkowski, "Augmenting the kappa statistic to determine
-interannotator reliability for multiply labeled data points" (seed 000).
+interannotator reliability for multiply labeled data points" (HLT-NAACL 2004).
 
 Each annotator's labels become an annotation matrix M (items x labels): 1 for
 a label given alone, ``p`` for the primary and ``1 - p`` for the secondary of
@@ -245,7 +245,7 @@ def _pair_terms(ranked: RankedLabels, rows: _PairRows, *, p: float
 
 @dataclass(frozen=True)
 class AugmentedKappa:
-    """Augmented kappa of two annotators (seed 000, section 5).
+    """Augmented kappa of two annotators (Rosenberg & Binkowski 2004, section 5).
 
     Attributes
     ----------
@@ -279,7 +279,7 @@ def augmented_batch(x: NDArray[np.float64], w: NDArray[np.float64]) -> NDArray[n
 
 
 def augmented_kappa(first: ArrayLike, second: ArrayLike) -> AugmentedKappa:
-    """Augmented kappa of two annotation matrices (seed 000, sections 5.1-5.3).
+    """Augmented kappa of two annotation matrices (Rosenberg & Binkowski 2004, sections 5.1-5.3).
 
     .. math::
 
@@ -319,10 +319,10 @@ def augmented_kappa(first: ArrayLike, second: ArrayLike) -> AugmentedKappa:
 
 
 def augmented_sweep(ranked: RankedLabels, *, ps: ArrayLike = DEFAULT_SWEEP) -> pd.Series:
-    """kappa' at each weight p, averaged over annotator pairs (seed 000, section 6).
+    """kappa' at each weight p, averaged over annotator pairs (Rosenberg & Binkowski 2004, section 6).
 
     With two annotators this is their kappa'; with more, the mean of each
-    pair's kappa' over the items that pair labeled, as the seed averages
+    pair's kappa' over the items that pair labeled, as the paper averages
     across its three annotators. Computed from the pairs' rows, O(labels
     given x annotators an item), without an annotation matrix.
 
@@ -356,7 +356,7 @@ def _item_kappa(ranked: RankedLabels, rows: _PairRows, *, p: float) -> NDArray[n
 
 
 def augmented_item_kappa(ranked: RankedLabels, *, p: float) -> pd.Series:
-    """Per-item kappa' at weight p (seed 000, section 6).
+    """Per-item kappa' at weight p (Rosenberg & Binkowski 2004, section 6).
 
     For a pair, item x scores :math:`(p(A)_x - p(E)) / (1 - p(E))` with
     :math:`p(A)_x = \\sum_y M_A[x,y] M_B[x,y]` and the pair's corpus p(E); the
@@ -374,7 +374,7 @@ def augmented_item_kappa(ranked: RankedLabels, *, p: float) -> pd.Series:
 
 def item_classes(kappa_p1: ArrayLike, kappa_p05: ArrayLike, *, tolerance: float = 0.1, high: float = 0.6
                  ) -> NDArray[np.str_]:
-    """The class of seed 000, section 6, of items from their kappa' at p=1.0 and at p=0.5.
+    """The class of Rosenberg & Binkowski (2004, section 6) of items from their kappa' at p=1.0 and at p=0.5.
 
     The items have kappa' ``kappa_p1`` at p=1.0 and ``kappa_p05`` at p=0.5.
 
@@ -395,7 +395,7 @@ def item_classes(kappa_p1: ArrayLike, kappa_p05: ArrayLike, *, tolerance: float 
 
 
 def classify_items(ranked: RankedLabels, *, tolerance: float = 0.1, high: float = 0.6) -> pd.DataFrame:
-    """Sort items into the four classes of seed 000, section 6.
+    """Sort items into the four classes of Rosenberg & Binkowski (2004, section 6).
 
     ================= =========================================================
     constant high     kappa' nearly equal at p=1.0 and p=0.5, and high: a clear
@@ -410,9 +410,9 @@ def classify_items(ranked: RankedLabels, *, tolerance: float = 0.1, high: float 
     ranked : RankedLabels
     tolerance : float, default 0.1
         How far apart kappa' at p=1.0 and p=0.5 may be and still count as
-        "nearly constant". The seed gives no number; 0.1 is this package's choice.
+        "nearly constant". The paper gives no number; 0.1 is this package's choice.
     high : float, default 0.6
-        The mean kappa' at or above which a constant item is "high"; the seed
+        The mean kappa' at or above which a constant item is "high"; the paper
         uses kappa' > 0.6 to select items for machine learning.
 
     Returns

@@ -6,7 +6,7 @@ with multinomial counts, which is the same distribution as drawing items and
 costs O(distinct rows) per resample; for two-rater measures the contingency
 table's cells are drawn with multinomial counts, which again is item
 resampling. Every resample goes through the measure's own batch function, so
-the interval is of exactly the estimator that was reported. Klemens (seed 002)
+the interval is of exactly the estimator that was reported. Klemens (2012)
 reports bootstrap standard errors for kappa and P_I this way.
 """
 

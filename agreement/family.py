@@ -1,12 +1,13 @@
 """The kappa family reported together, for a whole control and for each of its labels.
 
-Di Eugenio & Glass (seed 003, section 5) ask that kappa be reported with
+Di Eugenio & Glass (2004, section 5) ask that kappa be reported with
 what explains it: Cohen's kappa (each coder's own marginals), Siegel &
 Castellan's kappa (pooled marginals, Fleiss' form for several coders) and the
 prevalence-adjusted bias-adjusted kappa ``2P(A) - 1``, side by side, so that a
 low kappa with a high PABAK reads as skewed prevalence rather than
 disagreement. Beside them: Klemens' information-in-agreement P_I with each
-label's ratio R_i (seed 002), Krippendorff's alpha and SPA (seed 004).
+label's ratio R_i (Klemens 2012), Krippendorff's alpha and SPA (Nørregaard &
+Derczynski 2022).
 
 Per label, each label is read one against the rest: an annotator either gave
 it or gave another label, so every label has its own 2 x 2 tables, alpha and
@@ -117,12 +118,12 @@ def agreement_family(labels: AnnotatorLabels, counts: LabelCounts | NDArray[np.f
         * ``kappa_co``: Cohen's kappa of each pair of annotators, averaged
           with the pair's shared items as weights;
         * ``kappa_sc``: Siegel & Castellan's kappa, i.e. Fleiss' kappa with
-          pooled marginals over every annotator (seed 003, eq. 3);
+          pooled marginals over every annotator (Di Eugenio & Glass 2004, eq. 3);
         * ``pabak``: :math:`(k P(A) - 1)/(k - 1)` with P(A) the share of
           agreeing pairs over all pairs' tables (``2P(A) - 1`` for a label);
-        * ``p_i``: P_I over every pair (seed 002, "Many raters");
+        * ``p_i``: P_I over every pair (Klemens 2012, "Many raters");
         * ``r_i``: the label's :math:`R_i = p_{ii}/(p_{i\\cdot} p_{\\cdot i})`
-          on the pooled, symmetrized pair table (seed 002); None for the
+          on the pooled, symmetrized pair table (Klemens 2012); None for the
           control's row;
         * ``alpha``, ``spa``: Krippendorff's alpha and SPA over the items.
 
@@ -136,7 +137,7 @@ def agreement_family(labels: AnnotatorLabels, counts: LabelCounts | NDArray[np.f
 
     Examples
     --------
-    Seed 003, Example 1 (two coders, 150 items; Figure 2): kappa_Co 0.6725,
+    Di Eugenio & Glass 2004, Example 1 (two coders, 150 items; Figure 2): kappa_Co 0.6725,
     kappa_S&C 0.6633, and 2P(A) - 1 = 0.6667.
 
     >>> from agreement import annotator_labels, label_counts

@@ -294,7 +294,7 @@ def gwet_ac(counts: ArrayLike | LabelCounts, *, level: str = "nominal", values: 
 
     Examples
     --------
-    Two raters agree on 18 of 20 items, all of them "yes" (seed 003's Example 3 has this shape): Fleiss'
+    Two raters agree on 18 of 20 items, all of them "yes" (Di Eugenio & Glass 2004, Example 3, has this shape): Fleiss'
     kappa is -0.0526, AC1 is high.
 
     >>> counts = [[2, 0]] * 18 + [[1, 1]] * 2

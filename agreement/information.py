@@ -1,6 +1,6 @@
 """Information in agreement, P_I: a complexity-adjusted agreement index.
 
-Klemens, "Mutual Information as a Measure of Intercoder Agreement" (seed 002).
+Klemens, "Mutual Information as a Measure of Intercoder Agreement" (2012).
 Where kappa subtracts a model of chance agreement, P_I divides the mutual
 information carried by the agreeing cells by the coders' mean entropy:
 
@@ -37,7 +37,7 @@ __all__ = [
 
 @dataclass(frozen=True)
 class InformationAgreement:
-    """Information-theoretic agreement of two coders (seed 002), in bits.
+    """Information-theoretic agreement of two coders (Klemens 2012), in bits.
 
     Attributes
     ----------
@@ -100,7 +100,7 @@ def information_batch(tables: NDArray[np.float64], *, weights: ArrayLike | None 
 
 
 def category_ratios(table: ArrayLike) -> NDArray[np.float64]:
-    """Klemens' per-category ratio :math:`R_i = p_{ii} / (p_{i\\cdot}\\, p_{\\cdot i})` (seed 002).
+    """Klemens' per-category ratio :math:`R_i = p_{ii} / (p_{i\\cdot}\\, p_{\\cdot i})` (Klemens 2012).
 
     ``R_i > 1``: the coders agree on category ``i`` more often than
     independent coders would, and the category adds to P_I; ``R_i < 1``
@@ -117,7 +117,7 @@ def category_ratios(table: ArrayLike) -> NDArray[np.float64]:
 
 
 def information_agreement(table: ArrayLike, *, weights: ArrayLike | None = None) -> InformationAgreement:
-    """Information in agreement and P_I of two coders (seed 002, eq. 1-4).
+    """Information in agreement and P_I of two coders (Klemens 2012, eq. 1-4).
 
     .. math::
 
@@ -131,7 +131,7 @@ def information_agreement(table: ArrayLike, *, weights: ArrayLike | None = None)
         coder, columns the second.
     weights : array_like, with shape (n_categories, n_categories), optional
         :math:`w_{ij}` in [0, 1]; the identity by default (agreement cells
-        only). :func:`klemens_ordinal_weights` gives the seed's ordinal
+        only). :func:`klemens_ordinal_weights` gives the paper's ordinal
         partial credit.
 
     Returns
@@ -146,7 +146,7 @@ def information_agreement(table: ArrayLike, *, weights: ArrayLike | None = None)
 
     Examples
     --------
-    Seed 002, Table 3 (printed IA = 0.279, P_I = 0.185):
+    Klemens 2012, Table 3 (printed IA = 0.279, P_I = 0.185):
 
     >>> r = information_agreement([[.2, 0, 0], [.05, .06, .19], [.15, .14, .21]])
     >>> round(r.information, 3), round(r.p_i, 3)
@@ -164,7 +164,7 @@ def information_agreement(table: ArrayLike, *, weights: ArrayLike | None = None)
 
 
 def information_agreement_many(tables: Iterable[ArrayLike], *, weights: ArrayLike | None = None) -> float:
-    """P_I for several coders from their pairwise tables (seed 002, "Many raters").
+    """P_I for several coders from their pairwise tables (Klemens 2012, "Many raters").
 
     .. math::
 
@@ -198,7 +198,7 @@ def information_agreement_many(tables: Iterable[ArrayLike], *, weights: ArrayLik
 
 
 def klemens_ordinal_weights(n_categories: int) -> NDArray[np.float64]:
-    """The seed's example weights for ordinal partial credit (seed 002, section 3.1).
+    """Klemens' (2012) example weights for ordinal partial credit (section 3.1).
 
     :math:`w_{ij}` is 1 on the diagonal, 1/2 one step away, 1/4 two steps
     away and 0 beyond.

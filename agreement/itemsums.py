@@ -176,9 +176,9 @@ def pairable_inverse(n: NDArray[np.float64]) -> NDArray[np.float64]:
 
 
 def item_agreement_terms(n: NDArray[np.float64], q: NDArray[np.float64]) -> NDArray[np.float64]:
-    """Per-item agreement ``(q_i - n_i) / (n_i (n_i - 1))`` (seed 004, eq. 1), for rows with ``n_i >= 2``.
+    """Per-item agreement ``(q_i - n_i) / (n_i (n_i - 1))``, for rows with ``n_i >= 2``.
 
-    Rows with fewer annotations get a finite value (0 for whole counts) that
+    Nørregaard & Derczynski 2022, eq. 1. Rows with fewer annotations get a finite value (0 for whole counts) that
     callers weight by zero or mask.
     """
     return (q - n) / np.maximum(n * (n - 1.0), 2.0)

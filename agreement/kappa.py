@@ -1,6 +1,6 @@
 """The kappa family: Cohen, Scott / Siegel & Castellan, Fleiss, PABAK, prevalence and bias.
 
-Di Eugenio & Glass, "The Kappa Statistic: A Second Look" (seed 003): every
+Di Eugenio & Glass, "The Kappa Statistic: A Second Look" (2004): every
 member is :math:`\\kappa = (P(A) - P(E)) / (1 - P(E))`; they differ in P(E).
 
 * Cohen's :math:`\\kappa_{Co}`: each coder's own category distribution,
@@ -11,13 +11,13 @@ member is :math:`\\kappa = (P(A) - P(E)) / (1 - P(E))`; they differ in P(E).
 * PABAK (Byrt, Bishop & Carlin 1993): kappa adjusted for prevalence and bias,
   :math:`2P(A) - 1` for two categories.
 
-The seed recommends reporting :math:`\\kappa_{Co}`, :math:`\\kappa_{S\\&C}` and
+The paper recommends reporting :math:`\\kappa_{Co}`, :math:`\\kappa_{S\\&C}` and
 :math:`2P(A) - 1` together; :func:`kappa_report` does, with the prevalence and
 bias indices that explain their differences.
 
-Notes on the seed
------------------
-Some printed values do not follow from the seed's own contingency tables; the
+Notes on the paper
+------------------
+Some printed values do not follow from the paper's own contingency tables; the
 tests keep the values derived from the tables:
 
 * Example 1 prints :math:`\\kappa_{Co} = 0.6724` and :math:`\\kappa_{S\\&C} = 0.6632`
@@ -108,7 +108,7 @@ def _single(table: ArrayLike, measure: str, name: str) -> float:
 
 def cohen_kappa(table: ArrayLike, *, weights: str | ArrayLike | None = None,
                 values: ArrayLike | None = None) -> float:
-    """Cohen's kappa, chance agreement from each coder's own marginals (seed 003).
+    """Cohen's kappa, chance agreement from each coder's own marginals (Di Eugenio & Glass 2004).
 
     Optionally weighted (Cohen 1968).
 
@@ -149,7 +149,7 @@ def cohen_kappa(table: ArrayLike, *, weights: str | ArrayLike | None = None,
 
     Examples
     --------
-    Seed 003, Example 1 (printed 0.6724, truncated):
+    Di Eugenio & Glass 2004, Example 1 (printed 0.6724, truncated):
 
     >>> round(cohen_kappa([[70, 25], [0, 55]]), 6)
     0.672489
@@ -180,7 +180,7 @@ def cohen_kappa(table: ArrayLike, *, weights: str | ArrayLike | None = None,
 
 
 def scott_pi(table: ArrayLike) -> float:
-    """Scott's pi, i.e. Siegel & Castellan's kappa: pooled marginals (seed 003).
+    """Scott's pi, i.e. Siegel & Castellan's kappa: pooled marginals (Di Eugenio & Glass 2004).
 
     .. math::
 
@@ -193,7 +193,7 @@ def scott_pi(table: ArrayLike) -> float:
 
     Examples
     --------
-    Seed 003, Example 1 (printed 0.6632, truncated):
+    Di Eugenio & Glass 2004, Example 1 (printed 0.6632, truncated):
 
     >>> round(scott_pi([[70, 25], [0, 55]]), 6)
     0.6633
@@ -202,16 +202,16 @@ def scott_pi(table: ArrayLike) -> float:
 
 
 def pabak(table: ArrayLike) -> float:
-    """Prevalence- and bias-adjusted kappa (Byrt, Bishop & Carlin 1993; seed 003).
+    """Prevalence- and bias-adjusted kappa (Byrt, Bishop & Carlin 1993; Di Eugenio & Glass 2004).
 
     .. math:: PABAK = \\frac{k\\,P(A) - 1}{k - 1}
 
     with ``k`` the number of categories (the table's size); for two
-    categories this is the seed's :math:`2P(A) - 1`.
+    categories this is the paper's :math:`2P(A) - 1`.
 
     Examples
     --------
-    Seed 003, Example 6:
+    Di Eugenio & Glass 2004, Example 6:
 
     >>> round(pabak([[40, 35], [0, 25]]), 6)
     0.3
@@ -248,7 +248,7 @@ def bias_index(table: ArrayLike) -> float:
 
 @dataclass(frozen=True)
 class KappaReport:
-    """The numbers seed 003 recommends reporting together for two coders.
+    """The numbers Di Eugenio & Glass (2004) recommend reporting together for two coders.
 
     Attributes
     ----------
@@ -308,7 +308,7 @@ def fleiss_batch(x: NDArray[np.float64], w: NDArray[np.float64] | None) -> NDArr
 
 
 def fleiss_kappa(counts: ArrayLike | LabelCounts, *, method: str = "pooled") -> float:
-    """Fleiss' kappa from per-item counts (Fleiss 1971; seed 003 and 004, eq. 3-4).
+    """Fleiss' kappa from per-item counts (Fleiss 1971; Di Eugenio & Glass 2004; Nørregaard & Derczynski 2022 eq. 3-4).
 
     .. math::
 

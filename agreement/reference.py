@@ -125,7 +125,7 @@ def kappa_estimate(table: ArrayLike, *, weights: NDArray[np.float64] | None = No
 
     Examples
     --------
-    Seed 003's Example 1 (kappa 0.672489; statsmodels' ``cohens_kappa`` gives the same standard error):
+    Di Eugenio & Glass (2004), Example 1 (kappa 0.672489; statsmodels' ``cohens_kappa`` gives the same standard error):
 
     >>> est = kappa_estimate([[70, 25], [0, 55]])
     >>> round(est.value, 6), round(est.std_error, 6), est.n_items

@@ -12,7 +12,7 @@ Kept per item: its count vector. Kept in total, over the pairable items
 (``n_i >= 2``):
 
 * for SPA, :math:`\\sum_i k_i \\hat P_i` and :math:`\\sum_i k_i` for each simple
-  weighing scheme (seed 004, eq. 7);
+  weighing scheme (Nørregaard & Derczynski 2022, eq. 7);
 * for alpha, the pairable values per category :math:`n_c` and the coincidence
   matrix :math:`O = \\sum_i x_i x_i^\\top / (n_i - 1)`: the observed
   disagreement is :math:`\\sum_{c,k} O_{ck} \\delta^2_{ck}` (the diagonal of
@@ -392,7 +392,10 @@ class RunningAgreement:
         return matrix
 
     def spa(self, *, weights: SimpleScheme = "annotations_m1") -> float:
-        """SPA from the running sums (seed 004, eq. 7); NaN with a warning when no item is pairable."""
+        """SPA from the running sums (Nørregaard & Derczynski 2022, eq. 7).
+
+        NaN with a warning when no item is pairable.
+        """
         if weights not in _SCHEMES:
             raise ValueError(f"Live SPA supports the schemes {', '.join(_SCHEMES)}; got {weights!r}.")
         index = 2 * _SCHEMES.index(weights)

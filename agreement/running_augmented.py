@@ -1,6 +1,6 @@
 """The augmented kappa's per-item classes, kept up to date item by item.
 
-This is the live path of seed 000, section 6.
+This is the live path of Rosenberg & Binkowski (2004), section 6.
 
 :func:`agreement.augmented.classify_items` needs, for every pair of
 annotators, the pair's chance agreement over the items both labeled,
@@ -146,7 +146,10 @@ class RunningAugmented:
         return float(np.mean(values)) if values else float("nan")
 
     def item_class(self, item: Any, *, tolerance: float = 0.1, high: float = 0.6) -> str | None:
-        """The item's class of seed 000 (:func:`agreement.augmented.item_classes`), or None while undefined."""
+        """The item's class of Rosenberg & Binkowski 2004 (:func:`agreement.augmented.item_classes`).
+
+        None while undefined.
+        """
         return self.labels_class(self._items.get(item, ()), tolerance=tolerance, high=high)
 
     def labels_class(self, labels: Iterable[tuple[str, Any, int]], *, tolerance: float = 0.1,

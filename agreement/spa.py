@@ -1,14 +1,14 @@
 """Sparse Probability of Agreement (SPA) for incompletely annotated data.
 
-Nørregaard & Derczynski, "Sparse Probability of Agreement" (seed 004). SPA
+Nørregaard & Derczynski, "Sparse Probability of Agreement" (2022). SPA
 estimates the probability that two random annotators agree on a random item
 when not every annotator labeled every item, which is the state of a
 Label Studio project while labeling is under way.
 
-Notes on the seed
------------------
+Notes on the paper
+------------------
 The variance of an item's agreement, used by the inverse-variance schemes, is
-printed three ways in the seed: eq. 20-21 (main text), eq. 41 (Appendix A) and
+printed three ways in the paper: eq. 20-21 (main text), eq. 41 (Appendix A) and
 eq. 50 / 22-23 (Appendix B). Brute-force enumeration of every labeling for
 small n and C (``tests/agreement/test_spa.py``) shows that eq. 41 and eq. 50
 are right and that the printed eq. 20 is not: its constant should be
@@ -67,14 +67,14 @@ def item_agreement(counts: ArrayLike | LabelCounts) -> NDArray[np.float64]:
     -------
     ndarray, with shape (n_items,)
         NaN for items with fewer than two annotations, where agreement is
-        undefined (seed 004, eq. 15-16).
+        undefined (Nørregaard & Derczynski 2022, eq. 15-16).
     """
     n, q = row_sums(as_count_matrix(counts))
     return np.where(n >= 2, item_agreement_terms(n, q), np.nan)
 
 
 def item_agreement_variance(n: ArrayLike, probabilities: ArrayLike) -> NDArray[np.float64]:
-    """Variance of one item's agreement over all labelings (seed 004, Appendix A-B).
+    """Variance of one item's agreement over all labelings (Nørregaard & Derczynski 2022, Appendix A-B).
 
     Annotations are drawn independently from the class distribution
     ``probabilities``; see the module notes for the closed form and how it
@@ -90,7 +90,7 @@ def item_agreement_variance(n: ArrayLike, probabilities: ArrayLike) -> NDArray[n
     Returns
     -------
     ndarray
-        ``inf`` where ``n < 2`` (seed 004, section 5.5), else the variance.
+        ``inf`` where ``n < 2`` (Nørregaard & Derczynski 2022, section 5.5), else the variance.
     """
     p = np.asarray(probabilities, dtype=np.float64)
     s2 = (p**2).sum(axis=-1)
@@ -120,12 +120,12 @@ def spa_weights(
     scheme: WeighingScheme = "annotations_m1",
     probabilities: ArrayLike | None = None,
 ) -> NDArray[np.float64]:
-    """Item weights ``k_i`` of a weighing scheme (seed 004, section 5).
+    """Item weights ``k_i`` of a weighing scheme (Nørregaard & Derczynski 2022, section 5).
 
     ============== ============================================================
     flat           1
     annotations    n_i
-    annotations_m1 n_i - 1 (the seed's recommendation)
+    annotations_m1 n_i - 1 (the paper's recommendation)
     edges          n_i (n_i - 1) / 2
     inv_var        1 / var[P_i] with a uniform class distribution (eq. 20-21,
                    Appendix A); proportional to edges
@@ -215,7 +215,7 @@ def spa_batch(
 
 
 def spa(counts: ArrayLike | LabelCounts, *, weights: WeighingScheme = "annotations_m1") -> float:
-    """Sparse Probability of Agreement (seed 004, eq. 7).
+    """Sparse Probability of Agreement (Nørregaard & Derczynski 2022, eq. 7).
 
     .. math::
 
@@ -223,8 +223,9 @@ def spa(counts: ArrayLike | LabelCounts, *, weights: WeighingScheme = "annotatio
         \\qquad \\hat P_i = \\frac{1}{n_i(n_i-1)} \\sum_c n_{ic}(n_{ic}-1)
 
     An unbiased estimate of the probability of agreement of the fully
-    annotated data when annotations are missing at random (seed 004,
-    section 4); on complete data it equals Fleiss' :math:`\\bar P`.
+    annotated data when annotations are missing at random (Nørregaard &
+    Derczynski 2022, section 4); on complete data it equals Fleiss'
+    :math:`\\bar P`.
 
     Parameters
     ----------
@@ -246,7 +247,7 @@ def spa(counts: ArrayLike | LabelCounts, *, weights: WeighingScheme = "annotatio
 
     Examples
     --------
-    Figure 1 of the seed: 11 annotations, 5 + 3 + 2 + 1, so 14 of 55 edges agree.
+    Figure 1 of the paper: 11 annotations, 5 + 3 + 2 + 1, so 14 of 55 edges agree.
 
     >>> round(spa([[5, 3, 2, 1]]), 4)
     0.2545

@@ -1,8 +1,9 @@
 """Agreement as annotations came in, and how many more would narrow its interval to a target.
 
-SPA is unbiased while annotation is incomplete (seed 004), so its value over
-the annotations made up to each moment is a fair picture of how agreement
-moved; its bootstrap interval shows how much of the movement is noise.
+SPA is unbiased while annotation is incomplete (Nørregaard & Derczynski
+2022), so its value over the annotations made up to each moment is a fair
+picture of how agreement moved; its bootstrap interval shows how much of the
+movement is noise.
 """
 
 from __future__ import annotations

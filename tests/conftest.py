@@ -1,7 +1,5 @@
-"""Shared test settings: Hypothesis profiles sized for CI's two cores, and the guard against stray processes.
-
-CI runs derandomized, so that a submission's result depends on its code alone; developers' runs keep exploring
-new examples.
+"""Shared test settings: Hypothesis profiles sized for each tier on CI's two cores (tests/profiles.py), and the
+guard against stray processes.
 """
 
 import os
@@ -9,14 +7,12 @@ import time
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, settings
 
+from tests import profiles
 from tests.processes import descendants
 
-settings.register_profile("ci", max_examples=60, deadline=None, derandomize=True,
-                          suppress_health_check=[HealthCheck.too_slow])
-settings.register_profile("dev", max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-settings.load_profile("ci" if os.environ.get("CI") else os.environ.get("HYPOTHESIS_PROFILE", "dev"))
+# HYPOTHESIS_PROFILE: fast (make test-fast), thorough (make test), dev (otherwise); derandomized where CI is set.
+profiles.register()
 
 # Scripts that record test data from a running Label Studio or a peer package; run by hand, never collected.
 collect_ignore_glob = ["data/*.py"]

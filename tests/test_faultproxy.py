@@ -411,7 +411,11 @@ class FakeLabelStudio(BaseHTTPRequestHandler):
         self.reply(task)
 
 
-def test_label_studio_sdk_gets_and_patches_through_the_proxy_and_its_faults():
+def test_label_studio_sdk_gets_and_patches_through_the_proxy_and_its_faults(monkeypatch):
+    from label_studio_sdk.core import http_client
+
+    # The SDK waits a second, then two, between its retries; what is checked here is that it retries.
+    monkeypatch.setattr(http_client, "INITIAL_RETRY_DELAY_SECONDS", 0.01, raising=False)
     FakeLabelStudio.tasks = {3: {"id": 3, "data": {"text": "Alice"}, "meta": {}, "project": 1}}
     server = ThreadingHTTPServer(("127.0.0.1", 0), FakeLabelStudio)
     thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)

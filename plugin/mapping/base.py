@@ -10,6 +10,7 @@ regions are (:mod:`plugin.mapping.regions`).
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -33,6 +34,7 @@ __all__ = [
     "SkipResult",
     "Unit",
     "control_results",
+    "finite_number",
     "frame",
     "reason",
     "single_labels",
@@ -180,6 +182,24 @@ def frame(rows: Sequence[tuple[Any, ...]], columns: Sequence[str] = ROW_COLUMNS)
     table["item"] = table["item"].astype(str)
     table["annotator"] = table["annotator"].astype(str)
     return table
+
+
+def finite_number(value: Any) -> float | None:
+    """``value`` as a float when it is a finite number (an int or a float, not a bool), else None.
+
+    JSON allows an integer of any number of digits, which Python reads exactly: one too large for a float is None
+    here, where ``math.isfinite`` would raise.
+
+    >>> finite_number(3), finite_number(2.5), finite_number(True), finite_number(10**400), finite_number(float("inf"))
+    (3.0, 2.5, None, None, None)
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
 
 
 def reason(control: Control, what: str, detail: str = "") -> str:

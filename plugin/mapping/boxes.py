@@ -21,6 +21,7 @@ from typing import Any
 
 from shapely.geometry import Polygon
 
+from plugin.mapping.base import finite_number
 from plugin.mapping.polygons import plane_geometry, plane_iou, scale_of
 from plugin.mapping.regions import Family, Geometry, positions
 from plugin.settings import MappingOptions
@@ -54,8 +55,8 @@ def box(value: Mapping[str, Any], result: Mapping[str, Any], scope: tuple[Any, .
     parts = positions(value, ("x", "y", "width", "height"))
     if parts is None or parts[2] == 0 or parts[3] == 0:
         return None
-    rotation = value.get("rotation") or 0
-    if isinstance(rotation, bool) or not isinstance(rotation, (int, float)) or not math.isfinite(rotation):
+    rotation = finite_number(value.get("rotation") or 0)
+    if rotation is None:
         return None
     sx, sy = scale_of(result)
     x, y, width, height = normalised_box(parts[0] * sx, parts[1] * sy, parts[2] * sx, parts[3] * sy, float(rotation))

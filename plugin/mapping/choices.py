@@ -5,7 +5,8 @@ choices gives the primary and secondary label (the augmented kappa of
 Rosenberg & Binkowski), and every label of the config is also a yes/no item
 of the task, so per-label agreement exists. An annotator who submitted the
 task without selecting anything in a multiple-choice control said "no" to
-every label (Label Studio stores no result for an empty selection).
+every label (Label Studio stores no result for an empty selection; a result
+that holds one is counted as malformed, and read as no selection).
 Without a config, the labels are those anyone selected on the item.
 """
 
@@ -107,6 +108,9 @@ def map_choices(control: Control, units: Sequence[Unit], skips: Skips) -> Mapped
             choices = _choices(result["value"])
             if choices is None:
                 skips.add(reason(control, "malformed value", "choices is not a list of text"))
+                continue
+            if not choices:  # Label Studio removes the result of an empty selection; one stored is read as none
+                skips.add(reason(control, "malformed value", "no choice selected"))
                 continue
             unknown = [c for c in choices if allowed and c not in allowed]
             for label in unknown:

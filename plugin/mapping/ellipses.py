@@ -8,13 +8,13 @@ within 0.2 % of the ellipse's.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from typing import Any
 
 from shapely import affinity
 from shapely.geometry import Point
 
+from plugin.mapping.base import finite_number
 from plugin.mapping.polygons import plane_geometry, plane_iou, scale_of
 from plugin.mapping.regions import Family, Geometry, positions
 from plugin.settings import MappingOptions
@@ -28,9 +28,8 @@ def ellipse(value: Mapping[str, Any], result: Mapping[str, Any], scope: tuple[An
             options: MappingOptions) -> Geometry | None:
     """An ellipse's geometry, or None when malformed or flat."""
     parts = positions(value, ("x", "y", "radiusX", "radiusY"))
-    rotation = value.get("rotation") or 0
-    if parts is None or parts[2] <= 0 or parts[3] <= 0 or isinstance(rotation, bool) \
-            or not isinstance(rotation, (int, float)) or not math.isfinite(rotation):
+    rotation = finite_number(value.get("rotation") or 0)
+    if parts is None or parts[2] <= 0 or parts[3] <= 0 or rotation is None:
         return None
     sx, sy = scale_of(result)
     circle = Point(parts[0] * sx, parts[1] * sy).buffer(1.0, quad_segs=16)

@@ -7,34 +7,38 @@ follows the data and never a range.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from plugin.mapping.annotations import Skips
-from plugin.mapping.base import MappedControl, SkipResult, Unit, single_labels
+from plugin.mapping.base import MappedControl, SkipResult, Unit, finite_number, single_labels
 from plugin.mapping.labelconfig import Control
 
-__all__ = ["map_number", "map_rating"]
+__all__ = ["MAX_NUMBER", "map_number", "map_rating"]
+
+MAX_NUMBER = 1e100
+"""The largest magnitude of a number scored: interval alpha sums squared differences of the values over a
+project, which for numbers near 1e154 and beyond overflow a float (the measures became NaN, with no reason
+said)."""
 
 
 def map_rating(control: Control, units: Sequence[Unit], skips: Skips) -> MappedControl:
     """Map a Rating control; ratings outside 1..maxRating (or below 1, scale unknown) are skipped."""
     def parse(value: Mapping[str, Any]) -> int:
         rating = value.get("rating")
-        if isinstance(rating, bool) or not isinstance(rating, (int, float)) or not math.isfinite(rating) \
-                or rating != int(rating):
+        number = finite_number(rating)
+        if number is None or not number.is_integer():
             raise SkipResult("malformed value", "rating that is not a whole number")
-        if rating < 1 or (control.max_rating > 0 and rating > control.max_rating):
+        if number < 1 or (control.max_rating > 0 and number > control.max_rating):
             raise SkipResult("malformed value", f"rating outside 1..{control.max_rating or 'maxRating'}")
-        return int(rating)
+        return int(number)
 
     return MappedControl(control, "ordinal", single_labels(control, units, skips, parse),
                          categories=control.rating_categories)
 
 
 def map_number(control: Control, units: Sequence[Unit], skips: Skips) -> MappedControl:
-    """Map a Number control; values that are not finite numbers are skipped."""
+    """Map a Number control; values that are not finite numbers, or beyond :data:`MAX_NUMBER`, are skipped."""
     def parse(value: Mapping[str, Any]) -> float:
         number = value.get("number")
         if isinstance(number, str):
@@ -42,8 +46,11 @@ def map_number(control: Control, units: Sequence[Unit], skips: Skips) -> MappedC
                 number = float(number)
             except ValueError:
                 number = None
-        if isinstance(number, bool) or not isinstance(number, (int, float)) or not math.isfinite(number):
+        finite = finite_number(number)
+        if finite is None:
             raise SkipResult("malformed value", "number that is not a finite number")
-        return float(number)
+        if abs(finite) > MAX_NUMBER:
+            raise SkipResult("malformed value", f"number beyond ±{MAX_NUMBER:g}, whose squared differences overflow")
+        return finite
 
     return MappedControl(control, "interval", single_labels(control, units, skips, parse))

@@ -72,10 +72,12 @@ def _points(raw: Any, scale: tuple[float, float]) -> np.ndarray | None:
         raw = [[point.get("x"), point.get("y")] if isinstance(point, Mapping) else None for point in raw]
     try:
         points = np.asarray(raw, dtype=float)
+    except OverflowError:  # an integer too large for a float
+        return None
     except (TypeError, ValueError):
         try:
             points = np.array([point[:2] for point in raw], dtype=float)
-        except (TypeError, ValueError, IndexError, KeyError):
+        except (TypeError, ValueError, IndexError, KeyError, OverflowError):
             return None
     if points.ndim == 2 and points.shape[1] > 2:
         points = points[:, :2]

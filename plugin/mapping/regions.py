@@ -28,13 +28,12 @@ there (``absent_span="missing"``: nothing).
 from __future__ import annotations
 
 import hashlib
-import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from plugin.mapping.annotations import Skips, Submission
-from plugin.mapping.base import reason
+from plugin.mapping.base import finite_number, reason
 from plugin.mapping.grouping import best_groups
 from plugin.mapping.labelconfig import Control
 from plugin.settings import MappingOptions
@@ -291,8 +290,8 @@ def positions(values: Mapping[str, Any], keys: Sequence[str]) -> list[float] | N
     """The finite numbers ``values[k]`` for ``keys``, or None when one is missing or not a finite number."""
     out = []
     for key in keys:
-        value = values.get(key)
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        number = finite_number(values.get(key))
+        if number is None:
             return None
-        out.append(float(value))
+        out.append(number)
     return out

@@ -4,10 +4,13 @@ A relation links two regions of one annotation (``from_id`` to ``to_id``).
 Both ends are replaced by the items their regions were matched into, so that
 two annotators' relations between the same matched regions are one item
 ``{task}:rel:{from item}>{to item}`` (``direction: "bi"`` orders the ends,
-``"left"`` swaps them). The label is the relation's labels, sorted and joined
-with ``+``, or ``"related"`` without labels. An annotator who has regions in
-both items but did not relate them says ``"no relation"`` (nothing with
-``absent_span="missing"``); one who lacks either region is missing there.
+``"left"`` swaps them). The label is the relation's label, or ``"related"``
+without labels; a relation given several labels (``<Relations choice="multiple">``)
+keeps the first by name and its others are counted as skipped, as a region's
+extra labels are, so that every label is one of the control's categories. An
+annotator who has regions in both items but did not relate them says
+``"no relation"`` (nothing with ``absent_span="missing"``); one who lacks
+either region is missing there.
 """
 
 from __future__ import annotations
@@ -35,7 +38,10 @@ def _label(control: Control, result: Mapping[str, Any], skips: Skips) -> str | N
     for label in unknown:
         skips.add(reason(control, "label not in the config", repr(label)))
     known = sorted(set(labels) - set(unknown))
-    return "+".join(known) if known else (RELATED if not labels else None)
+    if len(known) > 1:
+        skips.add(reason(control, "malformed value", "extra labels on one relation (the first by name counts)"),
+                  len(known) - 1)
+    return known[0] if known else (RELATED if not labels else None)
 
 
 def map_relations(control: Control, submissions: Mapping[int, list[Submission]], items: RegionItems,

@@ -29,7 +29,6 @@ every span measure reads.
 
 from __future__ import annotations
 
-import math
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from html.parser import HTMLParser
@@ -39,7 +38,7 @@ import numpy as np
 
 from agreement.units import Units
 from plugin.mapping.annotations import Skips, Submission
-from plugin.mapping.base import MappedControl, reason
+from plugin.mapping.base import MappedControl, finite_number, reason
 from plugin.mapping.families import geometry_of
 from plugin.mapping.labelconfig import Control
 from plugin.mapping.regions import Geometry, Region
@@ -178,9 +177,8 @@ def _paragraph_text(paragraphs: Any, scope: tuple[Any, ...]) -> str | None:
 
 
 def _number(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
-        return None
-    return float(value)
+    number = finite_number(value)
+    return None if number is None or number < 0 else number
 
 
 def _media_length(control: Control, results: Iterable[Mapping[str, Any]]) -> float | None:

@@ -1,12 +1,12 @@
-"""Labels, HyperTextLabels and ParagraphLabels on text: each span is an item (seed 001).
+"""Labels, HyperTextLabels and ParagraphLabels on text: each span is an item (as in Datasaur's worked alpha).
 
 Spans are aligned across the annotators of a task (``exact``: same start and
 end; ``overlap``: greatest Jaccard overlap at or above ``span_jaccard``, for
 spans with character offsets). An annotator who submitted the task but marked
 nothing at a span gives the label ``"no span"``; with ``absent_span="missing"``
-they give nothing, which is how Datasaur's worked example (seed 001,
-alpha = 0.56) treats spans only one annotator marked. Positions are kept as
-stored (floats are never truncated). Labels on audio and time spans are
+they give nothing, which is how Datasaur's worked example ("Krippendorff's
+Alpha Calculation", alpha = 0.56) treats spans only one annotator marked.
+Positions are kept as stored (floats are never truncated). Labels on audio and time spans are
 intervals (:mod:`plugin.mapping.timeseries`).
 """
 

@@ -12,10 +12,10 @@ the length of their union (Jaccard); they match at ``interval_jaccard``
 from __future__ import annotations
 
 import datetime as dt
-import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from plugin.mapping.base import finite_number
 from plugin.mapping.regions import Family, Geometry, positions
 from plugin.settings import MappingOptions
 
@@ -43,7 +43,7 @@ def _moment(value: Any) -> float | None:
     if isinstance(value, bool):
         return None
     if isinstance(value, (int, float)):
-        return float(value) if math.isfinite(value) else None
+        return finite_number(value)
     if isinstance(value, str):
         try:
             return float(value)

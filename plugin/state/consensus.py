@@ -29,6 +29,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from agreement.consensus import Consensus, annotator_accuracy, dawid_skene, held_posterior, majority_vote
 from plugin.mapping.choices import YES
@@ -37,13 +38,47 @@ from plugin.state.references import GROUND_TRUTH
 
 __all__ = ["MAX_LABELS", "POSTERIOR_DIGITS", "ConsensusFit", "ItemConsensus", "TaskConsensus",
            "consensus_skipped", "fit_items", "has_consensus", "held_in_blocks", "held_items", "known_labels",
-           "short_key", "task_consensus"]
+           "label_order", "short_key", "task_consensus"]
 
 MAX_LABELS = 50
 """Above this many labels a control's consensus is majority vote: each annotator's confusion matrix would hold more
 cells than a project has answers to estimate them from."""
 POSTERIOR_DIGITS = 2
 LEVELS = ("nominal", "ordinal")
+TIE = 1e-9
+"""Labels whose posteriors are this close are tied: a fit over the same annotations read in another order sums
+them in another order, and may tell them apart by a rounding error alone."""
+
+
+def label_order(labels: Sequence[Any], n_categories: int = 0) -> np.ndarray:
+    """The label codes in the order a reader expects and ties are broken in, whatever order they were read in.
+
+    By value where every label is a number (a rating); else the config's categories (the first ``n_categories``
+    codes) in its order, then the others sorted as text. A live state codes the labels it did not know from the
+    config as it first reads them, so their codes depend on the order tasks came in; this order does not, and a
+    live read and a batch read of the same tasks give one consensus and one summary.
+
+    >>> label_order(["b", "a", "no span", "c"], 1).tolist()
+    [0, 1, 3, 2]
+    >>> label_order([3, 1, 2]).tolist()
+    [1, 2, 0]
+    """
+    values = np.fromiter(labels, dtype=object, count=len(labels))  # a label may be a tuple: one element each
+    if not len(values):
+        return np.zeros(0, dtype=np.intp)
+    if pd.api.types.infer_dtype(values, skipna=False) in ("integer", "floating", "mixed-integer-float"):
+        return np.argsort(values.astype(float), kind="stable")
+    head = min(max(n_categories, 0), len(values))
+    rest = head + np.argsort(values[head:].astype(str), kind="stable")
+    return np.concatenate([np.arange(head, dtype=np.intp), rest.astype(np.intp)])
+
+
+def _ranks(labels: Sequence[Any], n_categories: int) -> np.ndarray:
+    """Each label code's place in :func:`label_order`."""
+    order = label_order(labels, n_categories)
+    ranks = np.empty(len(order), dtype=np.intp)
+    ranks[order] = np.arange(len(order))
+    return ranks
 
 
 def has_consensus(level: str, method: str) -> bool:
@@ -81,10 +116,19 @@ class ItemConsensus:
     tie: np.ndarray
 
     @classmethod
-    def of(cls, posterior: np.ndarray, *, tie: np.ndarray | None = None) -> ItemConsensus:
-        """The most probable label of each row of ``posterior`` (an empty row: no label)."""
+    def of(cls, posterior: np.ndarray, *, tie: np.ndarray | None = None,
+           ranks: np.ndarray | None = None) -> ItemConsensus:
+        """The most probable label of each row of ``posterior`` (an empty row: no label).
+
+        Among labels tied (within :data:`TIE`), the one of least ``ranks`` (each code's place in
+        :func:`label_order`; by default the lowest code).
+        """
         some = posterior.sum(axis=1) > 0 if posterior.shape[1] else np.zeros(len(posterior), dtype=bool)
-        best = posterior.argmax(axis=1) if posterior.shape[1] else np.zeros(len(posterior), dtype=np.intp)
+        if ranks is not None and posterior.shape[1] > 1 and len(posterior):
+            tied = posterior >= posterior.max(axis=1, keepdims=True) - TIE
+            best = np.where(tied, ranks[: posterior.shape[1]], len(ranks)).argmin(axis=1)
+        else:
+            best = posterior.argmax(axis=1) if posterior.shape[1] else np.zeros(len(posterior), dtype=np.intp)
         value = np.where(some, posterior.max(axis=1, initial=0.0), np.nan)
         return cls(label=np.where(some, best, -1).astype(np.intp), posterior=value,
                    tie=np.zeros(len(posterior), dtype=bool) if tie is None else tie & some)
@@ -165,10 +209,7 @@ class ConsensusFit:
         By value where every label is a number (a rating); else the config's categories in its order, then the
         others sorted (a live read and an export of one project give one summary).
         """
-        codes = list(range(len(self.labels)))
-        if all(isinstance(label, int | float) and not isinstance(label, bool) for label in self.labels):
-            return sorted(codes, key=lambda code: self.labels[code])
-        return codes[: self.n_categories] + sorted(codes[self.n_categories:], key=lambda code: str(self.labels[code]))
+        return label_order(self.labels, self.n_categories).tolist()
 
     def accuracy(self, people: Mapping[str, str]) -> dict[str, float]:
         """Each annotator's estimated accuracy by name (Dawid-Skene; none for majority vote): ``/status``."""
@@ -213,15 +254,17 @@ def fit_items(rows: np.ndarray, n_items: int, *, known: np.ndarray, method: str,
     truth = _truth(who, said, items, known, n_w)
     common = {"labels": tuple(labels), "annotators": tuple(annotators), "n_items": n_items,
               "n_known": int((known >= 0).sum()), "truth": truth, "n_categories": n_categories}
+    ranks = _ranks(labels, n_categories)  # ties are broken alike whatever order the labels were read in
     if method == "dawid-skene" and note is None:
         fit = dawid_skene(items, who, said, n_items=n_items, n_annotators=n_w, n_labels=n_l, known=known)
         # each item under the fit's final parameters, as a live change is scored with them (the fit's own
         # posteriors are those of its last E-step, one M-step behind)
-        items_out = held_in_blocks(fit, items, who, said, n_items=n_items, known=known)
+        items_out = held_in_blocks(fit, items, who, said, n_items=n_items, known=known, ranks=ranks)
         # the state holds the parameters alone: the items' posteriors are the task scores' (tens of bytes an item)
         slim = replace(fit, labels=np.zeros(0, dtype=np.intp), posterior=np.zeros((0, n_l)))
         return ConsensusFit(method="dawid-skene", fit=slim, **common), items_out
-    return ConsensusFit(method="majority", fit=None, note=note, **common), _vote(items, said, n_items, known)
+    return (ConsensusFit(method="majority", fit=None, note=note, **common),
+            _vote(items, said, n_items, known, ranks=ranks))
 
 
 ITEMS_AT_ONCE = 1 << 20
@@ -229,36 +272,41 @@ ITEMS_AT_ONCE = 1 << 20
 
 
 def held_in_blocks(fit: Consensus, items: np.ndarray, who: np.ndarray, said: np.ndarray, *, n_items: int,
-                   known: np.ndarray, at_most: int = ITEMS_AT_ONCE) -> ItemConsensus:
+                   known: np.ndarray, at_most: int = ITEMS_AT_ONCE, ranks: np.ndarray | None = None
+                   ) -> ItemConsensus:
     """Each item's consensus under ``fit`` (:func:`agreement.consensus.held_posterior`), a block of items at a time.
 
     An item's posterior depends on its own annotations alone, summed in the order given, so the items ``k`` to
     ``k + at_most`` are scored from their annotations alone and the blocks put end to end give what one call over
     every item gives; the posteriors and their logarithms (annotations x labels) are held for a block at a time.
+    ``ranks`` breaks ties (:meth:`ItemConsensus.of`).
     """
     if n_items <= at_most:
-        return ItemConsensus.of(held_posterior(fit, items, who, said, n_items=n_items, known=known))
+        return ItemConsensus.of(held_posterior(fit, items, who, said, n_items=n_items, known=known), ranks=ranks)
     parts = []
     for first in range(0, n_items, at_most):
         last = min(first + at_most, n_items)
         on = (items >= first) & (items < last)
         parts.append(ItemConsensus.of(held_posterior(fit, items[on] - first, who[on], said[on], n_items=last - first,
-                                                     known=known[first:last])))
+                                                     known=known[first:last]), ranks=ranks))
     return ItemConsensus(label=np.concatenate([part.label for part in parts]),
                          posterior=np.concatenate([part.posterior for part in parts]),
                          tie=np.concatenate([part.tie for part in parts]))
 
 
-def _vote(items: np.ndarray, said: np.ndarray, n_items: int, known: np.ndarray) -> ItemConsensus:
+def _vote(items: np.ndarray, said: np.ndarray, n_items: int, known: np.ndarray, *,
+          ranks: np.ndarray | None = None) -> ItemConsensus:
     """Majority vote on each item from its (item, label) pairs: O(annotations), whatever the number of labels.
 
-    What :func:`agreement.consensus.majority_vote` gives (the lowest code among tied labels), without its dense
-    (items x labels) shares: a free-text control has as many labels as answers. Items of known label keep it.
+    What :func:`agreement.consensus.majority_vote` gives, without its dense (items x labels) shares: a free-text
+    control has as many labels as answers. Among tied labels the first in ``ranks`` (:func:`label_order`; by
+    default the lowest code) wins. Items of known label keep it.
     """
     width = int(said.max()) + 1 if len(said) else 1
     pairs, counts = np.unique(items.astype(np.int64) * width + said, return_counts=True)
     item, label = pairs // width, pairs % width
-    order = np.lexsort((label, -counts, item))  # by item, the most votes first, then the lowest code
+    first = label if ranks is None else ranks[label]
+    order = np.lexsort((first, -counts, item))  # by item, the most votes first, then the first label
     heads = order[np.concatenate([[True], item[order][1:] != item[order][:-1]])] if len(order) else order
     most = np.zeros(n_items)
     most[item[heads]] = counts[heads]
@@ -309,15 +357,20 @@ def known_labels(tasks: np.ndarray, per_task: np.ndarray, references: Mapping[in
 
 
 def held_items(model: ConsensusFit, rows: np.ndarray, n_items: int, *, known: np.ndarray,
-               n_labels: int) -> ItemConsensus:
+               n_labels: int, labels: Sequence[Any] | None = None) -> ItemConsensus:
     """Each item's consensus under a fit held from before (a live change): O(the items' annotations).
 
     Labels coded after the fit have no column in it: an item whose annotations the fit cannot weigh gets majority
-    vote over every label (:func:`agreement.consensus.held_posterior`).
+    vote over every label (:func:`agreement.consensus.held_posterior`). ``labels`` are the values of the
+    ``n_labels`` label codes now, by which ties are broken as a fit breaks them (:func:`label_order`); by default
+    the labels of the fit, then the codes after them in order.
     """
     items, who, said = rows[:, 0], rows[:, 1], rows[:, 2]
+    ranks = _ranks(model.labels if labels is None else labels, model.n_categories)
+    if len(ranks) < n_labels:
+        ranks = np.concatenate([ranks, np.arange(len(ranks), n_labels, dtype=np.intp)])
     if model.fit is None:
-        return _vote(items, said, n_items, known)
+        return _vote(items, said, n_items, known, ranks=ranks)
     posterior = held_posterior(model.fit, items, who, np.minimum(said, len(model.labels)), n_items=n_items,
                                known=np.where(known < len(model.labels), known, -1))
     newer = said >= len(model.labels)
@@ -328,7 +381,7 @@ def held_items(model: ConsensusFit, rows: np.ndarray, n_items: int, *, known: np
         wide[:, : posterior.shape[1]] = posterior
         wide[unfit] = vote[unfit]
         posterior = _with_known(wide, known)
-    return ItemConsensus.of(posterior)
+    return ItemConsensus.of(posterior, ranks=ranks)
 
 
 @dataclass(frozen=True)

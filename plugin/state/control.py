@@ -444,7 +444,8 @@ class ControlState:
                                               annotators=self.annotators.values,
                                               n_categories=len(self.categories or ()))
         else:
-            items = held_items(self.consensus, rows, n_items, known=known, n_labels=len(self.labels.values))
+            items = held_items(self.consensus, rows, n_items, known=known, n_labels=len(self.labels.values),
+                               labels=self.labels.values)
         return task_consensus(self.consensus.method, items, per_task, labels=self.labels.values,
                               keys=lambda at: tuple(short_key(ids[at], key) for key in self.task_items(ids[at])),
                               key_codes=key_codes,

@@ -17,6 +17,7 @@ from agreement.alignment import (
     match_overlapping,
 )
 from tests.agreement.strategies import set_partitions
+from tests.profiles import examples
 
 
 def brute_force_disorder(annotator, matrix, n_annotators, delta_empty):
@@ -56,7 +57,7 @@ def test_an_annotator_without_units_adds_empty_units():
     assert alignment.total == pytest.approx(2.25 / 3)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(continua(min_annotators=2, max_annotators=2, max_units=8))
 def test_two_annotators_assignment_equals_the_mixed_integer_program(continuum):
     annotator, matrix, n = continuum
@@ -82,7 +83,7 @@ def test_two_annotators_of_many_tangled_units_equal_the_mixed_integer_program(n_
         [program.total], abs=1e-9)
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(st.lists(continua(min_annotators=3), min_size=1, max_size=6))
 def test_a_corpus_solved_in_several_programs_equals_one_program(corpus):
     # continua are independent: cutting the corpus into programs of a few groups changes no continuum's optimum
@@ -92,7 +93,7 @@ def test_a_corpus_solved_in_several_programs_equals_one_program(corpus):
     assert [a.total for a in whole] == pytest.approx([brute_force_disorder(*c, 1.0) for c in corpus], abs=1e-9)
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(st.tuples(st.integers(2, 3), st.sampled_from([3.0, 12.0])).flatmap(
     lambda drawn: st.lists(continua(min_annotators=drawn[0], max_annotators=drawn[0], max_cost=drawn[1]),
                            min_size=1, max_size=8)),
@@ -146,7 +147,7 @@ def test_totals_refuse_costs_that_do_not_match_the_continua():
         alignment_totals([0, 2], [2], [0.0] * 4, n_annotators=2)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(continua(), st.sampled_from([0.5, 1.0, 2.0]))
 def test_best_alignment_equals_brute_force(continuum, delta_empty):
     annotator, matrix, n = continuum
@@ -180,7 +181,7 @@ def matched_overlap(group, annotator, overlap, threshold):
     return total
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(span_sets(min_annotators=2, max_annotators=2, max_units=10), st.sampled_from([0.1, 0.5, 0.8]))
 def test_two_annotators_overlap_matching_equals_linear_sum_assignment(spans, threshold):
     annotator, start, end = spans
@@ -193,7 +194,7 @@ def test_two_annotators_overlap_matching_equals_linear_sum_assignment(spans, thr
     assert matched_overlap(group, annotator, overlap, threshold) == pytest.approx(score[rows, cols].sum(), abs=1e-9)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(span_sets(min_annotators=3, max_annotators=4), st.sampled_from([0.1, 0.5]))
 def test_overlap_matching_equals_brute_force(spans, threshold):
     annotator, start, end = spans

@@ -1,4 +1,5 @@
-"""Krippendorff's alpha (seeds 001 and 004) against worked examples, the krippendorff package, and properties."""
+"""Krippendorff's alpha (Datasaur; Nørregaard & Derczynski 2022) against worked examples, the krippendorff package,
+and properties."""
 
 import warnings
 
@@ -26,7 +27,7 @@ from tests.agreement.strategies import count_matrices
 
 LEVELS = ("nominal", "ordinal", "interval", "ratio")
 
-# Seed 001 (Datasaur), Table 1: Labeler A vs Reviewer on eight spans.
+# Datasaur, "Krippendorff's Alpha Calculation", Table 1: Labeler A vs Reviewer on eight spans.
 DATASAUR = pd.DataFrame(
     [("The Tragedy of Hamlet", "A", "EVE"), ("The Tragedy of Hamlet", "R", "TITLE"), ("Prince of Denmark", "A", "PER"),
      ("Hamlet", "A", "PER"), ("Hamlet", "R", "PER"), ("William Shakespeare", "A", "PER"),
@@ -45,7 +46,7 @@ RELIABILITY = np.array([
 
 
 def test_datasaur_span_example_gives_056():
-    # Seed 001: after dropping the two single-label spans, p_a = 0.6944, p_e = 0.3055, alpha = 0.56 (exactly 14/25).
+    # Datasaur: after dropping the two single-label spans, p_a = 0.6944, p_e = 0.3055, alpha = 0.56 (exactly 14/25).
     counts = label_counts(DATASAUR)
     assert krippendorff_alpha(counts) == pytest.approx(14 / 25, abs=1e-12)
     # Gwet's p_e = sum pi_k^2 with pi = (1, 1, 5, 1, 4) / 12 over the pairable spans.
@@ -58,7 +59,7 @@ def test_datasaur_span_example_gives_056():
 
 
 def test_dropping_single_label_spans_changes_nothing():
-    # Seed 001, step 2: spans with one label are not pairable.
+    # Datasaur, step 2: spans with one label are not pairable.
     cleaned = DATASAUR[~DATASAUR["item"].isin(["Prince of Denmark", "30557"])]
     assert krippendorff_alpha(label_counts(cleaned)) == pytest.approx(krippendorff_alpha(label_counts(DATASAUR)))
 
@@ -129,7 +130,7 @@ def test_coincidence_matrix_rows_sum_to_pairable_values():
 
 @pytest.mark.parametrize("level", LEVELS)
 def test_item_terms_add_up_to_the_project_alpha(level):
-    # Seed 004, eq. 5: D_o = sum_i n_i d_i / n; alpha = 1 - D_o / D_e.
+    # Nørregaard & Derczynski 2022, eq. 5: D_o = sum_i n_i d_i / n; alpha = 1 - D_o / D_e.
     counts = aggregate_raters(RELIABILITY.T)
     d = alpha_item_disagreement(counts, level=level)
     n = counts.counts.sum(axis=1)
@@ -149,7 +150,7 @@ def test_item_terms_score_a_task_against_the_project_marginals():
 
 
 def test_nominal_alpha_relates_to_spa_with_annotation_weights():
-    # Seed 004, eq. 6: with delta = I(c != k), 1 - D_o is SPA weighted by annotations.
+    # Nørregaard & Derczynski 2022, eq. 6: with delta = I(c != k), 1 - D_o is SPA weighted by annotations.
     counts = aggregate_raters(RELIABILITY.T)
     n = counts.counts.sum(axis=1)
     d = alpha_item_disagreement(counts)

@@ -1,4 +1,4 @@
-"""Augmented kappa for multiply labeled items (seed 000: Rosenberg & Binkowski)."""
+"""Augmented kappa for multiply labeled items (Rosenberg & Binkowski 2004)."""
 
 import numpy as np
 import pandas as pd
@@ -29,14 +29,15 @@ def long_table(annotations):
     return pd.DataFrame(rows, columns=["item", "annotator", "label", "rank"])
 
 
-# Seed 000, Table 1 (annotator A); B is built so that each message shows one of the seed's partial-agreement cases.
+# Rosenberg & Binkowski 2004, Table 1 (annotator A); B is built so that each message shows one of the paper's
+# partial-agreement cases.
 A = [("a", "b"), ("b", "a"), ("b", None), ("c", None), ("c", "b"), ("d", None)]
 B = [("a", None), ("a", "b"), ("b", None), ("c", "d"), ("b", "c"), ("a", None)]
 RANKED = ranked_labels(long_table({"A": A, "B": B}), categories=["a", "b", "c", "d"])
 
 
 def test_table_2_annotation_matrix_and_table_3_frequencies():
-    # Seed 000, Tables 1-3: M_A at p = 0.6 over messages 1-5, column totals 1, 2.4, 1.6, 0 and Freq_A.
+    # Rosenberg & Binkowski 2004, Tables 1-3: M_A at p = 0.6 over messages 1-5, column totals 1, 2.4, 1.6, 0 and Freq_A.
     table_1 = ranked_labels(long_table({"A": A[:5]}), categories=["a", "b", "c", "d"])
     m = table_1.matrix(0, p=0.6)
     np.testing.assert_allclose(m, [[0.6, 0.4, 0, 0], [0.4, 0.6, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0], [0, 0.4, 0.6, 0]])
@@ -66,8 +67,8 @@ def test_per_item_kappa_averages_to_the_corpus_kappa():
 
 
 def test_the_four_item_classes():
-    # Seed 000, section 6: {ab, a} and {c, cd}: agreement on the primary (better at p=1.0); {ab, ba} and {cb, bc}:
-    # primary and secondary swapped (better at p=0.5); {b, b}: constant high; {d, a}: constant low.
+    # Rosenberg & Binkowski 2004, section 6: {ab, a} and {c, cd}: agreement on the primary (better at p=1.0); {ab, ba}
+    # and {cb, bc}: primary and secondary swapped (better at p=0.5); {b, b}: constant high; {d, a}: constant low.
     classes = classify_items(RANKED)["item_class"]
     assert list(classes) == ["better at p=1.0", "better at p=0.5", "constant high", "better at p=1.0",
                              "better at p=0.5", "constant low"]
@@ -99,7 +100,7 @@ def test_p_one_equals_cohen_on_random_primaries(rows):
 
 
 def test_three_annotators_average_over_pairs():
-    # Seed 000, section 6 averages kappa' "across the three annotators".
+    # Rosenberg & Binkowski 2004, section 6 averages kappa' "across the three annotators".
     C = [("a", None), ("b", "a"), ("b", None), ("c", None), ("c", None), ("d", None)]
     ranked = ranked_labels(long_table({"A": A, "B": B, "C": C}), categories=["a", "b", "c", "d"])
     pairs = [(0, 1), (0, 2), (1, 2)]
@@ -141,8 +142,9 @@ def test_a_difference_of_exactly_the_tolerance_is_one_class_whatever_the_roundin
        st.sampled_from([1.0, 0.9, 0.7, 0.5]))
 def test_pair_sums_equal_the_annotation_matrices(rows, p):
     # The sweep and the per-item kappa' are computed from the labels given, pair by pair; here each pair's kappa'
-    # and each item's mean are computed as seed 000 defines them, from the dense matrices M of sections 5.1-5.3.
-    # A row is (item, annotator, primary, secondary): secondary 3 means none; equal to the primary, it adds 1 - p.
+    # and each item's mean are computed as Rosenberg & Binkowski (2004) define them, from the dense matrices M of
+    # sections 5.1-5.3. A row is (item, annotator, primary, secondary): secondary 3 means none; equal to the primary, it
+    # adds 1 - p.
     long = [(f"x{i}", f"a{a}", first, 1) for i, a, first, _ in rows]
     long += [(f"x{i}", f"a{a}", second, 2) for i, a, _, second in rows if second < 3]
     ranked = ranked_labels(pd.DataFrame(long, columns=["item", "annotator", "label", "rank"]))

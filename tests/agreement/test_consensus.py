@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agreement.consensus import annotator_accuracy, dawid_skene, held_posterior, majority_vote
+from tests.profiles import examples
 
 # Recorded by tests/data/crowdkit_reference.py in an environment of its own (crowd-kit 1.4.2; the command is there).
 REFERENCE = json.loads((Path(__file__).resolve().parents[1] / "data" / "crowdkit_reference.json").read_text())
@@ -96,7 +97,7 @@ def annotations(draw):
     return items, annotators, labels, n_items, n_annotators, n_labels
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(annotations(), st.randoms(use_true_random=False))
 def test_renaming_annotators_or_labels_changes_nothing(drawn, random):
     items, annotators, labels, n_items, n_annotators, n_labels = drawn
@@ -114,7 +115,7 @@ def test_renaming_annotators_or_labels_changes_nothing(drawn, random):
     assert (renamed_vote.labels[~vote.ties] == np.where(vote.labels >= 0, names[vote.labels], -1)[~vote.ties]).all()
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.lists(st.integers(0, 3), min_size=1, max_size=30), st.integers(2, 5))
 def test_identical_annotators_give_posterior_one_on_their_label(truth, n_annotators):
     truth = np.array(truth)

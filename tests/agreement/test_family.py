@@ -1,5 +1,5 @@
-"""The kappa family per control and label (seed 003 section 5, seed 002 R_i) against the seed, brute force,
-scikit-learn, and properties."""
+"""The kappa family per control and label (Di Eugenio & Glass 2004, section 5; Klemens 2012, R_i) against the papers,
+brute force, scikit-learn, and properties."""
 
 import warnings
 from itertools import combinations
@@ -13,6 +13,7 @@ from sklearn.metrics import cohen_kappa_score
 
 from agreement import annotator_labels, fleiss_kappa, information_agreement_many, krippendorff_alpha, label_counts, spa
 from agreement.family import ALL_LABELS, agreement_family, one_against_rest
+from tests.profiles import examples
 
 
 def _rows(pairs):
@@ -27,8 +28,8 @@ def _family(rows, **options):
         return agreement_family(annotator_labels(rows), label_counts(rows), **options).set_index("label")
 
 
-def test_seed_003_example_1_reports_the_three_kappas_together():
-    # Seed 003, Figure 2 (Accept/Ack, 150 items): kappa_Co 0.672489 (printed 0.6724), kappa_S&C 0.6633,
+def test_di_eugenio_glass_example_1_reports_the_three_kappas_together():
+    # Di Eugenio & Glass 2004, Figure 2 (Accept/Ack, 150 items): kappa_Co 0.672489 (printed 0.6724), kappa_S&C 0.6633,
     # 2P(A) - 1 = 0.6666. With two coders, kappa_S&C is Fleiss' kappa.
     rows = _rows([("acc", "acc")] * 70 + [("acc", "ack")] * 25 + [("ack", "ack")] * 55)
     whole = _family(rows).loc[ALL_LABELS]
@@ -38,9 +39,9 @@ def test_seed_003_example_1_reports_the_three_kappas_together():
     assert whole["n_items"] == 150
 
 
-def test_seed_003_example_3_low_kappa_beside_high_pabak_is_prevalence():
-    # Seed 003, Figure 3: 90 agreed "acc", 5 + 5 split, 0 agreed "ack": kappa_Co = -0.052632 (printed -0.048,
-    # derived value kept) while PABAK = 0.8: the table says prevalence, not disagreement.
+def test_di_eugenio_glass_example_3_low_kappa_beside_high_pabak_is_prevalence():
+    # Di Eugenio & Glass 2004, Figure 3: 90 agreed "acc", 5 + 5 split, 0 agreed "ack": kappa_Co = -0.052632 (printed
+    # -0.048, derived value kept) while PABAK = 0.8: the table says prevalence, not disagreement.
     rows = _rows([("acc", "acc")] * 90 + [("acc", "ack")] * 5 + [("ack", "acc")] * 5)
     whole = _family(rows).loc[ALL_LABELS]
     assert whole["kappa_co"] == pytest.approx(-0.005 / 0.095)
@@ -111,7 +112,7 @@ def test_r_i_is_klemens_ratio_on_the_pooled_symmetric_table():
     assert np.isnan(family.loc[ALL_LABELS, "r_i"])
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(st.integers(0, 10_000), st.permutations(["a", "b", "c", "d"]))
 def test_renaming_annotators_changes_nothing(seed, names):
     rows = _random_rows(seed, n_items=20)

@@ -28,6 +28,7 @@ from agreement.gamma import (
 )
 from agreement.undefined import UndefinedMeasureWarning
 from agreement.units import units_from_frame
+from tests.profiles import examples
 
 REFERENCE = json.loads((Path(__file__).parents[1] / "data" / "pygamma_reference.json").read_text())["documents"]
 
@@ -174,7 +175,7 @@ def projects(draw, *, max_docs=3, max_annotators=3, max_units=3, max_start=40):
     return frame
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(projects())
 def test_identical_annotators_give_one(frame):
     base = frame[frame["annotator"] == frame["annotator"].iloc[0]].copy()
@@ -184,7 +185,7 @@ def test_identical_annotators_give_one(frame):
     assert gamma(units, n_samples=5).value == 1.0
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(projects(), st.randoms(use_true_random=False))
 def test_annotator_order_and_unit_order_change_nothing(frame, random):
     units = units_from_frame(frame)
@@ -204,7 +205,7 @@ def test_annotator_order_and_unit_order_change_nothing(frame, random):
         assert getattr(first, field) == pytest.approx(getattr(second, field), abs=1e-12, nan_ok=True)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(projects(), st.integers(1, 1000))
 def test_shifting_every_unit_changes_no_disorder(frame, shift):
     units, shifted = units_from_frame(frame), units_from_frame(frame.assign(start=frame["start"] + shift,
@@ -214,7 +215,7 @@ def test_shifting_every_unit_changes_no_disorder(frame, shift):
     np.testing.assert_allclose(task_gammas(units, 1.3), task_gammas(shifted, 1.3), atol=1e-12)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(projects())
 def test_task_gamma_live_equals_batch(frame):
     units = units_from_frame(frame)
@@ -228,7 +229,7 @@ def test_task_gamma_live_equals_batch(frame):
         assert live == pytest.approx(batch[d], abs=1e-12, nan_ok=True)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(projects())
 def test_continua_aligned_in_chunks_give_the_same_disorders(frame):
     # a project's continua are aligned a chunk of units and of pairs at a time: one continuum, one component a
@@ -247,7 +248,7 @@ def test_continua_aligned_in_chunks_give_the_same_disorders(frame):
     assert chunked.units_per_annotator.tolist() == whole.units_per_annotator.tolist()
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(projects(max_annotators=4, max_units=4, max_start=120), st.sampled_from([0.0, 0.5, 1.0, 3.0]),
        st.sampled_from([0.0, 1.0, 2.0]), st.sampled_from([0.5, 1.0, 2.0]), st.booleans())
 def test_disorders_equal_each_continuums_best_alignment_over_every_pair(frame, alpha, beta, delta_empty, distances):

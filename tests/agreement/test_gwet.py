@@ -78,7 +78,7 @@ def test_fleiss_pooled_and_gwet_forms_agree_with_equal_ratings_and_differ_withou
 
 
 def test_ac1_stays_high_where_kappa_collapses():
-    # Seed 003's Example 3 shape: agreement on 18 of 20 items, nearly all in one category.
+    # Di Eugenio & Glass 2004, the shape of Example 3: agreement on 18 of 20 items, nearly all in one category.
     counts = np.array([[2, 0]] * 18 + [[1, 1]] * 2)
     assert fleiss_kappa(counts) == pytest.approx(-0.052632, abs=1e-6)
     # p_e = T_w / (q (q - 1)) x sum pi (1 - pi) = (2 / 2) x (0.95 x 0.05 x 2) = 0.095

@@ -1,4 +1,4 @@
-"""Information in agreement, P_I (seed 002: Klemens) against the seed's tables and figures."""
+"""Information in agreement, P_I (Klemens 2012) against the paper's tables and figures."""
 
 import warnings
 
@@ -32,7 +32,7 @@ TABLE_3 = np.array([[0.2, 0, 0], [0.05, 0.06, 0.19], [0.15, 0.14, 0.21]])
 
 
 def test_motivating_example_table_1():
-    # Seed 002, section 1: P_o = 66.67%, P_e = 0.375, kappa ~ 0.467; H = 1.5 for both rows; IA = 0.569; P_I = 0.379.
+    # Klemens 2012, section 1: P_o = 66.67%, P_e = 0.375, kappa ~ 0.467; H = 1.5 for both rows; IA = 0.569; P_I = 0.379.
     r = information_agreement(TABLE_1)
     assert cohen_kappa(TABLE_1) == pytest.approx(0.467, abs=5e-4)
     assert r.entropy_first == pytest.approx(1.5) and r.entropy_second == pytest.approx(1.5)
@@ -41,7 +41,7 @@ def test_motivating_example_table_1():
 
 
 def test_table_2_more_even_agreement_carries_more_information():
-    # Seed 002: same P_o and kappa as Table 1, but IA = 0.61 instead of 0.569.
+    # Klemens 2012: same P_o and kappa as Table 1, but IA = 0.61 instead of 0.569.
     r = information_agreement(TABLE_2)
     assert cohen_kappa(TABLE_2) == pytest.approx(cohen_kappa(TABLE_1))
     assert r.information == pytest.approx(0.61, abs=5e-3)
@@ -49,7 +49,7 @@ def test_table_2_more_even_agreement_carries_more_information():
 
 
 def test_worked_example_table_3():
-    # Seed 002, "A worked example": IA terms 0.264 + 0 + 0.015 = 0.279; H(row) = 1.485, H(column) = 1.52;
+    # Klemens 2012, "A worked example": IA terms 0.264 + 0 + 0.015 = 0.279; H(row) = 1.485, H(column) = 1.52;
     # P_I printed as ~0.185 (0.18565, i.e. 0.186 rounded); P_o = 0.47, P_e = 0.34, kappa ~ 0.197; Scott's pi ~ .178.
     r = information_agreement(TABLE_3)
     assert r.information == pytest.approx(0.279, abs=5e-4)
@@ -63,7 +63,7 @@ def test_worked_example_table_3():
 
 
 def test_figure_2_full_disagreement():
-    # Seed 002, Figure 2: P_o = 0, P_e = 0.34, kappa = -0.515, entropies 1.522 and 1.571, IA = 0, P_I = 0 (SE 0).
+    # Klemens 2012, Figure 2: P_o = 0, P_e = 0.34, kappa = -0.515, entropies 1.522 and 1.571, IA = 0, P_I = 0 (SE 0).
     table = table_of([1, 2, 1, 2, 1, 2, 3, 1, 3, 2], [2, 1, 3, 1, 2, 3, 2, 2, 1, 3])
     r = information_agreement(table)
     assert cohen_kappa(table) == pytest.approx(-0.515, abs=5e-4)
@@ -73,7 +73,7 @@ def test_figure_2_full_disagreement():
 
 
 def test_figure_3_one_constant_rater():
-    # Seed 002, Figure 3: P_o = 33%, P_e = 0.333, kappa = 0, entropies 0 and 1.459, IA = 0, P_I = 0.
+    # Klemens 2012, Figure 3: P_o = 33%, P_e = 0.333, kappa = 0, entropies 0 and 1.459, IA = 0, P_I = 0.
     table = table_of([1] * 6, [1, 1, 2, 2, 2, 3])
     r = information_agreement(table)
     assert cohen_kappa(table) == pytest.approx(0.0, abs=1e-12)
@@ -82,7 +82,7 @@ def test_figure_3_one_constant_rater():
 
 
 def test_figure_4_analogue_of_negative_correlation():
-    # Seed 002, Figure 4: P_o = 20%, P_e = 0.5, kappa = -0.6, IA = P_I = -0.264.
+    # Klemens 2012, Figure 4: P_o = 20%, P_e = 0.5, kappa = -0.6, IA = P_I = -0.264.
     table = np.array([[0.1, 0.4], [0.4, 0.1]])
     r = information_agreement(table)
     assert cohen_kappa(table) == pytest.approx(-0.6)
@@ -95,7 +95,7 @@ def test_figure_4_analogue_of_negative_correlation():
     ([1, 1, 1, 1, 2, 2, 2, 3, 2, 3], [1, 1, 1, 1, 2, 2, 2, 2, 3, 3], 0.933, 0.613),  # Figure 6
 ])
 def test_figures_5_and_6_same_kappa_different_information(first, second, information, p_i):
-    # Seed 002, Figures 5-6: P_o = 80%, P_e = 0.36, kappa = 0.688 (0.6875) for both; entropies 1.522.
+    # Klemens 2012, Figures 5-6: P_o = 80%, P_e = 0.36, kappa = 0.688 (0.6875) for both; entropies 1.522.
     table = table_of(first, second)
     r = information_agreement(table)
     assert cohen_kappa(table) == pytest.approx(0.6875)
@@ -105,7 +105,7 @@ def test_figures_5_and_6_same_kappa_different_information(first, second, informa
 
 
 def test_full_agreement_gives_one_with_zero_standard_error():
-    # Seed 002, Figure 1: kappa = P_I = 1, with zero bootstrap variation.
+    # Klemens 2012, Figure 1: kappa = P_I = 1, with zero bootstrap variation.
     table = np.diag([3.0, 4.0, 3.0])
     assert information_agreement(table).p_i == pytest.approx(1.0)
     assert bootstrap_ci(table, "information", n_resamples=300, seed=1).standard_error == pytest.approx(0.0, abs=1e-12)
@@ -122,7 +122,7 @@ def test_weights_of_one_everywhere_give_the_mutual_information():
 
 
 def test_ordinal_weights_give_partial_credit():
-    # Seed 002, section 3.1: near misses count with weight 1/2 (one step) and 1/4 (two steps).
+    # Klemens 2012, section 3.1: near misses count with weight 1/2 (one step) and 1/4 (two steps).
     w = klemens_ordinal_weights(4)
     np.testing.assert_allclose(w[0], [1, 0.5, 0.25, 0])
     table = np.array([[5, 2, 0, 0], [1, 5, 2, 0], [0, 1, 5, 1], [0, 0, 2, 5]], dtype=float)
@@ -137,7 +137,7 @@ def test_ordinal_weights_give_partial_credit():
 
 
 def test_many_raters_pool_the_pairwise_terms():
-    # Seed 002, "Many raters": P_I(X,Y,Z) = (2IA(X,Y) + 2IA(X,Z) + 2IA(Y,Z)) / sum of the pairs' entropies.
+    # Klemens 2012, "Many raters": P_I(X,Y,Z) = (2IA(X,Y) + 2IA(X,Z) + 2IA(Y,Z)) / sum of the pairs' entropies.
     x = [1, 1, 2, 2, 3, 3, 1, 2]
     y = [1, 1, 2, 3, 3, 3, 1, 1]
     z = [1, 2, 2, 2, 3, 1, 1, 2]
@@ -179,7 +179,7 @@ def test_p_i_is_invariant_under_renaming_categories(table, rnd):
 
 @given(contingency_tables())
 def test_zero_diagonal_gives_zero(table):
-    # Seed 002: "if two raters disagree on all observations ... P_I = 0".
+    # Klemens 2012: "if two raters disagree on all observations ... P_I = 0".
     np.fill_diagonal(table, 0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UndefinedMeasureWarning)

@@ -1,4 +1,4 @@
-"""The kappa family (seed 003: Di Eugenio & Glass) against the seed, scikit-learn, statsmodels, and properties."""
+"""The kappa family (Di Eugenio & Glass 2004) against the paper, scikit-learn, statsmodels, and properties."""
 
 import warnings
 
@@ -25,7 +25,7 @@ from agreement import (
 )
 from tests.agreement.strategies import contingency_tables, count_matrices
 
-# Contingency tables of seed 003 (rows coder 1, columns coder 2; Accept, Ack).
+# Contingency tables of Di Eugenio & Glass 2004 (rows coder 1, columns coder 2; Accept, Ack).
 EXAMPLE_1 = [[70, 25], [0, 55]]
 EXAMPLE_2 = [[70, 10], [15, 55]]
 EXAMPLE_3 = [[90, 5], [5, 0]]
@@ -35,8 +35,8 @@ EXAMPLE_6 = [[40, 35], [0, 25]]
 
 
 def test_example_1_cohen_and_siegel_castellan():
-    # Seed 003, Figure 2: P(A) = 125/150; Cohen P(E) = 0.4912, kappa_Co printed 0.6724 (0.672489 rounds to 0.6725);
-    # S&C P(E) = 0.5050, kappa_S&C printed 0.6632 (0.663300).
+    # Di Eugenio & Glass 2004, Figure 2: P(A) = 125/150; Cohen P(E) = 0.4912, kappa_Co printed 0.6724 (0.672489 rounds
+    # to 0.6725); S&C P(E) = 0.5050, kappa_S&C printed 0.6632 (0.663300).
     report = kappa_report(EXAMPLE_1)
     assert report.observed == pytest.approx(125 / 150)
     assert report.cohen == pytest.approx((125 / 150 - 11050 / 22500) / (1 - 11050 / 22500))
@@ -48,16 +48,17 @@ def test_example_1_cohen_and_siegel_castellan():
 
 
 def test_example_2_same_agreement_table_less_bias():
-    # Seed 003, section 2 says kappa_Co "becomes 0.6632"; the table gives P(E) = (80*85 + 70*65) / 150^2 = 0.504444
-    # and kappa_Co = 0.663677 (derived value kept). kappa_S&C is unchanged, as the agreement table is the same.
+    # Di Eugenio & Glass 2004, section 2 says kappa_Co "becomes 0.6632"; the table gives
+    # P(E) = (80*85 + 70*65) / 150^2 = 0.504444 and kappa_Co = 0.663677 (derived value kept). kappa_S&C is unchanged,
+    # as the agreement table is the same.
     assert cohen_kappa(EXAMPLE_2) == pytest.approx((125 / 150 - 11350 / 22500) / (1 - 11350 / 22500))
     assert cohen_kappa(EXAMPLE_2) == pytest.approx(0.663677, abs=1e-6)
     assert scott_pi(EXAMPLE_2) == pytest.approx(scott_pi(EXAMPLE_1))
 
 
 def test_example_3_prevalence_lowers_kappa():
-    # Seed 003, Figure 3: P(A) = 0.90, P(E) = 0.905 as printed, but kappa printed -0.048; the formula gives
-    # (0.90 - 0.905) / 0.095 = -0.052632 (derived value kept). kappa_S&C equals kappa_Co here, as printed.
+    # Di Eugenio & Glass 2004, Figure 3: P(A) = 0.90, P(E) = 0.905 as printed, but kappa printed -0.048; the formula
+    # gives (0.90 - 0.905) / 0.095 = -0.052632 (derived value kept). kappa_S&C equals kappa_Co here, as printed.
     assert cohen_kappa(EXAMPLE_3) == pytest.approx(-0.005 / 0.095)
     assert scott_pi(EXAMPLE_3) == pytest.approx(cohen_kappa(EXAMPLE_3))
     assert pabak(EXAMPLE_3) == pytest.approx(0.8)
@@ -65,7 +66,7 @@ def test_example_3_prevalence_lowers_kappa():
 
 
 def test_example_4_no_prevalence():
-    # Seed 003, Figure 3: P(A) = 0.90, P(E) = 0.5, kappa = 0.80; 2P(A) - 1 = 0.8.
+    # Di Eugenio & Glass 2004, Figure 3: P(A) = 0.90, P(E) = 0.5, kappa = 0.80; 2P(A) - 1 = 0.8.
     assert cohen_kappa(EXAMPLE_4) == pytest.approx(0.8)
     assert scott_pi(EXAMPLE_4) == pytest.approx(0.8)
     assert pabak(EXAMPLE_4) == pytest.approx(0.8)
@@ -74,17 +75,19 @@ def test_example_4_no_prevalence():
 
 
 def test_example_5_little_bias():
-    # Seed 003, Figure 4 prints P(E) = 0.52 and kappa_Co = 0.27; the table's marginals (55, 45) and (60, 40) give
-    # P(E) = 0.51 and kappa_Co = 0.285714; kappa_S&C = 0.283887 (printed "stable at 0.27"). Derived values kept.
+    # Di Eugenio & Glass 2004, Figure 4 prints P(E) = 0.52 and kappa_Co = 0.27; the table's marginals (55, 45) and
+    # (60, 40) give P(E) = 0.51 and kappa_Co = 0.285714; kappa_S&C = 0.283887 (printed "stable at 0.27"). Derived
+    # values kept.
     assert cohen_kappa(EXAMPLE_5) == pytest.approx((0.65 - 0.51) / 0.49)
     assert scott_pi(EXAMPLE_5) == pytest.approx((0.65 - 0.51125) / 0.48875)
     assert bias_index(EXAMPLE_5) == pytest.approx(0.05)
 
 
 def test_example_6_bias_raises_cohen_not_scott():
-    # Seed 003, Figure 4: P(E) = 0.45 as printed, kappa_Co printed 0.418 but (0.65 - 0.45) / 0.55 = 0.363636;
-    # kappa_S&C = 0.283887 (printed 0.27); 2P(A) - 1 = 0.3 as printed. The seed's point stands: with the same
-    # P(A), kappa_Co rises from Example 5 to 6 as the coders' marginals diverge while kappa_S&C stays put.
+    # Di Eugenio & Glass 2004, Figure 4: P(E) = 0.45 as printed, kappa_Co printed 0.418 but
+    # (0.65 - 0.45) / 0.55 = 0.363636; kappa_S&C = 0.283887 (printed 0.27); 2P(A) - 1 = 0.3 as printed. The paper's
+    # point stands: with the same P(A), kappa_Co rises from Example 5 to 6 as the coders' marginals diverge while
+    # kappa_S&C stays put.
     assert cohen_kappa(EXAMPLE_6) == pytest.approx(0.2 / 0.55)
     assert scott_pi(EXAMPLE_6) == pytest.approx(scott_pi(EXAMPLE_5))
     assert cohen_kappa(EXAMPLE_6) > cohen_kappa(EXAMPLE_5)
@@ -189,7 +192,7 @@ def test_perfect_agreement_gives_one(diagonal):
 
 @given(contingency_tables())
 def test_two_coders_fleiss_equals_scott(table):
-    # Seed 002 ("Many raters") and 003: Fleiss' kappa for two coders reduces to Scott's pi.
+    # Klemens 2012 ("Many raters") and Di Eugenio & Glass 2004: Fleiss' kappa for two coders reduces to Scott's pi.
     size = table.shape[0]
     first, second = np.indices((size, size)).reshape(2, -1)
     counts = np.repeat(np.eye(size)[first] + np.eye(size)[second], table.ravel().astype(int), axis=0)
@@ -210,7 +213,7 @@ def test_fleiss_is_invariant_under_permuting_items_and_categories(counts):
 
 @given(contingency_tables())
 def test_scott_and_nominal_alpha_converge(table):
-    # Seed 003, footnote 1: Krippendorff's alpha differs from S&C only by sampling without replacement:
+    # Di Eugenio & Glass 2004, footnote 1: Krippendorff's alpha differs from S&C only by sampling without replacement:
     # alpha = 1 - (2N - 1) / (2N) * (1 - pi).
     size = table.shape[0]
     first, second = np.indices((size, size)).reshape(2, -1)

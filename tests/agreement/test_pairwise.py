@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from agreement import UndefinedMeasureWarning, annotator_labels, cohen_kappa, information_agreement, pairwise_matrix
 from agreement.kappa import table_measure_batch
+from tests.profiles import examples
 
 
 def test_each_cell_is_the_measure_of_that_pair():
@@ -46,7 +47,7 @@ def test_unknown_measure_is_a_clear_error():
         pairwise_matrix(labels, measure="kendall")
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 15), st.sampled_from(["a", "b", "c"]), st.sampled_from("wxyz")),
                 min_size=1, max_size=60, unique_by=lambda r: (r[0], r[1])))
 def test_measures_from_codes_equal_the_measures_of_the_pair_table(rows):
@@ -63,7 +64,7 @@ def test_measures_from_codes_equal_the_measures_of_the_pair_table(rows):
                 assert (np.isnan(expected) and np.isnan(found[name])) or found[name] == pytest.approx(expected)
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 15), st.sampled_from(["a", "b", "c", "d"]), st.sampled_from("wxyz")),
                 min_size=1, max_size=60, unique_by=lambda r: (r[0], r[1])))
 def test_every_pair_at_once_equals_each_pair_table(rows):

@@ -14,6 +14,7 @@ from statsmodels.stats.proportion import proportion_confint
 from agreement.gwet import agreement_weights
 from agreement.reference import REFERENCE_COLUMNS, against_reference, kappa_estimate, wilson_interval
 from agreement.undefined import UndefinedMeasureWarning
+from tests.profiles import examples
 
 
 def test_wilson_by_hand_and_against_statsmodels():
@@ -28,7 +29,7 @@ def test_wilson_by_hand_and_against_statsmodels():
     assert np.isnan(wilson_interval(0, 0)[0])
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(st.lists(st.integers(0, 9), min_size=9, max_size=9), st.booleans())
 def test_kappa_and_its_standard_error_equal_statsmodels(cells, weighted):
     table = np.array(cells, dtype=float).reshape(3, 3)
@@ -92,7 +93,7 @@ def test_annotators_against_a_reference_by_hand_and_against_scikit_learn():
     assert against_reference(labels, reference.iloc[:0]).empty
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 3), st.sampled_from("abc")), min_size=2, max_size=30))
 def test_identical_to_the_reference_scores_one_and_renaming_changes_nothing(pairs):
     items = list(range(len(pairs)))

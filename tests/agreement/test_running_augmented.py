@@ -1,4 +1,5 @@
-"""Per-item kappa' and classes kept item by item equal the batch computation of seed 000, section 6."""
+"""Per-item kappa' and classes kept item by item equal the batch computation of Rosenberg & Binkowski (2004),
+section 6."""
 
 import numpy as np
 import pandas as pd
@@ -8,6 +9,7 @@ from hypothesis import strategies as st
 
 from agreement.augmented import augmented_item_kappa, classify_items, ranked_labels
 from agreement.running_augmented import RunningAugmented
+from tests.profiles import examples
 
 LABELS = ("a", "b", "c", "d")
 ANNOTATORS = ("u1", "u2", "u3", "u4")
@@ -31,7 +33,7 @@ def _batch(items):
     return ranked_labels(pd.DataFrame(rows, columns=["item", "annotator", "label", "rank"]))
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 9), answers()), min_size=1, max_size=40))
 def test_any_stream_of_replacements_ends_where_the_batch_is(stream):
     running, final = RunningAugmented(), {}

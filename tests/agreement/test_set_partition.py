@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agreement.set_partition import SMALL_COMPONENT, solve_set_partition, unitary_candidates
+from tests.profiles import examples
 
 
 def test_alignment_still_offers_the_solver_and_the_candidates():
@@ -54,7 +55,7 @@ def test_set_partition_of_a_small_component_tries_its_partitions():
         solve_set_partition([[1, 0], [1, 1], [0, 1]], [1.0, 1.0])  # {0, 1} and {1, 2}: element 1 twice or 0 never
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(st.integers(1, 13).flatmap(lambda n: st.tuples(
     st.just(n), st.lists(st.tuples(st.sets(st.integers(0, n - 1), min_size=1, max_size=n),
                                    st.floats(0.0, 5.0, allow_nan=False)), min_size=1, max_size=10))))
@@ -78,7 +79,7 @@ def test_set_partition_equals_brute_force(problem):
     assert float(cost @ chosen) == pytest.approx(best, abs=1e-9)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(st.lists(st.tuples(st.integers(1, 6), st.lists(st.tuples(st.sets(st.integers(0, 5), min_size=1, max_size=3),
                                                                   st.floats(0.0, 5.0, allow_nan=False)),
                                                         max_size=8)),

@@ -1,4 +1,4 @@
-"""SPA (seed 004: Nørregaard & Derczynski, Sparse Probability of Agreement)."""
+"""SPA (Nørregaard & Derczynski, "Sparse Probability of Agreement", 2022)."""
 
 import itertools
 import warnings
@@ -16,7 +16,8 @@ from tests.agreement.strategies import count_matrices
 
 
 def test_figure_1_eleven_annotations_agree_on_14_of_55_edges():
-    # Seed 004, Figure 1: 5 blue, 3 red, 2 green, 1 pink: 10 + 3 + 1 + 0 = 14 edges of 55 (printed ~25.5%).
+    # Nørregaard & Derczynski 2022, Figure 1: 5 blue, 3 red, 2 green, 1 pink: 10 + 3 + 1 + 0 = 14 edges of 55
+    # (printed ~25.5%).
     assert item_agreement([[5, 3, 2, 1]])[0] == pytest.approx(14 / 55)
     assert spa([[5, 3, 2, 1]]) == pytest.approx(14 / 55)
 
@@ -70,7 +71,7 @@ def test_bad_counts_are_clear_errors():
         spa([[2, np.inf]])
 
 
-# --- The variance of an item's agreement (seed 004, section 5.3-5.4, Appendix A-B) ---
+# --- The variance of an item's agreement (Nørregaard & Derczynski 2022, section 5.3-5.4, Appendix A-B) ---
 
 
 def brute_force_variance(n, probabilities):
@@ -87,7 +88,7 @@ def brute_force_variance(n, probabilities):
 
 
 def appendix_a_eq41(n, c):
-    """Seed 004, eq. 41 (Appendix A), as printed."""
+    """Nørregaard & Derczynski 2022, eq. 41 (Appendix A), as printed."""
     edges = n * (n - 1) / 2
     k_sps = lambda v: comb(n, v) * c * (c - 1) ** (n - v)
     k_csp = lambda a, b: comb(n, a) * comb(n - a, b) * c * (c - 1) * (c - 2) ** (n - a - b)
@@ -98,7 +99,10 @@ def appendix_a_eq41(n, c):
 
 
 def printed_eq20(n, c):
-    """Seed 004, eq. 20-21 (main text), as printed: constant 1/(N^2 C^4), 2^{I(n0 = n1)} inside K_csp."""
+    """Nørregaard & Derczynski 2022, eq. 20-21 (main text), as printed.
+
+    The constant is 1/(N^2 C^4), and 2^{I(n0 = n1)} stands inside K_csp.
+    """
     edges = n * (n - 1) / 2
     k_sps = lambda v: comb(n, v) * c * (c - 1) ** (n - v)
     k_csp = lambda a, b: 2 ** (a == b) * comb(n, a) * comb(n - a, b) * c * (c - 1) * (c - 2) ** (n - a - b)
@@ -135,7 +139,8 @@ def test_class_distribution_variance_equals_enumeration(n, probabilities):
 
 @pytest.mark.parametrize("c", range(2, 8))
 def test_inv_var_weights_are_exactly_proportional_to_edges(c):
-    # Seed 004, section 6.1 and Table 1: inv_var "almost identical to edges", "constant with respect to classes".
+    # Nørregaard & Derczynski 2022, section 6.1 and Table 1: inv_var "almost identical to edges", "constant with respect
+    # to classes".
     n = np.arange(2, 11, dtype=float)
     inv_var = spa_weights(n, scheme="inv_var", probabilities=np.ones(c))
     edges = spa_weights(n, scheme="edges")
@@ -144,7 +149,8 @@ def test_inv_var_weights_are_exactly_proportional_to_edges(c):
 
 @given(st.lists(st.floats(0.01, 1.0), min_size=2, max_size=8))
 def test_inv_var_class_weights_lie_between_annotations_and_edges(raw):
-    # Seed 004, Figure 5: inv_var_class "selects a weight-curve ranging from number of annotations to number of edges".
+    # Nørregaard & Derczynski 2022, Figure 5: inv_var_class "selects a weight-curve ranging from number of annotations
+    # to number of edges".
     p = np.array(raw) / sum(raw)
     n = np.arange(2, 11, dtype=float)
     w = spa_weights(n, scheme="inv_var_class", probabilities=p)
@@ -193,7 +199,8 @@ def test_perfect_agreement_gives_one(sizes, n_categories, rnd):
 
 @given(arrays(np.int64, st.tuples(st.integers(2, 15), st.integers(2, 6)), elements=st.integers(0, 3)))
 def test_on_complete_data_spa_equals_fleiss_p_bar(labels):
-    # Seed 004, section 3: with every item annotated by the same annotators, SPA = P-bar of Fleiss' kappa.
+    # Nørregaard & Derczynski 2022, section 3: with every item annotated by the same annotators, SPA = P-bar of Fleiss'
+    # kappa.
     complete = np.eye(4)[labels].sum(axis=1)  # items x categories, every item annotated labels.shape[1] times
     p_bar = np.mean(item_agreement(complete))
     for scheme in WEIGHING_SCHEMES:
@@ -205,7 +212,7 @@ def test_on_complete_data_spa_equals_fleiss_p_bar(labels):
 
 @given(st.lists(st.integers(0, 5), min_size=2, max_size=5).filter(lambda c: sum(c) >= 3))
 def test_removing_one_annotation_at_random_keeps_the_expected_item_agreement(counts):
-    # Seed 004, eq. 14: E[P'] = P when one annotation is removed at random (n >= 3).
+    # Nørregaard & Derczynski 2022, eq. 14: E[P'] = P when one annotation is removed at random (n >= 3).
     counts = np.array(counts, dtype=float)
     n = counts.sum()
     expected = sum(
@@ -216,7 +223,8 @@ def test_removing_one_annotation_at_random_keeps_the_expected_item_agreement(cou
 
 @pytest.mark.parametrize("scheme", WEIGHING_SCHEMES)
 def test_removing_annotations_at_random_leaves_spa_unbiased(scheme):
-    # Seed 004, section 4.2: SPA on randomly thinned annotations estimates the complete data's P-bar without bias.
+    # Nørregaard & Derczynski 2022, section 4.2: SPA on randomly thinned annotations estimates the complete data's P-bar
+    # without bias.
     rng = np.random.default_rng(20240601)
     n_items, n_annotators, n_categories = 40, 6, 3
     tendency = rng.dirichlet([0.6] * n_categories, size=n_items)

@@ -17,6 +17,7 @@ from agreement.span_f1 import candidate_pairs, span_f1, task_f1
 from agreement.undefined import UndefinedMeasureWarning
 from agreement.units import Units, units_from_frame
 from tests.agreement.span_strategies import permuted, shifted, span_projects
+from tests.profiles import examples
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 
@@ -164,7 +165,7 @@ def assert_same(left: tuple, right: tuple) -> None:
     np.testing.assert_allclose(left[2], right[2], atol=1e-12)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(span_projects(), st.sampled_from(["exact", "overlap"]))
 def test_identical_annotators_give_one(project, match):
     units = project.copy_first_annotator()
@@ -177,7 +178,7 @@ def test_identical_annotators_give_one(project, match):
     assert np.all(docs[~np.isnan(docs[:, 0])] == [1.0, 0.0])
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(span_projects(), st.sampled_from(["exact", "overlap"]), st.randoms(use_true_random=False), st.floats(0, 500))
 def test_order_and_shift_change_nothing(project, match, random, shift):
     units = project.units
@@ -186,7 +187,7 @@ def test_order_and_shift_change_nothing(project, match, random, shift):
     assert_same(base, quiet_scores(shifted(units, round(shift)), match))
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(span_projects(), st.sampled_from(["exact", "overlap"]))
 def test_live_equals_batch(project, match):
     units = project.units
@@ -201,7 +202,7 @@ def test_live_equals_batch(project, match):
                 assert np.isnan(live)
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(span_projects(max_units=40), st.sampled_from([0.1, 0.3, 0.5, 1.0]))
 def test_overlap_makes_the_most_matches(project, jaccard):
     # The matched count of each (continuum, pair, label) is a maximum matching of the candidate graph (checked

@@ -6,6 +6,7 @@ whose threads slow a busy machine down. The values must be those of the formulas
 counts; and they must not depend on how many threads BLAS has.
 """
 
+import hashlib
 import math
 
 import krippendorff
@@ -46,13 +47,27 @@ def _pairable(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return x[n >= 2], n[n >= 2]
 
 
+# The reference coincidence matrices by the counts they are of: every level of measurement reads the same one, and
+# the wide case's 3,600 cells are sums over every item.
+_COINCIDENCES: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
+
+
+def reference_coincidence(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The coincidence matrix of the pairable items and its marginals, every cell a ``math.fsum`` over the items."""
+    key = (x.shape, x.dtype.str, hashlib.sha256(np.ascontiguousarray(x).tobytes()).hexdigest())
+    if key not in _COINCIDENCES:
+        x, n = _pairable(x)
+        size = x.shape[1]
+        coincidence = np.array([[math.fsum(x[:, c] * (x[:, k] - (c == k)) / (n - 1.0)) for k in range(size)]
+                                for c in range(size)])
+        _COINCIDENCES[key] = coincidence, np.array([math.fsum(row) for row in coincidence])
+    return _COINCIDENCES[key]
+
+
 def reference_alpha(x: np.ndarray, level: str, values: np.ndarray) -> float:
     """Krippendorff's alpha from the coincidence matrix, every cell a ``math.fsum`` over the items."""
-    x, n = _pairable(x)
-    size = x.shape[1]
-    coincidence = np.array([[math.fsum(x[:, c] * (x[:, k] - (c == k)) / (n - 1.0)) for k in range(size)]
-                            for c in range(size)])
-    marginals = np.array([math.fsum(row) for row in coincidence])
+    coincidence, marginals = reference_coincidence(x)
+    size = coincidence.shape[0]
     if level == "nominal":
         delta = 1.0 - np.eye(size)
     elif level == "ordinal":

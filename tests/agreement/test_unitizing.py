@@ -16,6 +16,7 @@ from agreement.undefined import UndefinedMeasureWarning
 from agreement.unitizing import u_alpha, unitizing_alpha
 from agreement.units import Units, units_from_frame
 from tests.agreement.span_strategies import permuted, shifted, span_projects
+from tests.profiles import examples
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 
@@ -123,7 +124,7 @@ def disjoint_by_label(units: Units) -> Units:
                  units.docs, units.annotators, units.labels, units.present, units.lengths)
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(span_projects(max_annotators=3))
 def test_1995_equals_its_formulas_segment_by_segment(project):
     units = project.units
@@ -208,7 +209,7 @@ def test_u_alpha_equals_krippendorff_unitized_alpha(case):
     assert u_alpha(units).value == pytest.approx(recorded["u_alpha"], abs=1e-12)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(span_projects())
 def test_u_alpha_equals_counting_position_by_position(project):
     with warnings.catch_warnings():
@@ -219,7 +220,7 @@ def test_u_alpha_equals_counting_position_by_position(project):
     assert (result.value, result.binary, result.coding) == pytest.approx(expected, nan_ok=True, rel=1e-9)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(span_projects(), st.integers(1, 12))
 def test_u_alpha_over_blocks_of_continua_equals_u_alpha_at_once(project, at_once):
     """A large project's uα is summed a block of continua at a time (agreement.unitizing.UNITS_AT_ONCE merged
@@ -263,7 +264,7 @@ def quiet(function, units):
         return function(units)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(span_projects())
 def test_identical_coders_give_one(project):
     units = project.copy_first_annotator()
@@ -284,7 +285,7 @@ def test_identical_coders_give_one(project):
         assert np.isnan(value) or value == pytest.approx(1.0)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(span_projects(), st.randoms(use_true_random=False))
 def test_coder_unit_and_label_order_change_nothing(project, random):
     units = project.units
@@ -293,7 +294,7 @@ def test_coder_unit_and_label_order_change_nothing(project, random):
     assert (a.value, a.binary, a.coding) == pytest.approx((b.value, b.binary, b.coding), nan_ok=True, rel=1e-9)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(span_projects(), st.randoms(use_true_random=False))
 def test_1995_coder_unit_and_label_order_change_nothing(project, random):
     units = project.units
@@ -307,7 +308,7 @@ def test_1995_coder_unit_and_label_order_change_nothing(project, random):
     pd.testing.assert_frame_equal(a.per_label, b.per_label, rtol=1e-9)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(span_projects(), st.integers(1, 500))
 def test_shift_moves_only_the_blank(project, shift):
     # Moving every unit along its continuum, the continuum growing with it, adds blank before the units: the units'
@@ -327,7 +328,7 @@ def test_shift_moves_only_the_blank(project, shift):
     np.testing.assert_allclose(ua.coincidences.to_numpy()[:, :-1], ub.coincidences.to_numpy()[:, :-1], rtol=1e-9)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(span_projects())
 def test_mirroring_the_continuum_changes_nothing(project):
     # x -> L - x on the project's continuum: each task mirrored, the tasks in reverse order.

@@ -1,4 +1,4 @@
-"""Containers built and run by the tests: podman (Debian's package) through ``../shared/tools/podman-here``.
+"""Containers built and run by the tests: podman (Debian's package) through the wrapper ``PODMAN_HERE`` names.
 
 Skipped, with the reason, where podman or the tool is missing, or where neither root nor sudo can run it.
 Every container, pod and volume a test creates is removed by its fixture's finalizer, also when the test fails.

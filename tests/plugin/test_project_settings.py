@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 
 from plugin.project_settings import MAX_SETTINGS_BYTES, read_project_settings
 from plugin.settings import ProjectOptions, ReviewOptions, ScoringOptions, SettingsError
+from tests.profiles import examples
 
 BASE = ProjectOptions(scoring=ScoringOptions(threshold=0.4, n_resamples=50), review=ReviewOptions(tab=False))
 TOML = """threshold = 0.5
@@ -71,7 +72,7 @@ def test_a_missing_or_huge_file_is_refused(tmp_path):
         read_project_settings(write(tmp_path, "big.toml", "#" * (MAX_SETTINGS_BYTES + 1)), base=BASE)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(top=st.floats(0, 1), sections=st.dictionaries(st.integers(1, 10**6), st.floats(0, 1), max_size=5))
 def test_any_valid_thresholds_read_back_alike_from_toml_and_yaml(tmp_path_factory, top, sections):
     directory = tmp_path_factory.mktemp("settings")

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from plugin.labelstudio.export import iter_entries, open_export
 from tests.exports import export_project, read_export
+from tests.profiles import examples
 
 
 def test_broken_exports_are_clear_errors(tmp_path):
@@ -94,7 +95,7 @@ json_values = st.recursive(st.none() | st.booleans() | st.integers(-10**20, 10**
                            | st.dictionaries(st.text(max_size=5), inner, max_size=4), max_leaves=12)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.lists(json_values, max_size=12), st.sampled_from(["", " ", "\n  ", "\t"]), st.integers(1, 7))
 def test_a_streamed_export_reads_as_json_loads(tmp_path_factory, entries, space, chunk):
     """Any JSON list, however spaced, read a few characters at a time (numbers and strings cut anywhere), gives

@@ -4,10 +4,13 @@ import pandas as pd
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from plugin.mapping import map_project
 from plugin.mapping.annotations import Skips, Submission
 from plugin.mapping.choices import split_label_items
 from plugin.mapping.labelconfig import parse_label_config
+from plugin.settings import MappingOptions
 from tests.plugin.conftest import FIRST, SECOND, THIRD, map_one, rows_of
+from tests.profiles import examples
 
 
 def test_single_choice_is_one_item_per_task(controls, submissions):
@@ -46,6 +49,21 @@ def test_labels_outside_the_config_and_broken_values_are_skipped(controls):
         "malformed value (several choices in a single-choice control): Choices 'sentiment'": 1}
 
 
+def test_an_empty_selection_stored_is_counted_and_read_as_none():
+    """A result ``{"choices": []}`` gave no row and no skip: dropped silently (the fuzz of exports found it). It
+    is counted as malformed; in a multiple-choice control its annotator still says "no" to every label."""
+    config = ('<View><Text name="t" value="$t"/><Choices name="one" toName="t"><Choice value="x"/></Choices>'
+              '<Choices name="many" toName="t" choice="multiple"><Choice value="x"/><Choice value="y"/></Choices>'
+              '<Choices name="free" toName="t" choice="multiple"/></View>')
+    results = tuple({"from_name": name, "type": "choices", "value": {"choices": []}} for name in ("one", "many", "free"))
+    skips = Skips()
+    mapped = map_project(parse_label_config(config), {1: [Submission(1, 1, "a", results)]}, skips, MappingOptions())
+    assert rows_of(mapped["one"]) == rows_of(mapped["free"]) == set()
+    assert rows_of(mapped["many"]) == {("1:x", "a", "no"), ("1:y", "a", "no")}
+    assert skips.as_dict() == {f"malformed value (no choice selected): Choices {name!r}": 1
+                               for name in ("one", "many", "free")}
+
+
 def test_alias_is_what_results_hold():
     # Label Studio stores a Choice's alias in results (docs: Choice tag, attribute alias).
     controls = parse_label_config('<View><Text name="t" value="$t"/><Choices name="c" toName="t">'
@@ -80,7 +98,7 @@ def test_pairwise(controls, submissions):
                                       (str(first), THIRD, "right")}
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(st.lists(st.text(alphabet="ab:7", max_size=6), max_size=12),
        st.lists(st.text(alphabet="ab", min_size=1, max_size=3), max_size=3))
 def test_label_items_split_at_the_last_colon_as_the_suffix_match_does(items, labels):

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from agreement import annotator_labels, label_counts
 from plugin.mapping.coded import CodedRows
 from plugin.mapping.item_names import split_item_names
+from tests.profiles import examples
 
 LABELS = ("b", "a", None, "c")  # by code: a missing label among them, not in sorted order
 ANNOTATORS = ("zoe", "10", "ann", "2")
@@ -41,7 +42,7 @@ ROWS = st.lists(st.tuples(st.integers(0, 6), st.integers(0, 3), st.integers(0, 3
     distinct_pairs)
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(ROWS)
 def test_counts_and_annotator_labels_equal_the_tables(rows):
     coded, table = coded_and_table(rows)

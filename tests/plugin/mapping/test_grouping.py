@@ -15,6 +15,7 @@ from plugin.mapping.regions import span_jaccard
 from plugin.settings import MappingOptions
 from tests.agreement.strategies import set_partitions
 from tests.plugin.conftest import map_one
+from tests.profiles import examples
 
 
 def span(annotator, start, end, label="PER", rid=None):
@@ -64,7 +65,7 @@ spans = st.lists(st.tuples(st.integers(0, 3), st.integers(0, 12), st.integers(1,
 
 
 @given(spans, st.sampled_from([0.2, 0.34, 0.5]), st.sampled_from([0, 12]))
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 def test_best_groups_equals_brute_force_over_all_partitions(units, threshold, small):
     # small = 0 sends every component of three annotators or more to HiGHS, 12 to the search over subsets
     units = sorted(set(units))
@@ -82,7 +83,7 @@ def test_best_groups_equals_brute_force_over_all_partitions(units, threshold, sm
 
 
 @given(spans)
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 def test_the_mapping_reaches_the_brute_force_optimum(units):
     # Through the mapping, each span labelled with its own name so the items say which spans they hold: the items'
     # summed Jaccard over their pairs is the greatest any valid partition of the spans reaches.
@@ -119,7 +120,7 @@ marks = st.lists(st.tuples(st.sampled_from("abc"), st.one_of(offsets, xpaths), s
 
 
 @given(marks)
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 def test_exact_spans_grouped_by_position_as_the_pairwise_search_groups_them(marks):
     by_annotator = {}
     for k, (annotator, value, label) in enumerate(marks):

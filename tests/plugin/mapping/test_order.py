@@ -5,6 +5,7 @@ from hypothesis import strategies as st
 
 from plugin.settings import MappingOptions
 from tests.plugin.mapping.helpers import result, run, submissions_of
+from tests.profiles import examples
 
 CONFIG = """<View><Text name="t" value="$t"/><Image name="image" value="$image"/>
   <Labels name="ner" toName="t"><Label value="A"/><Label value="B"/></Labels>
@@ -38,7 +39,7 @@ def results_of(regions, prefix):
     return out
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.lists(annotator, min_size=2, max_size=3), st.randoms(use_true_random=False),
        st.sampled_from(["exact", "overlap"]))
 def test_any_result_order_gives_the_same_rows(annotators, random, alignment):

@@ -49,6 +49,24 @@ def test_relations_are_items_over_matched_region_pairs():
     assert skips.total == 0
 
 
+def test_a_relation_with_several_labels_keeps_one_of_the_categories():
+    """A relation labelled twice (``<Relations choice="multiple">``) gave the label "next+prev", outside the
+    config's categories, and scoring the control raised (the fuzz of exports found it)."""
+    from agreement import label_counts
+
+    config = OCR.replace('<Relation value="next"/>', '<Relation value="next"/><Relation value="prev"/>')
+    both = {"type": "relation", "from_id": "a1", "to_id": "a2", "direction": "right", "labels": ["prev", "next"]}
+    one = {"type": "relation", "from_id": "b1", "to_id": "b2", "direction": "right", "labels": ["next"]}
+    a = ocr_region("a1", 10, "Text", "x") + ocr_region("a2", 50, "Text", "y") + [both]
+    b = ocr_region("b1", 10, "Text", "x") + ocr_region("b2", 50, "Text", "y") + [one]
+    mapped, skips = run(config, submissions_of(a, b))
+    assert list(items(mapped["relations"]).values()) == [{"a": "next", "b": "next"}]
+    assert skips.as_dict() == {"malformed value (extra labels on one relation (the first by name counts)): "
+                               "Relations 'relations'": 1}
+    counts = label_counts(mapped["relations"].rows, categories=mapped["relations"].categories)
+    assert counts.counts.tolist() == [[2.0, 0.0, 0.0, 0.0]]  # next, prev, related, no relation
+
+
 def test_ranker_buckets_and_orders():
     buckets = """<View><List name="answers" value="$items"/>
       <Ranker name="rank" toName="answers"><Bucket name="good"/><Bucket name="bad"/></Ranker></View>"""

@@ -10,6 +10,7 @@ from plugin.mapping.labelconfig import parse_label_config
 from plugin.mapping.span_units import SPAN_COLUMNS, continuum_length, is_span_control, span_units
 from plugin.settings import MappingOptions
 from tests.plugin.mapping.helpers import run
+from tests.profiles import examples
 
 TEXT = """<View><Text name="text" value="$text"/>
   <Labels name="ner" toName="text"><Label value="PER"/><Label value="LOC"/></Labels>
@@ -259,7 +260,7 @@ spans_of_one = st.lists(st.tuples(st.integers(0, 40), st.integers(1, 10), st.sam
                         max_size=6, unique_by=lambda s: (s[0], s[1]))
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.lists(spans_of_one, min_size=1, max_size=4), st.randoms(use_true_random=False))
 def test_span_rows_are_the_marked_spans_whatever_the_order(marked, random):
     per_annotator = [(chr(ord("a") + i), [text_span(start, start + width, label, f"{i}-{j}")

@@ -1,4 +1,4 @@
-"""Labels, HyperTextLabels and ParagraphLabels: spans as items (seed 001)."""
+"""Labels, HyperTextLabels and ParagraphLabels: spans as items (Datasaur)."""
 
 import pandas as pd
 import pytest
@@ -55,7 +55,7 @@ def test_overlap_alignment_matches_spans_by_jaccard():
 
 
 def test_datasaur_worked_example_gives_056():
-    # Seed 001: Labeler A and Reviewer; spans only one of them labeled are left out (absent_span="missing").
+    # Datasaur: Labeler A and Reviewer; spans only one of them labeled are left out (absent_span="missing").
     spans = [((0, 21), "EVE", "TITLE"), ((25, 42), "PER", None), ((50, 56), "PER", "PER"), ((60, 79), "PER", "PER"),
              ((80, 84), "YEAR", "YEAR"), ((85, 89), "YEAR", "YEAR"), ((90, 101), "ORG", "PER"),
              ((110, 115), None, "QTY")]

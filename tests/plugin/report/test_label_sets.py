@@ -14,6 +14,7 @@ from plugin.mapping.labelconfig import parse_label_config
 from plugin.report import build_report
 from plugin.settings import MappingOptions, ScoringOptions
 from plugin.state.project import ProjectState
+from tests.profiles import examples
 
 # Label Studio's own template (tests/data/templates/SOURCES), made multi-path as teams use it.
 CONFIG = (Path(__file__).resolve().parents[2] / "data" / "templates" / "natural-language-processing__taxonomy.xml"
@@ -55,7 +56,7 @@ def test_a_multi_path_taxonomy_shows_its_paths_not_yes_and_no():
     assert per_label is not None and per_label["Bacteria"]["spa"] == pytest.approx(1 / 3)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.lists(st.lists(st.integers(0, 3), min_size=0, max_size=4), min_size=1, max_size=12))
 def test_sets_of_one_label_give_krippendorffs_coincidences(items):
     # With one label per annotator, the coincidences of sets are Krippendorff's coincidence matrix.
@@ -65,7 +66,7 @@ def test_sets_of_one_label_give_krippendorffs_coincidences(items):
     np.testing.assert_allclose(set_coincidences(chosen, [0, 1, 2, 3]), coincidence_matrix(counts), atol=1e-12)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.lists(st.lists(st.sets(st.integers(0, 3), min_size=1), min_size=1, max_size=4), min_size=1, max_size=10))
 def test_set_coincidences_are_symmetric_and_sum_to_the_pairable_annotations(items):
     rows = [(i, f"a{k}", label) for i, sets in enumerate(items) for k, labels in enumerate(sets) for label in labels]

@@ -166,9 +166,8 @@ def test_json_and_csv_hold_the_same_tables_and_no_nan(report, tmp_path):
         write_report(report, tmp_path / "x", format="pdf")
 
 
-def test_the_page_is_self_contained_and_holds_every_section(report):
-    report, _ = report
-    page = render_html(report)
+def test_the_page_is_self_contained_and_holds_every_section(drawn):
+    _, _, page = drawn  # the demo's page with references too, drawn once for the tests of its figures
     for section in ("headline", "time", "family", "spans", "annotators", "labels", "tasks", "sweep", "flagged"):
         assert f'id="{section}"' in page
     assert "<script" not in page and " src=" not in page and "@import" not in page

@@ -29,6 +29,7 @@ from plugin.settings import MappingOptions, ScoringOptions
 from plugin.state.project import ProjectState
 from tests.exports import export_project, read_export
 from tests.plugin.conftest import DATA
+from tests.profiles import examples
 
 SPANS = DATA / "spans"
 CONFIG = """<View>
@@ -284,7 +285,7 @@ _SPAN = st.tuples(st.integers(0, 20), st.integers(1, 8), st.sampled_from(["PER",
     lambda s: (s[0], s[0] + s[1], s[2]))
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(marks=st.fixed_dictionaries({who: st.lists(_SPAN, max_size=3, unique_by=lambda s: s[:2]) for who in (1, 2, 3)}),
        shift=st.integers(1, 20))
 def test_offsets_keep_the_most_matches_and_ignore_a_shift(marks, shift):

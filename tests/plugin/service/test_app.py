@@ -737,7 +737,10 @@ def test_a_project_update_that_leaves_the_config_as_it_was_remaps_nothing(servic
     assert client.get("/status", headers={"X-Agreement-Secret": SECRET}).json()["projects"]["1"]["remapping"] is False
 
 
-def test_a_changed_settings_file_re_scores_its_projects_and_a_broken_one_is_refused(fake, tmp_path):
+def test_a_changed_settings_file_re_scores_its_projects_and_a_broken_one_is_refused(fake, tmp_path, monkeypatch):
+    from plugin.service import projects
+
+    monkeypatch.setattr(projects, "SETTINGS_CHECK", 0.2)  # the file looked at every 0.2 s, not every 2
     path = tmp_path / "settings.toml"
     path.write_text("threshold = 0.5\n")
     for identifier, who, choice in ((1, 1, "pos"), (2, 2, "pos"), (3, 3, "neg")):

@@ -88,8 +88,8 @@ def topics(identifier, who, *choices):
 
 
 def test_a_multiple_choice_item_in_class_2_flags_though_its_yes_no_agreement_passes():
-    # Seed 000, section 6: two annotators agree on tasks 1 and 2; on task 3 one ticks "quality", the other
-    # "delivery" then "staff". Task 3's kappa' is low at p = 1 and at p = 0.5 alike (class 2, "constant low");
+    # Rosenberg & Binkowski 2004, section 6: two annotators agree on tasks 1 and 2; on task 3 one ticks "quality", the
+    # other "delivery" then "staff". Task 3's kappa' is low at p = 1 and at p = 0.5 alike (class 2, "constant low");
     # over its eight yes/no items they still agree on five ("no" to the rest), so SPA (0.625) passes 0.5.
     state = ProjectState(1, parse_label_config(MULTI), mapping=MappingOptions(),
                          scoring=ScoringOptions(n_resamples=20))

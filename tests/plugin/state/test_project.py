@@ -17,6 +17,7 @@ from plugin.settings import MappingOptions, ScoringOptions
 from plugin.state import stale
 from plugin.state.project import ProjectState
 from tests.plugin.fake_label_studio import CONTROLS
+from tests.profiles import examples
 
 SCORING = ScoringOptions(n_resamples=20)
 SPANS = ((0, 5), (6, 10), (3, 8))
@@ -43,7 +44,7 @@ def snapshot(task, annotations, meta=None):
             "annotations": [copy.deepcopy(a) for a in annotations.values() if a["task"] == task]}
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(st.randoms(use_true_random=False), st.integers(5, 40))
 def test_state_updated_task_by_task_equals_a_batch_read(rnd, n_events):
     """Each change is followed, sooner or later, by a read of its task; reads may repeat and come in any order."""
@@ -197,7 +198,7 @@ def test_annotation_times_are_decoded_as_the_times_read():
     assert str(times["time"].iloc[1]) == "2026-01-05 08:30:00.250000+00:00"
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(st.randoms(use_true_random=False), st.booleans(), st.booleans())
 def test_a_pass_finds_the_tasks_a_full_diff_of_each_finds(rnd, mirror, escalate):
     """stale_tasks builds each distinct block once and compares diff keys first; a full diff of every task as read
@@ -265,7 +266,7 @@ def test_a_pass_diffs_tasks_read_alike_but_for_the_type_of_their_overlap_apart(o
         assert state.stale_tasks(review=ReviewOptions(tab=False, escalate=True)) == asks
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(st.randoms(use_true_random=False), st.integers(4, 16))
 def test_a_pass_on_a_state_that_did_not_change_gives_the_last_answer_and_any_change_computes_it_again(rnd, steps):
     """A pass keeps its answer until a task is read other than as it was held, or removed; whatever happened in

@@ -12,6 +12,7 @@ from plugin.mapping.labelconfig import parse_label_config
 from plugin.settings import MappingOptions, ScoringOptions
 from plugin.state.project import ProjectState
 from plugin.state.references import GROUND_TRUTH, model_key, task_references
+from tests.profiles import examples
 
 CONFIG = """<View><Text name="text" value="$text"/>
 <Choices name="sentiment" toName="text"><Choice value="pos"/><Choice value="neg"/><Choice value="neu"/></Choices>
@@ -172,7 +173,7 @@ def test_live_equals_batch_and_a_removed_prediction_drops_out():
     assert live.scores().controls["sentiment"].references["ground_truth"]["n_tasks"] == 3
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(st.lists(st.tuples(st.sampled_from(["pos", "neg", "neu"]), st.sampled_from(["pos", "neg", "neu"])),
                 min_size=2, max_size=12), st.integers(0, 10**6))
 def test_an_annotator_identical_to_the_model_scores_one_and_names_change_nothing(labels, seed):
@@ -225,7 +226,7 @@ def test_the_report_shows_annotators_and_models_against_the_references(tmp_path)
 LABEL = st.sampled_from(["pos", "neg", "neu"])
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(st.lists(st.tuples(st.dictionaries(st.integers(1, 4), LABEL, min_size=1, max_size=3),
                           st.one_of(st.none(), LABEL), st.lists(st.tuples(st.sampled_from(["a", "b"]), LABEL),
                                                                 max_size=3)), min_size=1, max_size=8),

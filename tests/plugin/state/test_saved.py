@@ -23,6 +23,7 @@ from plugin.settings import MappingOptions, ReviewOptions, ScoringOptions
 from plugin.state import saved as saved_state
 from plugin.state.project import ProjectState
 from plugin.state.saved import MAGIC, SavedStateError, pickled, read_state, state_path, write_state
+from tests.profiles import examples
 
 SECRET = "s3cret-for-the-state-file-tests"
 SOURCE = "http://label-studio.test:8080"
@@ -67,7 +68,7 @@ def test_a_state_read_back_scores_and_diffs_as_the_state_saved(tmp_path):
     assert read(tmp_path, 8) is None  # no file: nothing to restore
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=examples(15), deadline=None)
 @given(st.randoms(use_true_random=False), st.booleans())
 def test_a_restored_state_goes_on_as_the_state_it_was_saved_from(tmp_path_factory, rnd, scored_first):
     """Whatever the saved state held (its pass memo, its span scores), the same reads after it give the same

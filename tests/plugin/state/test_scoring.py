@@ -5,15 +5,17 @@ import numpy as np
 import pytest
 
 from agreement import item_agreement, krippendorff_alpha, spa
+from plugin.mapping.labelconfig import parse_label_config
 from plugin.settings import MappingOptions, ScoringOptions
 from plugin.state.project import ProjectState
 from tests.plugin.conftest import FIRST, SECOND, THIRD
 
 
-@pytest.fixture
-def scores(recorded, controls):
-    return ProjectState.from_tasks(recorded["tasks"], controls, mapping=MappingOptions(),
-                                   scoring=ScoringOptions(n_resamples=200)).scores()
+@pytest.fixture(scope="module")
+def scores(recorded):
+    """The recorded project's scores, computed once: the tests only read them."""
+    return ProjectState.from_tasks(recorded["tasks"], parse_label_config(recorded["label_config"]),
+                                   mapping=MappingOptions(), scoring=ScoringOptions(n_resamples=200)).scores()
 
 
 def test_single_choice_scores(scores, submissions):

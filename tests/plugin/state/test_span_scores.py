@@ -18,6 +18,7 @@ from plugin.settings import MappingOptions, ScoringOptions
 from plugin.state.project import ProjectState
 from tests.exports import export_project, read_export
 from tests.plugin.conftest import DATA
+from tests.profiles import examples
 
 SPANS = DATA / "spans"
 CONFIG = """<View>
@@ -100,7 +101,7 @@ def _canonical(state):
     return {task: (score.flagged, score.reasons, score.controls) for task, score in state.task_scores().items()}
 
 
-@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(8), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(order=st.permutations(range(7)), early=st.lists(st.integers(0, 6), max_size=3))
 def test_live_equals_batch(bratiaa, order, early):
     """Tasks set one by one in any order, scored as they come (some first without their last annotation), give the

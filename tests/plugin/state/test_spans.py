@@ -13,6 +13,7 @@ from plugin.settings import MappingOptions, ScoringOptions
 from plugin.state.project import ProjectState
 from tests.exports import read_export
 from tests.plugin.conftest import DATA
+from tests.profiles import examples
 
 SPANS = DATA / "spans"
 CORPORA = [("krippendorff2004", "krippendorff2004_config.xml"), ("leoka_team_2", "leoka_config.xml"),
@@ -50,7 +51,7 @@ spans_of_a_task = st.lists(st.tuples(st.integers(1, 4), st.sampled_from(["PER", 
                            max_size=5)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(st.lists(st.tuples(st.booleans(), st.lists(st.tuples(st.integers(1, 4), spans_of_a_task), max_size=3)),
                 min_size=1, max_size=6))
 def test_units_equal_those_of_the_rows_for_any_tasks(tasks):

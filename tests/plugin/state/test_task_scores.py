@@ -15,6 +15,7 @@ from plugin.settings import ScoringOptions
 from plugin.state.flags import CONSTANT_LOW, control_value, lowest_decile, task_score_of
 from plugin.state.scoring import TaskScore, number
 from plugin.state.task_scores import ControlColumns, TaskScores, score_values
+from tests.profiles import examples
 
 CLASSES = (None, CONSTANT_LOW, "constant high", "better at p=1.0")
 
@@ -91,7 +92,7 @@ def columns(draw):
     return size, out, n_annotations
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(columns(), st.floats(0, 1), st.one_of(st.none(), st.floats(0, 1)))
 def test_every_task_reads_as_the_rule_read_task_by_task_gives_it(drawn, threshold, cut):
     size, controls, n_annotations = drawn
@@ -118,7 +119,7 @@ def _twice(column):
     return None if column is None else np.concatenate([column, column])
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(columns(), st.floats(0, 1), st.one_of(st.none(), st.floats(0, 1)))
 def test_the_reasons_column_says_what_each_task_s_own_score_says(drawn, threshold, cut):
     # every task twice over (equal columns: their words are built once), the one with extra scores only once
