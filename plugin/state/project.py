@@ -34,9 +34,9 @@ from __future__ import annotations
 
 from array import array
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -70,6 +70,8 @@ from plugin.state.task_scores import ControlColumns, TaskScores, score_values
 from plugin.state.tasks import TaskEntries, TaskEntry
 
 __all__ = ["ControlState", "ProjectScores", "ProjectSnapshot", "ProjectState", "TaskEntry"]
+
+T = TypeVar("T")
 
 
 def _continuum_lengths(task: int, mapped: MappedControl, data: Mapping[str, Any],
@@ -475,16 +477,25 @@ class ProjectState:
         every task's scores.
         """
         built, coded = built or {}, coded or {}
+        return self._each_scored("reading the rows of", lambda name, control: control.mapped(
+            span_rows=span_rows, built=built.get(name), coded=coded.get(name)))
+
+    def _each_scored(self, doing: str, call: Callable[[str, ControlState], T], *,
+                     among: Iterable[str] | None = None) -> dict[str, T]:
+        """``call(name, control)`` of each control (of ``among``) not in :attr:`not_scored`, by name.
+
+        A control whose call meets a bug is left out and joins :attr:`not_scored`, with ``doing`` in its reason.
+        """
         out = {}
-        for name, control in self.controls.items():
+        for name in self.controls if among is None else among:
             if name in self.not_scored:
                 continue
-            rows = contained(lambda: control.mapped(span_rows=span_rows, built=built.get(name), coded=coded.get(name)),
-                             where=f"reading the rows of {control.control.describe()}")
-            if isinstance(rows, Bug):
-                self.not_scored[name] = rows.reason()
+            control = self.controls[name]
+            result = contained(lambda: call(name, control), where=f"{doing} {control.control.describe()}")
+            if isinstance(result, Bug):
+                self.not_scored[name] = result.reason()
             else:
-                out[name] = rows
+                out[name] = result
         return out
 
     def reference_inputs(self) -> tuple[dict[str, tuple[tuple[Any, ...], str, tuple[Any, ...] | None]],
@@ -527,17 +538,7 @@ class ProjectState:
         A control that a bug kept from being scored (:attr:`not_scored`) is left out, as one whose summary meets
         a bug is.
         """
-        out = {}
-        for name, control in self.controls.items():
-            if name in self.not_scored:
-                continue
-            summary = contained(lambda: control.live_summary(self.scoring, self.mapping),
-                                where=f"summing up {control.control.describe()}")
-            if isinstance(summary, Bug):
-                self.not_scored[name] = summary.reason()
-            else:
-                out[name] = summary
-        return out
+        return self._each_scored("summing up", lambda _, control: control.live_summary(self.scoring, self.mapping))
 
     def annotation_times(self) -> pd.DataFrame:
         """``task``, ``annotator`` and ``time`` of every counted annotation: the report's timeline.
@@ -565,14 +566,10 @@ class ProjectState:
         tasks = self.task_scores(resample=False, built=built, coded=coded)
         expected = {name: control.spans.expected for name, control in self.controls.items()
                     if control.spans is not None and control.spans.expected is not None}
-        observed = {}
-        for name, control in self.controls.items():
-            if control.spans is not None and name not in self.not_scored:  # every task was scored just above
-                held = contained(control.spans.observed, where=f"summing up {control.control.describe()}")
-                if isinstance(held, Bug):
-                    self.not_scored[name] = held.reason()
-                else:
-                    observed[name] = held
+        spans = [name for name, control in self.controls.items() if control.spans is not None]
+        # every task was scored just above
+        observed = self._each_scored("summing up", lambda _, control: control.spans.observed(),  # type: ignore
+                                     among=spans)
         mapped = self.mapped(span_rows=False, built=built, coded=coded)
         inputs, authors = self.reference_inputs()
         times = self.annotation_times()  # every counted annotation: their number and annotators are read from it

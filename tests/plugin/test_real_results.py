@@ -21,7 +21,7 @@ import pytest
 from agreement import label_counts, spa
 from plugin.cli import main
 from plugin.mapping import map_project
-from plugin.mapping.annotations import BUG_SKIP, GROUND_TRUTH_SKIP, Skips, collect_submissions
+from plugin.mapping.annotations import BUG_SKIP, GROUND_TRUTH_SKIP, Skips, annotator_key, collect_submissions
 from plugin.mapping.labelconfig import infer_controls, parse_label_config
 from plugin.settings import MappingOptions
 from tests.plugin.conftest import DATA
@@ -150,24 +150,12 @@ def test_real_results_are_scored_or_counted(path):
 # --- every file through the command ---
 
 
-def _annotator(completed_by):
-    """The annotator the command counts for ``completed_by`` (an id, or a user object with one), or None."""
-    if isinstance(completed_by, dict):
-        completed_by = completed_by.get("id")
-    if isinstance(completed_by, bool) or completed_by is None:
-        return None
-    if isinstance(completed_by, int):
-        return str(completed_by)
-    if isinstance(completed_by, str) and completed_by.strip():
-        return completed_by.strip()
-    return None
-
 
 def _counted(annotation):
     """Whether an annotation counts: submitted by a known annotator, made in Label Studio, with a list of results."""
     imported = annotation.get("import_id") is not None or ("updated_by" in annotation and
                                                             annotation["updated_by"] is None)
-    return (not annotation.get("was_cancelled") and _annotator(annotation.get("completed_by")) is not None
+    return (not annotation.get("was_cancelled") and annotator_key(annotation.get("completed_by")) is not None
             and not (annotation.get("ground_truth") and imported) and isinstance(annotation.get("result"), list))
 
 
@@ -190,8 +178,8 @@ class Held:
         self.n_annotations = sum(len(a) for a in tasks.values())
         counted = [(task, a) for task, annotations in tasks.items() for a in annotations
                    if isinstance(a, dict) and _counted(a)]
-        self.annotators = {_annotator(a["completed_by"]) for _, a in counted}
-        self.submissions = {(task, _annotator(a["completed_by"])) for task, a in counted}
+        self.annotators = {annotator_key(a["completed_by"]) for _, a in counted}
+        self.submissions = {(task, annotator_key(a["completed_by"])) for task, a in counted}
         # The controls of every counted result, and the region ids each result shares within its annotation.
         self.results = [(r.get("from_name") if str(r.get("type", "")).lower() != "relation" else "relations",
                          (task, id(a), r.get("id")))
