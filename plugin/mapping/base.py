@@ -33,6 +33,7 @@ __all__ = [
     "MappedControl",
     "SkipResult",
     "Unit",
+    "MAX_MAGNITUDE",
     "control_results",
     "finite_number",
     "frame",
@@ -184,14 +185,22 @@ def frame(rows: Sequence[tuple[Any, ...]], columns: Sequence[str] = ROW_COLUMNS)
     return table
 
 
-def finite_number(value: Any) -> float | None:
-    """``value`` as a float when it is a finite number (an int or a float, not a bool), else None.
+MAX_MAGNITUDE = 1e100
+"""The largest magnitude of a position or a number the mapping reads: the measures sum squared differences of
+positions (gamma, unitizing alpha) and of numbers (interval alpha) over a project, which overflow a float for
+values near 1e154 (a span ending at 1e300 made them raise or turn NaN)."""
+
+
+def finite_number(value: Any, *, limit: float = math.inf) -> float | None:
+    """``value`` as a float when it is a finite number (an int or a float, not a bool) within ``±limit``, else None.
 
     JSON allows an integer of any number of digits, which Python reads exactly: one too large for a float is None
     here, where ``math.isfinite`` would raise.
 
     >>> finite_number(3), finite_number(2.5), finite_number(True), finite_number(10**400), finite_number(float("inf"))
     (3.0, 2.5, None, None, None)
+    >>> finite_number(1e300), finite_number(1e300, limit=MAX_MAGNITUDE)
+    (1e+300, None)
     """
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
@@ -199,7 +208,7 @@ def finite_number(value: Any) -> float | None:
         number = float(value)
     except OverflowError:
         return None
-    return number if math.isfinite(number) else None
+    return number if math.isfinite(number) and abs(number) <= limit else None
 
 
 def reason(control: Control, what: str, detail: str = "") -> str:

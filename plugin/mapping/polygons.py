@@ -19,6 +19,7 @@ import shapely
 from shapely.geometry import LineString, Polygon
 from shapely.geometry.base import BaseGeometry
 
+from plugin.mapping.base import MAX_MAGNITUDE
 from plugin.mapping.regions import Family, Geometry, box_iou
 from plugin.settings import MappingOptions
 
@@ -81,7 +82,8 @@ def _points(raw: Any, scale: tuple[float, float]) -> np.ndarray | None:
             return None
     if points.ndim == 2 and points.shape[1] > 2:
         points = points[:, :2]
-    if points.ndim != 2 or points.shape[1] != 2 or not np.isfinite(points).all():
+    if points.ndim != 2 or points.shape[1] != 2 or not np.isfinite(points).all() \
+            or (np.abs(points) > MAX_MAGNITUDE).any():
         return None
     return points * np.array(scale)
 

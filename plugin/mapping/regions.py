@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from plugin.mapping.annotations import Skips, Submission
-from plugin.mapping.base import finite_number, reason
+from plugin.mapping.base import MAX_MAGNITUDE, finite_number, reason
 from plugin.mapping.grouping import best_groups
 from plugin.mapping.labelconfig import Control
 from plugin.settings import MappingOptions
@@ -287,10 +287,11 @@ def region_rows(task: int, items: Sequence[tuple[str, Sequence[Region]]], submit
 
 
 def positions(values: Mapping[str, Any], keys: Sequence[str]) -> list[float] | None:
-    """The finite numbers ``values[k]`` for ``keys``, or None when one is missing or not a finite number."""
+    """The numbers ``values[k]`` for ``keys``, or None when one is missing, not a finite number, or beyond
+    :data:`plugin.mapping.base.MAX_MAGNITUDE`."""
     out = []
     for key in keys:
-        number = finite_number(values.get(key))
+        number = finite_number(values.get(key), limit=MAX_MAGNITUDE)
         if number is None:
             return None
         out.append(number)

@@ -38,7 +38,7 @@ import numpy as np
 
 from agreement.units import Units
 from plugin.mapping.annotations import Skips, Submission
-from plugin.mapping.base import MappedControl, finite_number, reason
+from plugin.mapping.base import MAX_MAGNITUDE, MappedControl, finite_number, reason
 from plugin.mapping.families import geometry_of
 from plugin.mapping.labelconfig import Control
 from plugin.mapping.regions import Geometry, Region
@@ -177,7 +177,7 @@ def _paragraph_text(paragraphs: Any, scope: tuple[Any, ...]) -> str | None:
 
 
 def _number(value: Any) -> float | None:
-    number = finite_number(value)
+    number = finite_number(value, limit=MAX_MAGNITUDE)
     return None if number is None or number < 0 else number
 
 

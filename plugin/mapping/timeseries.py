@@ -15,7 +15,7 @@ import datetime as dt
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from plugin.mapping.base import finite_number
+from plugin.mapping.base import MAX_MAGNITUDE, finite_number
 from plugin.mapping.regions import Family, Geometry, positions
 from plugin.settings import MappingOptions
 
@@ -43,10 +43,10 @@ def _moment(value: Any) -> float | None:
     if isinstance(value, bool):
         return None
     if isinstance(value, (int, float)):
-        return finite_number(value)
+        return finite_number(value, limit=MAX_MAGNITUDE)
     if isinstance(value, str):
         try:
-            return float(value)
+            return finite_number(float(value), limit=MAX_MAGNITUDE)  # "nan", "inf" and "1e300" are no moment
         except ValueError:
             pass
         try:

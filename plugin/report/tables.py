@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,7 +40,7 @@ from plugin.settings import ReportOptions
 from plugin.state.project import ProjectScores, ProjectSnapshot
 from plugin.state.scoring import ControlScore, is_wide, name_of
 
-__all__ = ["SPAN_MEASURES", "Report", "build_report", "span_offsets", "span_unit"]
+__all__ = ["SPAN_MEASURES", "Report", "build_report", "distinct_names", "span_offsets", "span_unit"]
 
 HEADLINE_COLUMNS = ("control", "tag", "level", "n_items", "n_annotations", "spa", "spa_low", "spa_high", "alpha",
                     "gwet", "gwet_coefficient", "annotations_needed")
@@ -484,6 +485,22 @@ def _concat(parts: list[pd.DataFrame], columns: list[str]) -> pd.DataFrame:
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=columns)
 
 
+def distinct_names(people: Mapping[str, str], annotators: Iterable[str]) -> dict[str, str]:
+    """``people`` with a name for each of ``annotators`` that no other of them has.
+
+    The report's tables and charts place annotators by name (a heatmap's rows, a confusion matrix each). Two
+    annotators Label Studio names alike (a user known by id in one annotation and by email alone in another, two
+    users of one name and no email) each get their id beside the name; an annotator named by their id keeps it.
+
+    >>> distinct_names({"1": "ann@example.com", "2": "Bo"}, ["1", "ann@example.com", "2", "3"])
+    {'1': 'ann@example.com (1)', '2': 'Bo', 'ann@example.com': 'ann@example.com', '3': '3'}
+    """
+    names = {annotator: name_of(annotator, people) for annotator in annotators}
+    shared = Counter(names.values())
+    return {**people, **{annotator: f"{name} ({annotator})" if shared[name] > 1 and name != annotator else name
+                         for annotator, name in names.items()}}
+
+
 def build_report(snapshot: ProjectSnapshot, *, source: str, generated_at: str, people: Mapping[str, str] | None = None,
                  task_url: str | None = None, options: ReportOptions | None = None,
                  title: str | None = None, scores: ProjectScores | None = None) -> Report:
@@ -507,7 +524,7 @@ def build_report(snapshot: ProjectSnapshot, *, source: str, generated_at: str, p
         ``snapshot.scores()``, when the caller already computed them from this snapshot (computed here otherwise).
     """
     options = options or ReportOptions()
-    people = people or {}
+    people = distinct_names(people or {}, snapshot.annotators)  # tables and charts place annotators by name
     scores = snapshot.scores() if scores is None else scores
     times = snapshot.times
     notes: list[dict[str, str]] = []

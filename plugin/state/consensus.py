@@ -38,7 +38,7 @@ from plugin.state.references import GROUND_TRUTH
 
 __all__ = ["MAX_LABELS", "POSTERIOR_DIGITS", "ConsensusFit", "ItemConsensus", "TaskConsensus",
            "consensus_skipped", "fit_items", "has_consensus", "held_in_blocks", "held_items", "known_labels",
-           "label_order", "short_key", "task_consensus"]
+           "label_order", "short_key", "task_consensus", "with_known"]
 
 MAX_LABELS = 50
 """Above this many labels a control's consensus is majority vote: each annotator's confusion matrix would hold more
@@ -382,6 +382,19 @@ def held_items(model: ConsensusFit, rows: np.ndarray, n_items: int, *, known: np
         wide[unfit] = vote[unfit]
         posterior = _with_known(wide, known)
     return ItemConsensus.of(posterior, ranks=ranks)
+
+
+def with_known(items: ItemConsensus, known: np.ndarray) -> ItemConsensus:
+    """``items`` with each item of known label (``known >= 0``, its code) given that label, certain and untied.
+
+    A fit gives them so where it knew the label (:func:`agreement.consensus.held_posterior`); a label the fit did
+    without is given here (:meth:`plugin.state.control.ControlState._known`).
+    """
+    at = known >= 0
+    if not at.any():
+        return items
+    return ItemConsensus(label=np.where(at, known, items.label).astype(np.intp),
+                         posterior=np.where(at, 1.0, items.posterior), tie=items.tie & ~at)
 
 
 @dataclass(frozen=True)

@@ -50,6 +50,7 @@ from plugin.state.consensus import (
     known_labels,
     short_key,
     task_consensus,
+    with_known,
 )
 from plugin.state.decoded import annotator_column, by_task, coded_rows, decoded_table
 from plugin.state.flags import CONSTANT_LOW, SPAN_FLAG_KEYS
@@ -438,19 +439,43 @@ class ControlState:
         held = np.fromiter((task in self.records for task in ids), dtype=bool, count=len(ids))
         per_task[held] = per_blob
         n_items = int(per_task.sum())
-        known = known_labels(tasks, per_task, self.references, items=self.task_items, code=self.labels.find)
+        labels, known, fit_known = self._known(tasks, per_task)
         if every_task or self.consensus is None:
-            self.consensus, items = fit_items(rows, n_items, known=known, method=method, labels=self.labels.values,
-                                              annotators=self.annotators.values,
+            self.consensus, items = fit_items(rows, n_items, known=fit_known, method=method,
+                                              labels=self.labels.values, annotators=self.annotators.values,
                                               n_categories=len(self.categories or ()))
         else:
-            items = held_items(self.consensus, rows, n_items, known=known, n_labels=len(self.labels.values),
+            items = held_items(self.consensus, rows, n_items, known=fit_known, n_labels=len(self.labels.values),
                                labels=self.labels.values)
-        return task_consensus(self.consensus.method, items, per_task, labels=self.labels.values,
+        return task_consensus(self.consensus.method, with_known(items, known), per_task, labels=labels,
                               keys=lambda at: tuple(short_key(ids[at], key) for key in self.task_items(ids[at])),
                               key_codes=key_codes,
                               label_set=self.control.multiple and self.categories == (NO, YES),
                               config_labels=self.control.labels)
+
+    def _known(self, tasks: np.ndarray, per_task: np.ndarray) -> tuple[tuple[Any, ...], np.ndarray, np.ndarray]:
+        """The items' labels known from ground truth (:func:`plugin.state.consensus.known_labels`), as codes.
+
+        Gives the labels the codes stand for (the state's, then the ground truth's labels it never coded), each
+        item's known label (-1: none), and the same where the label may inform a fit (-1 elsewhere): a ground
+        truth's label that neither the config lists nor an annotator gives now is known, but the fit does without
+        it. A live state may hold such a label coded from an earlier read where a batch read of the same tasks
+        never coded it; fit with it in one and without it in the other, they would disagree.
+        """
+        n_coded = len(self.labels.values)
+        extra: dict[Any, int] = {}
+
+        def code(label: Any) -> int:
+            found = self.labels.find(label)
+            return found if found >= 0 else extra.setdefault(label, n_coded + len(extra))
+
+        known = known_labels(tasks, per_task, self.references, items=self.task_items, code=code)
+        given = np.zeros(n_coded + len(extra), dtype=bool)
+        given[: len(self.categories or ())] = True
+        rated = self.sums.rated_columns()[:n_coded]
+        given[: len(rated)] |= rated
+        fit_known = np.where(given[np.maximum(known, 0)] & (known >= 0), known, -1) if len(given) else known
+        return (*self.labels.values, *extra), known, fit_known
 
     def ranked_classes(self) -> tuple[np.ndarray, np.ndarray, RankedItems] | None:
         """Every task's multiple-choice items read at once: the tasks in order, their items' number, and the items.

@@ -10,8 +10,9 @@ Each draw first picks a scenario, so that the shapes real projects reach come up
 tasks, one task, tasks without annotations, one annotator, fifty annotators on a task, annotators known only by id
 or only by email (or not at all), every annotation ground truth (marked by a reviewer, or imported), every
 annotation cancelled or with an empty result, controls without a label left to fit, a label outside the config, a
-label listed twice in the config, ratings outside their scale, spans reversed, empty or outside their text, and
-results of controls the config lacks.
+label listed twice in the config, ratings outside their scale, spans reversed, empty or outside their text, numbers
+and positions a float cannot hold or square (an integer of 400 digits, 1e300), relations and per-region answers to
+regions that are gone, and results of controls the config lacks.
 """
 
 from __future__ import annotations
@@ -173,6 +174,7 @@ def _span(draw: st.DrawFn, text: str) -> dict[str, Any]:
 
 
 def _geometry(draw: st.DrawFn, family: str) -> dict[str, Any]:
+    """A box, polygon or keypoint at one of a few places (now and then at one a float cannot hold)."""
     places = st.sampled_from(PLACES) if draw(st.integers(0, 9)) else st.sampled_from(HUGE)
     if family == "rectangles":
         return {"x": draw(places), "y": draw(st.sampled_from(PLACES)),

@@ -47,3 +47,28 @@ def test_a_huge_rating_without_a_config_allocates_nothing_for_the_range():
     assert rows_of(mapped) == {("1", "1", 10**9), ("1", "2", 3)}
     huge = Control("q", "rating", max_rating=10**9)
     assert huge.rating_categories is None
+
+
+def test_numbers_a_float_cannot_hold_or_whose_squares_overflow_are_skipped():
+    """A number of 1e300 overflowed interval alpha's squared differences (the control was not scored), and an
+    integer of 400 digits, which JSON allows and Python reads exactly, raised OverflowError in the mapping (the
+    fuzz of exports found both): each is skipped with its reason; 1e100 is still scored."""
+    def result(name, kind, value):
+        return {"from_name": name, "type": kind, "value": value}
+    controls = {"q": Control("q", "rating", max_rating=5), "free": Control("free", "rating", max_rating=0),
+                "n": Control("n", "number")}
+    submissions = {1: [Submission(1, 1, "a", (result("q", "rating", {"rating": 10**400}),
+                                              result("free", "rating", {"rating": 10**400}),
+                                              result("n", "number", {"number": 1e300}))),
+                       Submission(1, 2, "b", (result("q", "rating", {"rating": -(10**400)}),
+                                              result("n", "number", {"number": 10**400}))),
+                       Submission(1, 3, "c", (result("q", "rating", {"rating": 4}),
+                                              result("n", "number", {"number": 1e100})))]}
+    skips = Skips()
+    mapped = map_project(controls, submissions, skips, MappingOptions())
+    assert rows_of(mapped["q"]) == {("1", "c", 4)} and rows_of(mapped["free"]) == set()
+    assert rows_of(mapped["n"]) == {("1", "c", 1e100)}
+    assert skips.as_dict() == {"malformed value (rating outside 1..5): Rating 'q'": 2,
+                               "malformed value (rating outside 1..maxRating): Rating 'free'": 1,
+                               "malformed value (number beyond ±1e+100, whose squared differences overflow): "
+                               "Number 'n'": 2}

@@ -85,6 +85,22 @@ def test_broken_spans_are_skipped_and_counted():
     assert isinstance(mapped.rows, pd.DataFrame) and list(mapped.rows.columns) == ["task", "item", "annotator", "label"]
 
 
+def test_a_span_whose_offsets_a_float_cannot_hold_or_whose_squares_overflow_is_skipped():
+    """A span ending at 1e300 overflowed gamma's and unitizing alpha's squared lengths (the control was not scored),
+    and one ending at an integer of 400 digits raised OverflowError in the mapping (the fuzz of exports found both):
+    each has no readable position; the task's other spans are scored."""
+    control = Control("ner", "labels", labels=("PER",), object_tag="text")
+
+    def span(rid, end):
+        return {"id": rid, "from_name": "ner", "type": "labels", "value": {"start": 0, "end": end, "labels": ["PER"]}}
+
+    submissions = {1: [Submission(1, 1, "a", (span("x", 1e300), span("y", 10**400), span("z", 4)))]}
+    skips = Skips()
+    mapped = map_one({control.name: control}, submissions, control.name, MappingOptions(), skips)
+    assert rows_of(mapped) == {("1:0-4", "a", "PER")} and mapped.spans == ((1, (), "a", "PER", 0.0, 4.0),)
+    assert skips.as_dict() == {"malformed value (no readable position): Labels 'ner'": 2}
+
+
 def test_an_xpath_span_with_a_list_for_an_offset_is_skipped_alone():
     # a JSON list where an offset belongs is no position: that region is counted, the task's others are scored
     control = Control("html_ner", "hypertextlabels", labels=("PER",))

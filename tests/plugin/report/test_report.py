@@ -231,6 +231,26 @@ def test_an_export_names_its_annotators_from_its_user_objects(tmp_path, capsys):
     assert rows["1"] == "Ann Lee <ann@example.com>" and rows["3"] == "3"
 
 
+def test_annotators_named_alike_are_told_apart_in_every_table_and_chart():
+    """A user known by id in one annotation and by email alone in another is two annotators whom Label Studio names
+    alike: the page's confusion matrix of each (drawn by name) raised "Index contains duplicate entries" (the fuzz
+    of exports found it). Each now has the id beside the name."""
+    config = """<View><Text name="text" value="$text"/><Choices name="c" toName="text">
+      <Choice value="a"/><Choice value="b"/></Choices></View>"""
+    who = [{"id": 1, "email": "ann@example.com"}, {"email": "ann@example.com"}, 2, 3]
+    tasks = [{"id": i, "data": {"text": "x"}, "annotations": [
+        {"id": 10 * i + k, "completed_by": user, "created_at": "2026-01-01T00:00:00Z",
+         "result": [{"from_name": "c", "to_name": "text", "type": "choices",
+                     "value": {"choices": ["a" if (i + k) % 3 else "b"]}}]}
+        for k, user in enumerate(who)]} for i in range(1, 9)]
+    report = build_report(_state(tasks, config).snapshot(), source="t", generated_at="now",
+                          people={"1": "ann@example.com"})
+    names = dict(zip(report.annotators["annotator"], report.annotators["name"], strict=True))
+    assert names == {"1": "ann@example.com (1)", "ann@example.com": "ann@example.com", "2": "2", "3": "3"}
+    assert report.consensus_confusion.groupby("name").size().eq(4).all()  # one 2 x 2 matrix each
+    assert "ann@example.com (1)" in render_html(report)
+
+
 def test_report_command_offline(tmp_path, capsys):
     export = tmp_path / "export.json"
     export.write_text(json.dumps(simulated_export(40)))

@@ -245,6 +245,30 @@ def test_a_task_read_live_in_any_order_gets_the_consensus_of_a_batch_read():
     assert batch.task_scores()[3].controls["ner"]["consensus"]["label"] == "A"  # "A" before "B", tied 1 to 1
 
 
+def test_a_ground_truth_label_no_annotator_gives_is_known_live_and_batch_alike():
+    """A reviewer marked an annotator's rating 1 as ground truth; the annotator's later annotation says 2, and the
+    controls are inferred. The batch read never coded the rating 1, so its consensus ignored the ground truth and
+    said 2; the live state, which coded 1 when it first read the task, said 1 (the fuzz of exports found it). Both
+    now give the ground truth's label, and fit without it alike."""
+    def rating(identifier, value, truth):
+        return {"id": identifier, "completed_by": 1, "ground_truth": truth, "updated_at": "2026-01-02T00:00:00Z",
+                "result": [{"from_name": "quality", "type": "rating", "value": {"rating": value}}]}
+
+    task = {"id": 1, "data": {}, "annotations": [rating(1, 1, True), rating(2, 2, False)]}
+    other = {"id": 2, "data": {}, "annotations": [rating(3, 2, False), {**rating(4, 3, False), "completed_by": 2}]}
+    from plugin.mapping.labelconfig import infer_controls
+
+    controls = infer_controls([task, other])
+    scoring = ScoringOptions(n_resamples=20)
+    batch = ProjectState.from_tasks([task, other], controls, mapping=MappingOptions(), scoring=scoring)
+    live = ProjectState(None, controls, mapping=MappingOptions(), scoring=scoring)
+    for read in ({**task, "annotations": task["annotations"][:1]}, other, task):
+        live.set_task(read)
+    assert live.task_scores() == batch.task_scores()
+    assert batch.task_scores()[1].controls["quality"]["consensus"] == {"label": 1, "posterior": 1.0,
+                                                                       "method": "dawid-skene"}
+
+
 def test_several_items_carry_lists_and_their_codes_set_them_apart():
     items = fit_items(np.array([[0, 0, 0], [1, 0, 1], [2, 0, 0]]), 3, known=np.full(3, -1), method="majority",
                       labels=LABELS, annotators=["a"])[1]
