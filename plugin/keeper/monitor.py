@@ -8,6 +8,10 @@ and every step that reads or changes the state runs inside one of its methods.
 
 :class:`ProjectMonitor` has more than 20 methods because it is the only holder of its project's lock: each
 question or change of the state is one method that takes the lock, so no caller ever holds the state outside it.
+
+It is past 600 lines, and :class:`ProjectMonitor` past 20 methods: it holds every question and every record of
+one project under one lock. Splitting it by job (the cycle's steps, the saved state's files, the event path) is
+planned with the live path's rework.
 """
 
 from __future__ import annotations

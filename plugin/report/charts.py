@@ -16,6 +16,9 @@ The rules every chart keeps (tests/plugin/report/test_report.py checks them on t
 * axis limits come from the data (:func:`limits`) with a margin, so markers and error bars lie inside the
   plot; agreement axes also hold 0 and 1;
 * a bar's count is written above it where a panel has at most :data:`MAX_LABELLED_BARS` bars.
+
+It is past 600 lines: one figure function per chart of the report, each with its caption from the same data,
+and the few rules they share (axis limits, when a count axis goes log, one colour scale per figure).
 """
 
 from __future__ import annotations

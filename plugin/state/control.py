@@ -7,6 +7,10 @@ nominal control, whatever the number of categories. A span-like control also hol
 
 :class:`ControlState` has more than 20 methods because a control's rows, its running sums and its span tasks
 change together on every task: each method keeps the three in step for one kind of change or one read.
+
+It is past 600 lines: one control's codes, sums, task scores and consensus, which a task's update changes
+together; the decoding and the consensus's lookups live in :mod:`plugin.state.decoded` and
+:mod:`plugin.state.consensus`.
 """
 
 from __future__ import annotations
