@@ -567,8 +567,9 @@ def reference_figure(references: pd.DataFrame, *, control: str, threshold: float
             accuracy = part["accuracy"].to_numpy(dtype=float)
             low = accuracy - part["accuracy_low"].to_numpy(dtype=float)
             high = part["accuracy_high"].to_numpy(dtype=float) - accuracy
-            ax.errorbar(accuracy, y, xerr=[low, high], fmt="o", color=colour, markersize=4, capsize=2,
-                        label=str(kind))
+            # the bars as lists: matplotlib reads an array of one bar as a scalar, which numpy deprecates
+            ax.errorbar(accuracy, y, xerr=[low.tolist(), high.tolist()], fmt="o", color=colour, markersize=4,
+                        capsize=2, label=str(kind))
         if threshold is not None:
             ax.axvline(threshold, color="black", linestyle=":", linewidth=1)
         ax.set_yticks(range(len(names)), labels=[short_name(n) for n in names])

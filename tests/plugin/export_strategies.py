@@ -259,6 +259,7 @@ def exports(draw: st.DrawFn) -> FuzzExport:
         "ground_truth": draw(st.sampled_from(["none", "none", "some", "all reviewed", "all imported"])),
         "emptiness": draw(st.sampled_from(["none", "none", "some", "all cancelled", "all empty"])),
         "predictions": draw(st.booleans()),
+        "junk": draw(st.sampled_from([False, False, False, True])),
     }
     tasks: list[dict[str, Any]] = []
     annotation_id = 0
@@ -302,4 +303,29 @@ def exports(draw: st.DrawFn) -> FuzzExport:
                  "result": draw(_results(families, text, max_rating))}
                 for k in range(draw(st.integers(1, 2)))]
         tasks.append(entry)
+    if scenario["junk"]:
+        tasks = _with_junk(draw, tasks)
     return FuzzExport(config=config, tasks=tasks, families=families, scenario=scenario)
+
+
+def _with_junk(draw: st.DrawFn, tasks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``tasks`` with what a hand-edited or concatenated export holds: an annotation that is not an object, a
+    result that is not a list, a result item that is not an object, a task without an id, a task read twice."""
+    for task in tasks:
+        annotations = task["annotations"]
+        if annotations and draw(st.booleans()):
+            annotations.append("not an annotation")
+        if annotations and draw(st.booleans()):
+            broken = draw(st.sampled_from([a for a in annotations if isinstance(a, dict)]))
+            broken["result"] = draw(st.sampled_from([None, "r1", {"choices": ["A"]}]))
+        if annotations and draw(st.booleans()):
+            holder = draw(st.sampled_from([a for a in annotations if isinstance(a, dict)]))
+            if isinstance(holder["result"], list):
+                holder["result"].append(draw(st.sampled_from(["junk", 7, None])))
+    if draw(st.booleans()):
+        tasks.append({"data": {"text": "no id"}, "annotations": []})
+    identified = [task for task in tasks if "id" in task]
+    if identified and draw(st.booleans()):  # two exports concatenated: a task's copy holding some of its annotations
+        twice = draw(st.sampled_from(identified))
+        tasks.append({**copy.deepcopy(twice), "annotations": copy.deepcopy(twice["annotations"][:1])})
+    return tasks

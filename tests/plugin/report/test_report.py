@@ -515,3 +515,18 @@ def test_the_sweep_caption_says_what_the_curve_does(drawn):
     assert "undefined at every p" in sweep_caption(falling.assign(kappa=float("nan")))
     chart = sweep_figure(falling)
     assert not _outside(chart.figure) and chart.figure.axes[0].get_ylim()[0] < 0
+
+
+def test_a_reference_chart_of_one_annotator_is_drawn_whole_without_numpy_s_deprecation():
+    """One annotator against a reference: matplotlib read the error bar's one-element array as a scalar, which
+    numpy deprecates (and will refuse); the fuzz of exports met it. The bar is passed as lists."""
+    import warnings
+
+    from plugin.report.charts import reference_figure
+
+    references = pd.DataFrame([{"control": "c", "reference": "ground truth", "annotator": "1", "name": "1",
+                                "n_items": 4, "accuracy": 0.75, "accuracy_low": 0.3, "accuracy_high": 0.95}])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DeprecationWarning)
+        chart = reference_figure(references, control="c")
+    assert chart is not None and not _outside(chart.figure)
