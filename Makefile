@@ -16,7 +16,7 @@ export LABEL_STUDIO_BIN := $(CURDIR)/$(LS_VENV)/bin/label-studio
 CHROMIUM := /usr/bin/chromium
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
-.PHONY: demo test test-fast bench compat clean
+.PHONY: demo test test-fast bench compat clean screenshots
 
 $(STAMP): setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -72,6 +72,11 @@ test-fast: $(STAMP)
 # The whole thing on a local Label Studio: a demo project, simulated annotators, the live monitor and its scores.
 demo: $(STAMP) $(LS_STAMP)
 	$(BIN)/ls-agreement demo --label-studio $(LABEL_STUDIO_BIN) --data-dir var/demo
+
+# The README's pictures, docs/screenshot.png, docs/tab.png and docs/report.png: a short demo (60 tasks) on a local Label
+# Studio, photographed in headless Chromium once its scores are written (about three minutes).
+screenshots: $(STAMP) $(LS_STAMP) $(CHROMIUM)
+	$(BIN)/python docs/make_screenshots.py
 
 bench: $(STAMP) $(LS_STAMP) $(PYGAMMA)
 	$(BIN)/python bench/alpha_vs_krippendorff.py

@@ -9,10 +9,17 @@ From a long table (one row per annotation: item, annotator, label):
 * ``n_items``: items the annotator labeled; ``n_compared``: items with at
   least one other annotator.
 
-An annotator is an outlier when its mean pairwise kappa is below the median
-of all annotators' by more than ``k`` scaled median absolute deviations
-(1.4826 MAD estimates the standard deviation of normal data: Rousseeuw &
-Croux 1993; Leys et al. 2013 recommend this rule, with k between 2 and 3).
+An annotator is an outlier (:func:`outlier_annotators`) when its mean pairwise
+kappa is below 0, agreeing with the others less often than chance would (the
+"poor" band of Landis & Koch 1977, "The measurement of observer agreement for
+categorical data"), or below the median of all annotators' by more than ``k``
+scaled median absolute deviations (1.4826 MAD estimates the standard
+deviation of normal data: Rousseeuw & Croux 1993; Leys et al. 2013, "Detecting
+outliers: do not use standard deviation around the mean, use absolute
+deviation around the median", recommend this rule, with k between 2 and 3).
+The first catches what the second cannot with a handful of annotators, whose
+spread is itself wide: five annotators at 0.27, 0.19, 0.10, -0.02 and -0.10
+have a scaled MAD of 0.18, and no one lies 2 of them below the median.
 """
 
 from __future__ import annotations
@@ -27,7 +34,7 @@ from agreement.pairwise import AnnotatorLabels, annotator_labels
 from agreement.ranges import block_edges
 from agreement.uniques import unique_inverse
 
-__all__ = ["MAD_SCALE", "annotator_agreement", "robust_outliers"]
+__all__ = ["MAD_SCALE", "annotator_agreement", "outlier_annotators", "robust_outliers"]
 
 MAD_SCALE = 1.4826
 
@@ -50,6 +57,21 @@ def robust_outliers(values: pd.Series, *, k: float = 2.0) -> pd.Series:
     if mad <= 0:
         return pd.Series(False, index=values.index)
     return (values < median - k * mad).fillna(False).astype(bool)
+
+
+def outlier_annotators(mean_kappa: pd.Series, *, k: float = 2.0) -> pd.Series:
+    """Which annotators are outliers by their mean pairwise kappa: below 0, or :func:`robust_outliers`.
+
+    NaN is never an outlier.
+
+    Examples
+    --------
+    Five annotators too spread for the MAD rule; the two below chance are outliers:
+
+    >>> outlier_annotators(pd.Series([0.27, 0.19, 0.10, -0.02, -0.10])).tolist()
+    [False, False, False, True, True]
+    """
+    return (mean_kappa < 0).fillna(False).astype(bool) | robust_outliers(mean_kappa, k=k)
 
 
 ROWS_AT_ONCE = 1 << 21
@@ -126,7 +148,7 @@ def annotator_agreement(table: pd.DataFrame | AnnotatorLabels, *, k: float = 2.0
         Columns ``item``, ``annotator``, ``label``; one label per annotator and item. Or that table already
         arranged by :func:`agreement.annotator_labels` (a caller that also needs the pairs arranges it once).
     k : float, default 2
-        How many scaled MADs below the median make an outlier.
+        How many scaled MADs below the median make an outlier (as does a mean kappa below 0).
 
     Returns
     -------
@@ -154,5 +176,5 @@ def annotator_agreement(table: pd.DataFrame | AnnotatorLabels, *, k: float = 2.0
     out = pd.DataFrame({"n_items": np.bincount(annotator, minlength=n_annotators), "n_compared": compared,
                         "mean_pairwise": mean_pairwise, "with_majority": with_majority},
                        index=pd.Index(labels.annotators, name="annotator"))
-    out["outlier"] = robust_outliers(out["mean_pairwise"], k=k)
+    out["outlier"] = outlier_annotators(out["mean_pairwise"], k=k)
     return out

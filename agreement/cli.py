@@ -46,7 +46,8 @@ METRICS: dict[str, str] = {
     "cohen": "Cohen's kappa, two annotators (--kappa-weights for weighted kappa)",
     "scott": "Scott's pi, two annotators",
     "pabak": "PABAK, 2P(A) - 1, two annotators",
-    "information": "Klemens' P_I, the information in agreement, two annotators",
+    "information": "Klemens' P_I, the information in agreement, two annotators (--metric pi too: P_I, not Scott's "
+                   "pi, which is scott)",
     "augmented": "the augmented kappa of ranked labels, two annotators (--p; a rank column)",
 }
 """Each measure ``--metric`` takes, with what it is (``pi``, an older name of ``information``, is taken too)."""
@@ -362,7 +363,7 @@ def run_compute(options: ComputeOptions, *, stdout: TextIO = sys.stdout, stderr:
     if options.as_json:
         print(json.dumps(result), file=stdout)
         return 0
-    value = "undefined" if result["value"] is None else f"{result['value']:.4f}"
+    value = "undefined" if result["value"] is None else f"{result['value']:.3f}"  # as the report shows scores
     qualifier = (f" ({result['level']})" if "level" in result
                  else f" ({result['weights']})" if "weights" in result else "")
     name = f"{result['metric']}{qualifier}"
@@ -372,6 +373,6 @@ def run_compute(options: ComputeOptions, *, stdout: TextIO = sys.stdout, stderr:
             f"{result['n_annotations']} annotations")
     if "ci" in result and result["ci"]["low"] is not None:
         ci = result["ci"]
-        line += f"; {ci['confidence']:.0%} interval [{ci['low']:.4f}, {ci['high']:.4f}]"
+        line += f"; {ci['confidence']:.0%} interval [{ci['low']:.3f}, {ci['high']:.3f}]"
     print(line, file=stdout)
     return 0

@@ -127,12 +127,19 @@ def _add_scoring_options(parser: argparse.ArgumentParser) -> None:
                          help="per-project settings, TOML or YAML: defaults at the top, a section per project; they "
                               "win over the flags (serve: also $AGREEMENT_SETTINGS, read again when it changes)")
     options.add_argument("--threshold", type=float, default=0.5,
-                         help="flag a task when a control's agreement on it is below this (0.5)")
+                         help="flag a task with two annotations or more when any control's agreement on it is "
+                              "below this (0.5); that is the whole rule unless --flag-on, --flag-lowest-decile or "
+                              "--flag-constant-low adds another")
     options.add_argument("--control-threshold", action="append", default=[], metavar="NAME=VALUE",
-                         help="a control's own threshold, repeatable (e.g. --control-threshold quality=0.7)")
+                         help="a control's own threshold in place of --threshold, repeatable (e.g. "
+                              "--control-threshold quality=0.7)")
     options.add_argument("--flag-lowest-decile", action="store_true",
                          help="also flag the tasks whose score is below the project's 10th percentile (the cut "
                               "moves at each pass)")
+    options.add_argument("--flag-constant-low", action="store_true",
+                         help="also flag a task whose multiple-choice control is 'constant low' (Rosenberg & "
+                              "Binkowski 2004): its annotators disagree on most labels whichever they chose first, "
+                              "even where its agreement passes the threshold")
     options.add_argument("--absent-span", choices=("label", "missing"), default="label",
                          help='an annotator who marked nothing at a span gives "no span" (label) or nothing')
     options.add_argument("--span-alignment", choices=("exact", "overlap"), default="exact")
@@ -166,8 +173,8 @@ def _add_scoring_options(parser: argparse.ArgumentParser) -> None:
                          help="how each task's consensus label is found in a categorical control: Dawid-Skene "
                               "(default; weighs each annotator by their estimated confusion), majority vote, or off")
     options.add_argument("--flag-on", choices=FLAG_ON, default="agreement",
-                         help="flag a task on its agreement (default), on an uncertain consensus (posterior below "
-                              "--min-posterior), or both")
+                         help="flag a task on its agreement (default: below the threshold), on an uncertain "
+                              "consensus (posterior below --min-posterior; the threshold then flags nothing), or both")
     options.add_argument("--min-posterior", type=float, default=0.9,
                          help="the least consensus posterior --flag-on posterior accepts (0.9)")
     options.add_argument("--min-gt-accuracy", type=float, default=None, metavar="VALUE",
@@ -213,7 +220,8 @@ def _options(args: argparse.Namespace) -> tuple[MappingOptions, ScoringOptions]:
                              keypoint_distance=args.keypoint_distance, video_iou=args.video_iou,
                              interval_jaccard=args.interval_jaccard, include_ground_truth=args.include_ground_truth)
     return mapping, ScoringOptions(threshold=args.threshold, thresholds=thresholds, seed=args.seed,
-                                   lowest_decile=args.flag_lowest_decile, span_flag_on=args.span_flag_on,
+                                   lowest_decile=args.flag_lowest_decile, flag_constant_low=args.flag_constant_low,
+                                   span_flag_on=args.span_flag_on,
                                    gamma_alpha=args.gamma_alpha, gamma_beta=args.gamma_beta,
                                    gamma_empty=args.gamma_empty, gamma_samples=args.gamma_samples,
                                    gamma_seed=args.gamma_seed, min_gt_accuracy=args.min_gt_accuracy,
@@ -570,13 +578,20 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+PROGRESS_WIDTH = 100
+"""The most columns a progress bar takes (fewer in a narrower terminal)."""
+
+
 def _progress_bar(stderr: TextIO, quiet: bool) -> Progress | None:
-    """A ``progress(stage, done, total)`` callback drawing one tqdm bar per stage."""
+    """A ``progress(stage, done, total)`` callback drawing one tqdm bar per stage, at most 100 columns wide."""
     if quiet:
         return None
+    import shutil
+
     from tqdm import tqdm
 
     bars: dict[str, tqdm[None]] = {}
+    width = min(PROGRESS_WIDTH, shutil.get_terminal_size((PROGRESS_WIDTH, 24)).columns)
 
     def progress(stage: str, done: int, total: int) -> None:
         """Draw the progress of ``stage``: ``done`` of ``total`` tasks.
@@ -588,7 +603,8 @@ def _progress_bar(stderr: TextIO, quiet: bool) -> Progress | None:
         if bar is None:
             label = {"fetch": "reading tasks", "fetch changed": "reading changed tasks",
                      "write": "writing scores"}.get(stage, stage)
-            bar = bars[stage] = tqdm(total=total or None, desc=label, unit="task", file=stderr, mininterval=1.0)
+            bar = bars[stage] = tqdm(total=total or None, desc=label, unit="task", file=stderr, mininterval=1.0,
+                                     ncols=width)
         if total:
             bar.total = max(bar.total or 0, total)
         bar.update(done - bar.n)

@@ -223,6 +223,24 @@ def status_command(url: str, secret_file: Path) -> str:
     return f'curl -s -H "X-Agreement-Secret: $(cat {secret_file})" {url}/status'
 
 
+def live_report_text(url: str, secret: str, secret_file: Path) -> str:
+    """Where the service serves the report live: the address a browser opens, and the request a script sends.
+
+    The browser's address holds the secret (``/s/<secret>/report``): the demo's own, made for this run. A script
+    sends it in the ``X-Agreement-Secret`` header instead, read from its file.
+
+    >>> print(live_report_text("http://127.0.0.1:9090", "s3cret", Path("/data/service.secret")))
+    The service serves the report live too; open it in a browser (the address holds the demo's secret):
+      http://127.0.0.1:9090/s/s3cret/report
+    or from a script, with the secret in a header:
+      curl -s -H "X-Agreement-Secret: $(cat /data/service.secret)" http://127.0.0.1:9090/report
+    """
+    return ("The service serves the report live too; open it in a browser (the address holds the demo's secret):\n"
+            f"  {url}/s/{secret}/report\n"
+            "or from a script, with the secret in a header:\n"
+            f'  curl -s -H "X-Agreement-Secret: $(cat {secret_file})" {url}/report')
+
+
 def latency_text(latency: dict[str, Any]) -> str:
     """``/status``'s ``write_latency_ms`` in words, with its unit.
 
@@ -237,16 +255,95 @@ def latency_text(latency: dict[str, Any]) -> str:
             f"{latency['n']:,} events")
 
 
-def _line(status: dict[str, Any], elapsed: float, submitted: int) -> str:
-    parts = [f"[{elapsed:5.1f} s] {submitted:4d} annotations"]
+WIDTH = 100
+"""The most characters a line of the demo's progress takes (a terminal of 100 columns shows it unwrapped)."""
+
+
+def live_cost_lines(status: dict[str, Any], *, project: int, annotations: int, drained: float | None,
+                    interval: float) -> list[str]:
+    """What the live path cost, from ``/status``: where events' time went, writes per annotation, the drain.
+
+    >>> status = {"writes": {"written": 780, "unchanged": 20}, "projects": {"1": {"event_latency_ms": {
+    ...     "queue": {"p50": 4.0, "p95": 30.0}, "read": {"p50": 60.0, "p95": 200.0},
+    ...     "scoring": {"p50": 20.0, "p95": 50.0}, "write": {"p50": 90.0, "p95": 300.0}}}}}
+    >>> print("\\n".join(live_cost_lines(status, project=1, annotations=750, drained=3.2, interval=20)))
+    where an event's time went, ms median/95th: queue 4/30, read 60/200, scoring 20/50, write 90/300
+    meta writes: 780 for 750 annotations (1.04 an annotation; 20 refreshes found the meta right)
+    the writes waiting drained 3 s after the last annotation (a pass every 20 s)
+    """
+    parts = ((status.get("projects") or {}).get(str(project)) or {}).get("event_latency_ms") or {}
+    times = ", ".join(f"{part} {_ms(parts[part].get('p50'))}/{_ms(parts[part].get('p95'))}"
+                      for part in ("queue", "read", "scoring", "write") if part in parts)
+    writes = status.get("writes") or {}
+    written = int(writes.get("written", 0))
+    lines = [f"where an event's time went, ms median/95th: {times}"] if times else []
+    per = f"{written / annotations:.2f} an annotation; " if annotations else ""
+    lines.append(f"meta writes: {written:,} for {annotations:,} annotations ({per}"
+                 f"{int(writes.get('unchanged', 0)):,} refreshes found the meta right)")
+    if drained is not None:
+        lines.append(f"the writes waiting drained {drained:.0f} s after the last annotation "
+                     f"(a pass every {interval:.0f} s)")
+    return lines
+
+
+def _ms(value: float | None) -> str:
+    return "-" if value is None else f"{value:.0f}"
+
+
+def _number(value: float | None) -> str:
+    """A score as the demo prints it: 3 decimals, as the report shows them; "-" while undefined."""
+    return "-" if value is None else f"{value:.3f}"
+
+
+def _scores(control: dict[str, Any]) -> str:
+    """A control's SPA, its interval and alpha, as ``/status`` gives them, in a few words."""
+    if control["spa"] is None:
+        return "-"
+    ci = control["ci"]
+    interval = f" [{_number(ci[0])}, {_number(ci[1])}]" if ci and ci[0] is not None else ""
+    return f"SPA {_number(control['spa'])}{interval} α {_number(control['alpha'])}"
+
+
+def progress_lines(status: dict[str, Any], elapsed: float, submitted: int, *, width: int = WIDTH) -> list[str]:
+    """One step of the demo's progress: the time, the annotations and each control's scores, in lines of ``width``.
+
+    The controls follow the time on its line while they fit, then on lines of their own, indented; a control
+    name too long for a line is cut short in its middle.
+
+    >>> status = {"controls": {"sentiment": {"spa": 0.8512, "ci": [0.8, 0.9], "alpha": 0.7},
+    ...                        "topics": {"spa": None, "ci": None, "alpha": None}}}
+    >>> progress_lines(status, 12.34, 120)
+    ['[ 12.3 s]  120 annotations | sentiment: SPA 0.851 [0.800, 0.900] α 0.700 | topics: -']
+    """
+    lines = [f"[{elapsed:5.1f} s] {submitted:4d} annotations"]
     for name, control in status["controls"].items():
-        spa, ci, alpha = control["spa"], control["ci"], control["alpha"]
-        if spa is None:
-            parts.append(f"{name}: -")
-            continue
-        interval = f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else ""
-        parts.append(f"{name}: SPA {spa:.2f}{interval} α {'-' if alpha is None else f'{alpha:.2f}'}")
-    return " | ".join(parts)
+        scores = _scores(control)
+        room = width - len("    : ") - len(scores)
+        shown = name if len(name) <= room else f"{name[:room // 2 - 1]}…{name[len(name) - (room - room // 2):]}"
+        part = f"{shown}: {scores}"
+        if len(lines[-1]) + len(" | ") + len(part) <= width:
+            lines[-1] += f" | {part}"
+        else:
+            lines.append(f"    {part}")
+    return lines
+
+
+def score_lines(status: dict[str, Any]) -> list[str]:
+    """The project's scores at the end of the demo, a line per control, as precise as its progress.
+
+    >>> score_lines({"controls": {"sentiment": {"tag": "Choices", "level": "nominal", "n_items": 300,
+    ...                                         "spa": 0.8512, "ci": [0.8, 0.9], "alpha": 0.70123}}})
+    ['  sentiment  Choices  nominal  items  300  SPA 0.851 [0.800, 0.900]  alpha 0.701']
+    """
+    controls = status["controls"]
+    wide = min(max((len(name) for name in controls), default=0), 30)
+    lines = []
+    for name, control in controls.items():
+        ci = control["ci"] or [None, None]
+        lines.append(f"  {name:{wide}s}  {control['tag']:8s} {control['level']:8s} items {control['n_items']:4d}  "
+                     f"SPA {_number(control['spa'])} [{_number(ci[0])}, {_number(ci[1])}]  "
+                     f"alpha {_number(control['alpha'])}")
+    return lines
 
 
 def _status(url: str, secret: str, project: int) -> dict[str, Any]:
@@ -376,7 +473,10 @@ def run_demo(settings: DemoSettings, out: TextIO) -> int:
         service = subprocess.Popen([sys.executable, "-m", "plugin", "serve", "--project", str(project), "--port",
                                     str(settings.service_port), "--reconcile-interval",
                                     str(settings.reconcile_interval), "--mirror-to-data", "--min-gt-accuracy",
-                                    str(MIN_GT_ACCURACY), "--min-gt-items", "3"],
+                                    str(MIN_GT_ACCURACY), "--min-gt-items", "3",
+                                    # Label Studio on SQLite takes one write at a time: a second at once waits for
+                                    # its lock, and past the wait Label Studio answers 500 "database is locked"
+                                    "--writers", "1"],
                                    env=env, stdout=log, stderr=subprocess.STDOUT)
         _wait_for_service(service_url, secret, project, service)
         print(f"The agreement service is live; its status, with the secret it was given (in {secret_file}):\n"
@@ -406,27 +506,32 @@ def run_demo(settings: DemoSettings, out: TextIO) -> int:
             while not all(f.done() for f in futures):
                 time.sleep(2.0)
                 status = _status(service_url, secret, project)
-                print(_line(status, time.monotonic() - started, submitted[0]), file=out, flush=True)
+                print("\n".join(progress_lines(status, time.monotonic() - started, submitted[0])), file=out,
+                      flush=True)
             for future in futures:
                 future.result()
         # Events made each task's scores right within a second; the project's expected disagreement moved
         # with every annotation, which the next full pass brings to every task's alpha.
         print("\nAnnotation is over; waiting for the service's next pass "
               f"(every {settings.reconcile_interval:.0f} s)...", file=out, flush=True)
+        ended = time.monotonic()
         passes = _status(service_url, secret, project)["passes"]
+        drained: float | None = None
         while True:
             status = _status(service_url, secret, project)
+            if drained is None and not status["pending_writes"]:
+                drained = time.monotonic() - ended
             if status["passes"] > passes and not status["pending_writes"]:
                 break
             time.sleep(0.5)
         final = requests.get(f"{service_url}/status", headers={"X-Agreement-Secret": secret}, timeout=10).json()
-        print("\n" + _line(status, time.monotonic() - started, submitted[0]), file=out)
+        print("\n" + "\n".join(progress_lines(status, time.monotonic() - started, submitted[0])), file=out)
         print(f"\nProject scores (from {service_url}/status; its secret is in {secret_file}):", file=out)
-        for name, control in status["controls"].items():
-            ci = control["ci"] or [None, None]
-            print(f"  {name:12s} {control['tag']:8s} {control['level']:8s} items {control['n_items']:4d}  "
-                  f"SPA {control['spa']} [{ci[0]}, {ci[1]}]  alpha {control['alpha']}", file=out)
+        print("\n".join(score_lines(status)), file=out)
         print(f"  {latency_text(final['write_latency_ms'])}", file=out)
+        for line in live_cost_lines(final, project=project, annotations=submitted[0], drained=drained,
+                                    interval=settings.reconcile_interval):
+            print(f"  {line}", file=out)
         for name, references in status.get("references", {}).items():
             for line in reference_lines(name, references):
                 print(f"  {line}", file=out)
@@ -445,8 +550,8 @@ def run_demo(settings: DemoSettings, out: TextIO) -> int:
             report_failed, written = True, f"The admin report could not be written: {error}"
         labeled = sum(1 for t in _tasks(admin, project) if t.is_labeled)
         print(f"\nLabel Studio counts {labeled} of {len(tasks)} tasks as labeled (overlap {settings.per_task[1]}); the "
-              f"others still wait for annotators.\n{written}\n  (the service serves it live "
-              f"too: {service_url}/report with the secret in the X-Agreement-Secret header)", file=out, flush=True)
+              f"others still wait for annotators.\n{written}", file=out)
+        print(live_report_text(service_url, secret, secret_file.resolve()), file=out, flush=True)
         if settings.wait:
             print("\nLabel Studio and the agreement service keep running. Press Ctrl-C to stop both.", file=out,
                   flush=True)

@@ -43,6 +43,7 @@ KEYS: dict[str, tuple[str, str, str]] = {
     "threshold": ("scoring", "threshold", "number"),
     "control_thresholds": ("scoring", "thresholds", "numbers"),
     "flag_lowest_decile": ("scoring", "lowest_decile", "bool"),
+    "flag_constant_low": ("scoring", "flag_constant_low", "bool"),
     "span_flag_on": ("scoring", "span_flag_on", "text"),
     "min_gt_accuracy": ("scoring", "min_gt_accuracy", "number"),
     "min_gt_items": ("scoring", "min_gt_items", "whole"),

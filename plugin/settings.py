@@ -131,6 +131,10 @@ class ScoringOptions:
     lowest_decile : bool
         Also flag a task whose score is below the project's 10th percentile
         of task scores (tasks with two annotations or more).
+    flag_constant_low : bool
+        Also flag a task whose multiple-choice item is "constant low" (Rosenberg & Binkowski 2004): its annotators
+        disagree on most labels whichever they chose first. Off by default: the class is a project-level reading of
+        the item and fires on tasks whose own agreement passes the threshold (:mod:`plugin.state.flags`).
     confidence : float
         Coverage of the project intervals.
     n_resamples : int
@@ -163,8 +167,8 @@ class ScoringOptions:
     consensus : {"dawid-skene", "majority", "off"}
         How each categorical control's consensus label is found (:mod:`plugin.state.consensus`).
     flag_on : {"agreement", "posterior", "both"}
-        Which rules flag a task: its agreement (threshold, constant low), its consensus being uncertain (a
-        control's consensus posterior below ``min_posterior``), or both.
+        Which rules flag a task: its agreement (the threshold, and constant low when ``flag_constant_low``), its
+        consensus being uncertain (a control's consensus posterior below ``min_posterior``), or both.
     min_posterior : float
         The least consensus posterior ``flag_on`` posterior or both accepts.
     """
@@ -172,6 +176,7 @@ class ScoringOptions:
     threshold: float = 0.5
     thresholds: Mapping[str, float] = field(default_factory=dict)
     lowest_decile: bool = False
+    flag_constant_low: bool = False
     confidence: float = 0.95
     n_resamples: int = 1000
     seed: int = 0

@@ -14,7 +14,9 @@ from plugin.mapping.annotations import GROUND_TRUTH_SKIP
 from plugin.mapping.labelconfig import PASS_CONFIG, was_inferred
 from plugin.settings import ScoringOptions
 from plugin.state.project import ProjectScores
+from plugin.state.flags import flag_rule
 from plugin.state.scoring import named_rows
+from plugin.state.spans import unitizing_caveat
 
 __all__ = ["saved_state_lines", "summary_text", "sync_summary"]
 
@@ -34,6 +36,7 @@ def sync_summary(source: str, scores: ProjectScores, scoring: ScoringOptions, *,
         "n_annotators": len(scores.annotators),
         "threshold": scoring.threshold,
         "flagged": scores.tasks.n_flagged(),
+        "flag_rule": flag_rule(scoring),
         "tasks_to_write": to_write,
         "tasks_written": 0 if report is None else report.tasks_written,
         "tasks_unchanged": len(scores.tasks) - to_write if report is None else report.tasks_unchanged,
@@ -66,15 +69,20 @@ def _named(control: dict[str, Any], people: Mapping[str, str]) -> dict[str, Any]
 
 
 def _span_lines(name: str, spans: Mapping[str, Any] | None) -> list[str]:
-    """A span control's F1 and gamma, one line each (nothing for other controls)."""
+    """A span control's F1 and gamma, one line each (nothing for other controls).
+
+    Unitizing alpha (1995/2004) is given with why it is unreliable where it is (:func:`unitizing_caveat`).
+    """
     if not spans:
         return []
     exact, overlap = spans["f1"]["exact"], spans["f1"]["overlap"]
     gamma = spans["gamma"]
     interval = f" [{_fmt(gamma['low'])}, {_fmt(gamma['high'])}]" if gamma["value"] is not None else ""
+    caveat = unitizing_caveat(int(spans["unitizing_alpha"].get("most_annotators", 0)))
     return [(f"{name}: pairwise F1 {_fmt(exact['mean'])} exact, {_fmt(overlap['mean'])} with overlap (Jaccard "
             f">= {overlap['jaccard']:.2f}), mean over {len(exact['pairs'])} annotator pairs; unitizing alpha "
-            f"{_fmt(spans['unitizing_alpha']['value'])}, u-alpha {_fmt(spans['u_alpha']['value'])}."),
+            f"{_fmt(spans['unitizing_alpha']['value'])}{f' ({caveat})' if caveat else ''}, u-alpha "
+            f"{_fmt(spans['u_alpha']['value'])}."),
             (f"{name}: gamma {_fmt(gamma['value'])}{interval} (expected disorder from {gamma['n_samples']} sampled "
             f"corpora, seed {gamma['seed']}), over {spans['n_units']} spans on {spans['n_continua']} continua.")]
 
@@ -170,8 +178,7 @@ def summary_text(summary: Mapping[str, Any]) -> str:
         lines.append(f"{name:20s} {c['tag']:16s} {c['level']:9s} {c['n_items']:6d}  {_fmt(c['spa']):>6s} "
                      f"{interval:>16s} {_fmt(c['alpha']):>7s} {_fmt(c['fleiss']):>7s} "
                      f"{_fmt(gwet.get('value')):>8s}")
-    lines.append(f"Flagged {summary['flagged']} tasks where a control's agreement is below its threshold "
-                 f"({summary['threshold']:.2f} unless set per control).")
+    lines.append(f"Flagged {summary['flagged']} tasks ({summary['flag_rule']}).")
     if summary["dry_run"]:
         lines.append(f"Dry run: {summary['tasks_to_write']} tasks would be written.")
     else:
@@ -191,8 +198,9 @@ def summary_text(summary: Mapping[str, Any]) -> str:
     for name, c in summary["controls"].items():
         for row in c.get("annotators", []):
             if row["outlier"]:
-                lines.append(f"{name}: annotator {row['name']} agrees least with the others (mean kappa "
-                             f"{_fmt(row['mean_pairwise'])} over {row['n_compared']} items).")
+                lines.append(f"{name}: annotator {row['name']} is an outlier: mean kappa {_fmt(row['mean_pairwise'])} "
+                             f"with the others over {row['n_compared']} items (below 0, or more than 2 scaled MADs "
+                             "below the annotators' median).")
         if c.get("confusions"):
             top = c["confusions"][0]
             lines.append(f"{name}: most confused labels {top['labels'][0]!r} and {top['labels'][1]!r}.")

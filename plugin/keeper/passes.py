@@ -132,21 +132,57 @@ def _write(client: LabelStudioClient, monitor: ProjectMonitor, task: int, block:
         return "unchanged"
     if not dry_run:
         current = read.get("meta")
-        if write.meta is not None or write.mirror or write.overlap is not None:
-            client.update_meta(task, write.meta if write.meta is not None else dict(current)
-                               if isinstance(current, Mapping) else {}, data=write.data(read.get("data")),
-                               overlap=write.overlap)
-        if write.overlap is not None:
-            monitor.count("escalated")
-        if write.prediction is not None:
+        if write.prediction is not None:  # first: the meta's write then answers with the task as both left it
             wanted = write.prediction
             client.write_prediction(task, model_version=MODEL_VERSION, prediction=wanted.id, results=wanted.results,
                                     score=wanted.score, delete=wanted.delete)
             monitor.count("consensus prediction written")
+        if write.meta is not None or write.mirror or write.overlap is not None:
+            answer = client.update_meta(task, write.meta if write.meta is not None else dict(current)
+                                        if isinstance(current, Mapping) else {}, data=write.data(read.get("data")),
+                                        overlap=write.overlap)
+            if isinstance(answer, Mapping):  # the task as written, taken as read: a pass does not read it again
+                monitor.wrote(answer, read)
+        if write.overlap is not None:
+            monitor.count("escalated")
         # from the read of the meta to the write's answer: where another client's write is lost
         monitor.record_window(time.monotonic() - read_at)
     parts["write"] += time.monotonic() - sent
     return "written"
+
+
+def _requests(client: LabelStudioClient) -> int:
+    """Requests this thread has sent to Label Studio so far (0 from a client that does not count them)."""
+    counted = getattr(client, "requests_sent", None)
+    return counted() if callable(counted) else 0
+
+
+def _read_changed(client: LabelStudioClient, monitor: ProjectMonitor, since: datetime | None, report: PassReport, *,
+                  newest: datetime | None, total: list[int | None], max_rate: float | None,
+                  progress: Progress | None) -> datetime | None:
+    """List the tasks changed ``since`` by their stamps, and read in full those the state has not seen.
+
+    A task an event already brought, or whose only change is this service's write of its meta, is listed and
+    not read (:mod:`plugin.keeper.stamps`). Returns the newest ``updated_at`` listed; ``report`` counts the tasks
+    listed and read.
+    """
+    listed = []
+    for stamp in client.tasks(monitor.project, on_total=lambda n: total.__setitem__(0, n), max_rate=max_rate,
+                              updated_after=since, stamps_only=True):
+        listed.append(stamp)
+        newest = _newest(newest, stamp)
+    report.n_listed = len(listed)
+    unseen = monitor.unseen(listed)
+    for start in range(0, len(unseen), BATCH):
+        for task in client.tasks_by_id(monitor.project, unseen[start:start + BATCH]):
+            if isinstance(task, Mapping):
+                monitor.set_task(task)
+                report.n_tasks += 1
+        if progress is not None:
+            progress("fetch changed", min(start + BATCH, len(unseen)), len(unseen))
+    if progress is not None and not unseen:
+        progress("fetch changed", 0, 0)
+    return newest
 
 
 WATERMARK_MARGIN = timedelta(seconds=60)
@@ -198,6 +234,7 @@ def full_pass(client: LabelStudioClient, monitor: ProjectMonitor, *, controls: M
     """
     report = PassReport(started_at=now_iso())
     started = time.perf_counter()
+    asked = _requests(client)
     if controls is None:
         controls = parse_label_config(client.label_config(monitor.project))
     current, watermark = monitor.read_position()
@@ -208,23 +245,24 @@ def full_pass(client: LabelStudioClient, monitor: ProjectMonitor, *, controls: M
     assert target is not None
     report.kind = "changed" if changed_only else "full"
     total: list[int | None] = [None]  # the first page's count of the project's tasks (each kind of read spans them)
-    stage = "fetch changed" if changed_only else "fetch"
     newest = watermark if changed_only else None
-    with monitor.reading(), (nullcontext() if changed_only else target.batch()):
+    taken: list[dict[str, Any]] = []  # a full read's tasks' stamps: the state in place holds them once it is installed
+    with monitor.reading(into_new_state=not changed_only), (nullcontext() if changed_only else target.batch()):
         since = monitor.changed_since(WATERMARK_MARGIN) if changed_only else None
-        for task in client.tasks(monitor.project, on_total=lambda n: total.__setitem__(0, n), max_rate=max_rate,
-                                 updated_after=since):
-            if changed_only:
-                monitor.set_task(task)
-            else:
-                target.set_task(task)
-            newest = _newest(newest, task)
-            report.n_tasks += 1
-            if progress is not None:  # a read of changed tasks does not know their number: 0, until it ends
-                progress(stage, report.n_tasks, 0 if changed_only else max(total[0] or 0, report.n_tasks))
-    if progress is not None and changed_only:
-        progress(stage, report.n_tasks, report.n_tasks)
+        if changed_only:
+            newest = _read_changed(client, monitor, since, report, newest=newest, total=total, max_rate=max_rate,
+                                   progress=progress)
+        else:
+            for task in client.tasks(monitor.project, on_total=lambda n: total.__setitem__(0, n), max_rate=max_rate):
+                if target.set_task(task) is not None:
+                    taken.append({"id": task.get("id"), "updated_at": task.get("updated_at")})
+                newest = _newest(newest, task)
+                report.n_tasks += 1
+                if progress is not None:
+                    progress("fetch", report.n_tasks, max(total[0] or 0, report.n_tasks))
     read = time.perf_counter()
+    for stamp in taken:  # the whole read came in: its state replaces the one in place below, whichever way
+        monitor.saw(stamp)
     # The project's task count as the read's first page gave it (a request of its own only when it did not): an
     # idle pass is one request for the config and one page.
     if changed_only and (total[0] if total[0] is not None else client.task_count(monitor.project)) \
@@ -235,6 +273,8 @@ def full_pass(client: LabelStudioClient, monitor: ProjectMonitor, *, controls: M
         again = full_pass(client, monitor, controls=controls, max_rate=max_rate, progress=progress,
                           incremental=recount, recount=False)
         again.started_at, again.n_tasks = report.started_at, again.n_tasks + report.n_tasks
+        again.n_listed += report.n_listed
+        again.requests = _requests(client) - asked
         again.seconds["read"] += read - started
         return again
     # a read of changed tasks looked below the watermark (now, or already): the next starts there if it stays
@@ -253,5 +293,6 @@ def full_pass(client: LabelStudioClient, monitor: ProjectMonitor, *, controls: M
     if counts is not None:
         report.n_scored, report.n_flagged = counts
     report.seconds = {"read": read - started, "compute": time.perf_counter() - read}
+    report.requests = _requests(client) - asked
     monitor.record_pass(report)
     return report

@@ -3,12 +3,20 @@
 Open-source Label Studio's Data Manager shows neither a meta column nor a meta
 filter, but its API accepts a tab whose filter is ``filter:tasks:meta``
 *contains* ``"flagged": true`` (the JSON text of meta, with default
-separators). The tab is created once and updated after, never duplicated.
+separators). The tab is created once and updated after, never duplicated. In
+a project that has no tab yet, a "Default" tab of every task is created first
+(:meth:`plugin.labelstudio.client.LabelStudioClient.ensure_view`), as Label
+Studio does when a person first opens the project, so that a tab lists every
+task.
 
-A Data Manager column comes from task ``data``: with ``--mirror-to-data`` the
-task's score (its lowest control agreement, the value its flag follows) is
-merged into ``data["agreement_score"]``, every other key kept
-(:func:`plugin.state.blocks.needed_write`), and the tab sorts on it, worst first.
+A Data Manager column comes from task ``data``, and a tab sorts on one column:
+with ``--mirror-to-data`` the task's place in the review queue is merged into
+``data["agreement_score"]``, every other key kept
+(:func:`plugin.state.blocks.mirrored_score`): its score (its lowest control
+value, the value its flag follows) to 3 decimals, its ties broken after them by
+the least certain consensus, then the fewest annotations
+(:func:`plugin.state.flags.review_keys`). The tab sorts on it as a number, so
+its top is the task a review changes the most.
 """
 
 from __future__ import annotations
@@ -38,9 +46,12 @@ def ensure_review_tab(client: LabelStudioClient, project: int, options: ReviewOp
     """The tab's id, created or updated as ``options`` says; None when no tab is wanted."""
     if not options.tab:
         return None
-    ordering = [f"tasks:data.{DATA_KEY}"] if options.mirror_to_data else ["tasks:id"]
-    return client.ensure_view(project, title=options.tab_title, filters=FLAGGED_FILTER, ordering=ordering,
-                              hidden=HIDDEN_COLUMNS)
+    score = f"tasks:data.{DATA_KEY}"
+    if not options.mirror_to_data:
+        return client.ensure_view(project, title=options.tab_title, filters=FLAGGED_FILTER, ordering=["tasks:id"],
+                                  hidden=HIDDEN_COLUMNS)
+    return client.ensure_view(project, title=options.tab_title, filters=FLAGGED_FILTER, ordering=[score],
+                              hidden=HIDDEN_COLUMNS, numbers=[score])
 
 
 NO_TASK = {"conjunction": "and", "items": [

@@ -13,12 +13,15 @@ write, page and retry is here, so no other module can make a request.
 
 from __future__ import annotations
 
+import html
 import json
+import re
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import Any, TypeVar
+from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 from label_studio_sdk import LabelStudio
@@ -29,8 +32,9 @@ from plugin.labelstudio.errors import LabelStudioError, LabelStudioNotFound, one
 from plugin.mapping.annotations import person_name
 from plugin.settings import Connection
 
-__all__ = ["REQUEST_OUTCOMES", "TOKEN_HINT", "LabelStudioClient", "LabelStudioError", "LabelStudioNotFound",
-           "PeopleCache", "Reachability", "annotator_names", "one_line", "request_outcome", "squeeze"]
+__all__ = ["DEFAULT_VIEW", "REQUEST_OUTCOMES", "TOKEN_HINT", "LabelStudioClient", "LabelStudioError",
+           "LabelStudioNotFound", "PeopleCache", "Reachability", "annotator_names", "one_line", "request_outcome",
+           "squeeze"]
 
 _T = TypeVar("_T")
 
@@ -53,29 +57,88 @@ TOKEN_HINT = ("A personal access token expires: make a new one in Label Studio u
               "Token Settings).")
 
 
+DETAIL_LIMIT = 120
+"""The most characters of what Label Studio said that an error message quotes."""
+
+_HTML = re.compile(r"<\s*(!doctype|html|head|body|title|h1|h2|p|div|pre)\b", re.IGNORECASE)
+
+
+def _page_text(page: str) -> str:
+    """An HTML page in a few words: its ``<title>``, else its text, tags and scripts left out.
+
+    >>> _page_text("<!DOCTYPE html><html><head><title>Server Error (500)</title></head><body>...</body></html>")
+    'Server Error (500)'
+    >>> _page_text("<html><style>p {}</style><body><h1>Bad &amp; gone</h1>\\n<p>Try later.</p></body></html>")
+    'Bad & gone Try later.'
+    """
+    title = re.search(r"<title[^>]*>(.*?)</title\s*>", page, re.IGNORECASE | re.DOTALL)
+    if title and title.group(1).strip():
+        text = title.group(1)
+    else:
+        text = re.sub(r"<(script|style)\b.*?</\1\s*>", " ", page, flags=re.IGNORECASE | re.DOTALL)
+    return squeeze(html.unescape(re.sub(r"<[^>]*>", " ", text)), DETAIL_LIMIT)
+
+
 def _detail(body: Any) -> str:
-    """What Label Studio said: the ``detail`` of its JSON answer when it gives one, else the answer, on one line."""
+    """What Label Studio said, on one short line.
+
+    That is the ``detail`` of its JSON answer when it gives one, the title or text of an HTML page (a server's or
+    a proxy's error page), else the answer itself, cut to :data:`DETAIL_LIMIT` characters.
+    """
     if isinstance(body, str):
         try:
             body = json.loads(body)
         except ValueError:
-            return squeeze(body)
+            return _page_text(body) if _HTML.search(body[:2000]) else squeeze(body, DETAIL_LIMIT)
     if isinstance(body, Mapping) and isinstance(body.get("detail"), str):
-        return squeeze(body["detail"])
-    return squeeze(body if isinstance(body, str) else json.dumps(body, default=str))
+        return squeeze(body["detail"], DETAIL_LIMIT)
+    return squeeze(body if isinstance(body, str) else json.dumps(body, default=str), DETAIL_LIMIT)
 
 
-def _describe(error: Exception) -> str:
+def shown_url(url: str) -> str:
+    """Label Studio's URL as an error names it: no user or password, query or fragment, no trailing slash.
+
+    >>> shown_url("https://me:pw@ls.example.org/ls/?token=x")
+    'https://ls.example.org/ls'
+    """
+    parts = urlsplit(url.strip())
+    return urlunsplit((parts.scheme, parts.netloc.rpartition("@")[2], parts.path.rstrip("/"), "", "")) or url
+
+
+def _reason(error: Exception) -> str:
+    """What an HTTP error of no answer says, without its errno: ``[Errno 111] Connection refused`` is that."""
+    text = re.sub(r"^\[Errno [-\d]+\]\s*", "", squeeze(str(error), DETAIL_LIMIT)).rstrip(".")
+    return text[:1].lower() + text[1:] if text else type(error).__name__
+
+
+def _describe(error: Exception, *, url: str = "", asked: str | None = None, timeout: float | None = None) -> str:
+    """A failed request to Label Studio as one line for the user, logs and ``/status``.
+
+    It names the status, the request (``asked``, its method and path) and what Label Studio said in a few words;
+    or, when no answer came, the URL tried (``url``, shown without credentials) and why. Never the token.
+    """
+    to = f" to {asked}" if asked else ""
     if isinstance(error, _NotWhatWasAsked):
-        return f"Label Studio's answer ({error.status_code}) was not {error.asked}: {squeeze(str(error.body), 80)}"
+        return (f"Label Studio's answer{to} ({error.status_code}) was not {error.asked}: "
+                f"{squeeze(str(error.body), 80)}")
     if isinstance(error, ApiError):
-        if error.status_code is not None and 200 <= error.status_code < 300:
-            return f"Label Studio's answer ({error.status_code}) was not JSON: {squeeze(str(error.body), 80)}"
         said = _detail(error.body).rstrip(".")
+        if error.status_code is not None and 200 <= error.status_code < 300:
+            return f"Label Studio's answer{to} ({error.status_code}) was not JSON: {said}"
         if error.status_code in (401, 403):
-            return f"Label Studio refused the API key ({error.status_code}): {said}. {TOKEN_HINT}"
-        return f"Label Studio answered {error.status_code}: {said}."
-    return f"Label Studio could not be reached: {type(error).__name__}: {squeeze(str(error))}"
+            on = f" on {asked}" if asked else ""
+            return f"Label Studio refused the API key ({error.status_code}){on}: {said}. {TOKEN_HINT}"
+        return f"Label Studio answered {error.status_code}{to}: {said}."
+    where = shown_url(url) if url else "its URL"
+    during = f" {asked}" if asked else " a request"
+    if isinstance(error, httpx.ConnectTimeout):
+        return f"Cannot reach Label Studio at {where}: the connection timed out."
+    if isinstance(error, httpx.TimeoutException):
+        within = f" within {timeout:g} s" if timeout else ""
+        return f"Label Studio at {where} did not answer{during}{within} (--timeout sets the wait)."
+    if isinstance(error, _DROPPED):
+        return f"Label Studio at {where} closed the connection during{during}: {_reason(error)}."
+    return f"Cannot reach Label Studio at {where}: {_reason(error)}."
 
 
 _DROPPED = (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError)
@@ -207,15 +270,36 @@ class LabelStudioClient:
         self._connection = connection
         self._sleep = sleep
         self.reachability = Reachability()
+        self._sent = threading.local()  # this thread's latest request, "METHOD /path", named by its error
         try:  # the SDK checks a personal access token's expiry here, before any request
             self._sdk = LabelStudio(base_url=connection.url, api_key=connection.api_key, timeout=connection.timeout,
                                     httpx_client=httpx_client, max_retries=0)
         except ApiError as error:
-            raise LabelStudioError(_describe(error)) from None
+            raise LabelStudioError(self._told(error)) from None
+        sending = self._sdk._client_wrapper.httpx_client.httpx_client  # the SDK's own (as _get_json sends through)
+        hooks = sending.event_hooks
+        sending.event_hooks = {**hooks, "request": [*hooks.get("request", ()), self._note_request]}
+
+    def requests_sent(self) -> int:
+        """Requests this thread has sent so far, retries included (a pass counts its own: ``/status``)."""
+        return int(getattr(self._sent, "count", 0))
+
+    def _note_request(self, request: httpx.Request) -> None:
+        """Keep the method and path of the request this thread sends (never its query or headers: no token)."""
+        self._sent.request = f"{request.method} {request.url.path}"
+
+    def _told(self, error: Exception) -> str:
+        """A failed request as one line (:func:`_describe`): the request this thread sent last, and the URL."""
+        told = _describe(error, url=self._connection.url, asked=getattr(self._sent, "request", None),
+                         timeout=self._connection.timeout)
+        key = self._connection.api_key
+        return told.replace(key, "<token>") if key and len(key) >= 8 else told
 
     def _call(self, action: Callable[[], _T]) -> _T:
         delay = self._connection.backoff
         for attempt in range(self._connection.retries + 1):
+            self._sent.request = None
+            self._sent.count = getattr(self._sent, "count", 0) + 1
             try:
                 result = action()
             except (ApiError, httpx.HTTPError) as error:
@@ -226,14 +310,15 @@ class LabelStudioClient:
                     # connection, neither waiting nor counting Label Studio as unreachable.
                     continue
                 retryable = _retryable(error)
+                told = self._told(error)
                 if retryable:
-                    self.reachability.failed(_describe(error))
+                    self.reachability.failed(told)
                 else:
                     self.reachability.ok()  # it answered, if only to refuse
                 if attempt == self._connection.retries or not retryable:
                     if isinstance(error, ApiError) and error.status_code == 404:
-                        raise LabelStudioNotFound(_describe(error)) from None
-                    raise LabelStudioError(_describe(error)) from None
+                        raise LabelStudioNotFound(told) from None
+                    raise LabelStudioError(told) from None
                 self._sleep(delay)
                 delay *= 2
             else:
@@ -248,7 +333,7 @@ class LabelStudioClient:
 
     def tasks(self, project: int, *, on_total: Callable[[int], None] | None = None,
               max_rate: float | None = None, updated_after: datetime | None = None,
-              selected: str | None = None) -> Iterator[dict[str, Any]]:
+              selected: str | None = None, stamps_only: bool = False) -> Iterator[dict[str, Any]]:
         """Every task of ``project`` with its annotations, page by page, as plain dicts.
 
         Each page is one request with its own retries, so a failure on page 7
@@ -283,18 +368,23 @@ class LabelStudioClient:
         may cap, need not be the one asked for), or on an empty page; on a
         short page when an answer gives no total. A 404 past the first page
         (tasks deleted during the read) ends it too.
+
+        ``stamps_only`` lists each task's ``id`` and ``updated_at`` alone
+        (``fields=task_only&include=id,updated_at``): Label Studio then
+        builds no annotation, and a pass reads in full only the tasks whose
+        stamp the state has not seen (:func:`plugin.keeper.passes.full_pass`).
         """
         size = self._connection.page_size
         if updated_after is None:
             for items, _ in self._task_pages(project, size=size, query=selected, on_total=on_total,
-                                             max_rate=max_rate):
+                                             max_rate=max_rate, stamps_only=stamps_only):
                 yield from items
             return
         query = json.dumps({"ordering": ["-tasks:updated_at"]})
         probe = min(size, CHANGED_PROBE)
         given: set[tuple[Any, Any]] = set()
         for items, last in self._task_pages(project, size=probe, query=query, on_total=on_total,
-                                            max_rate=max_rate):
+                                            max_rate=max_rate, stamps_only=stamps_only):
             for read in items:
                 if _older(read, updated_after):
                     return  # newest first: every task from here on is older
@@ -306,7 +396,8 @@ class LabelStudioClient:
             break  # more changed tasks than the probe holds: pages of the page size, from the first
         else:
             return
-        for items, _ in self._task_pages(project, size=size, query=query, on_total=None, max_rate=max_rate):
+        for items, _ in self._task_pages(project, size=size, query=query, on_total=None, max_rate=max_rate,
+                                         stamps_only=stamps_only):
             for read in items:
                 if _older(read, updated_after):
                     return
@@ -315,7 +406,7 @@ class LabelStudioClient:
                 yield read
 
     def _task_pages(self, project: int, *, size: int, query: str | None, on_total: Callable[[int], None] | None,
-                    max_rate: float | None) -> Iterator[tuple[list[Any], bool]]:
+                    max_rate: float | None, stamps_only: bool = False) -> Iterator[tuple[list[Any], bool]]:
         """Pages of ``GET /api/tasks/`` from the first, each as its tasks and whether it is the last.
 
         Each page is one request with its own retries; the next is asked for only once the one before has been
@@ -325,7 +416,8 @@ class LabelStudioClient:
         page, seen = 1, 0
         while True:
             started = time.monotonic()
-            body = self._call(lambda page=page: self._task_page(project, page=page, size=size, query=query))
+            body = self._call(lambda page=page: self._task_page(project, page=page, size=size, query=query,
+                                                                stamps_only=stamps_only))
             items = [] if body is None else body["tasks"]
             total = _count(body.get("total")) if body is not None else None
             if page == 1 and on_total is not None and total is not None:
@@ -339,7 +431,8 @@ class LabelStudioClient:
             if max_rate:
                 self._sleep(max(0.0, len(items) / max_rate - (time.monotonic() - started)))
 
-    def _task_page(self, project: int, *, page: int, size: int, query: str | None) -> dict[str, Any] | None:
+    def _task_page(self, project: int, *, page: int, size: int, query: str | None,
+                   stamps_only: bool = False) -> dict[str, Any] | None:
         """One page of ``GET /api/tasks/`` as Label Studio's JSON, or None past the last page.
 
         Read as plain JSON (:meth:`_get_json`): the SDK's typed page would
@@ -348,17 +441,20 @@ class LabelStudioClient:
         the demo's shape, 530 µs of the span benchmark's, where ``json.loads``
         takes 20 and 50; BENCHMARKS.md, "A full read").
         """
-        params = {"project": project, "fields": "all", "page": page, "page_size": size}
+        params: dict[str, Any] = {"project": project, "fields": "all", "page": page, "page_size": size}
+        if stamps_only:
+            params.update(fields="task_only", include="id,updated_at")
         if query is not None:
             params["query"] = query
         return self._get_json("api/tasks/", params=params, asked="a page of tasks", gone_is_none=page > 1,
                               fits=lambda body: isinstance(body, dict) and isinstance(body.get("tasks"), list))
 
     def _get_json(self, path: str, *, asked: str, fits: Callable[[Any], bool],
-                  params: Mapping[str, Any] | None = None, gone_is_none: bool = False) -> Any:
-        """The JSON of ``GET path``, checked to be what was ``asked`` for (``fits``).
+                  params: Mapping[str, Any] | None = None, gone_is_none: bool = False,
+                  method: str = "GET", sent: Any = None) -> Any:
+        """The JSON of ``GET path`` (or ``method`` with ``sent`` as its JSON), checked to be what was ``asked`` for.
 
-        None on a 404 when ``gone_is_none``.
+        ``fits`` checks it. None on a 404 when ``gone_is_none``.
 
         Sent through the SDK's HTTP client (its base URL, its headers and token
         refresh, the injected transport) and read as plain JSON, without the
@@ -374,7 +470,7 @@ class LabelStudioClient:
         """
         # The SDK's own client (private to it, and the one its typed methods send through): no public method reads
         # an answer without building its models.
-        response = self._sdk._client_wrapper.httpx_client.request(path, method="GET", params=params)
+        response = self._sdk._client_wrapper.httpx_client.request(path, method=method, params=params, json=sent)
         if response.status_code == 404 and gone_is_none:
             return None
         try:
@@ -499,6 +595,7 @@ class LabelStudioClient:
         LabelStudioError
             If Label Studio does not answer.
         """
+        self._sent.request = None
         try:
             hooks = list(self._sdk.webhooks.list(project=str(project)))
             removed = 0
@@ -509,13 +606,16 @@ class LabelStudioClient:
             return removed
         except (ApiError, httpx.HTTPError) as error:
             raise LabelStudioError(f"Label Studio did not remove the webhook of project {project}: "
-                                   f"{one_line(error)}") from None
+                                   f"{self._told(error)}") from None
 
     def update_meta(self, task: int, meta: dict[str, Any], *, data: dict[str, Any] | None = None,
-                    overlap: int | None = None) -> None:
-        """Replace the task's meta, and its data when given.
+                    overlap: int | None = None) -> dict[str, Any]:
+        """Replace the task's meta, and its data when given; return the task as Label Studio answered.
 
-        Callers merge first; see :mod:`plugin.state.blocks`.
+        Callers merge first; see :mod:`plugin.state.blocks`. The answer is the
+        task as the write left it, annotations, predictions and ``updated_at``
+        included: the state takes it as a read (:meth:`plugin.keeper.monitor.ProjectMonitor.wrote`), so a
+        pass does not read the task again for the write's own change.
 
         With ``overlap``, the task also asks for that many annotators, and is
         marked not labeled so that Label Studio's queue serves it again: in
@@ -527,7 +627,8 @@ class LabelStudioClient:
             fields["data"] = data
         if overlap is not None:
             fields.update(overlap=overlap, is_labeled=False)
-        self._call(lambda: self._sdk.tasks.update(id=str(task), **fields))
+        return self._call(lambda: self._get_json(f"api/tasks/{task}/", method="PATCH", sent=fields,
+                                                 asked="the task written", fits=lambda body: isinstance(body, dict)))
 
     def write_prediction(self, task: int, *, model_version: str, prediction: int | None,
                          results: list[dict[str, Any]] | None, score: float | None,
@@ -556,15 +657,23 @@ class LabelStudioClient:
         return {str(user.id): person_name(user) for user in self._call(lambda: list(self._sdk.users.list()))}
 
     def ensure_view(self, project: int, *, title: str, filters: dict[str, Any], ordering: Sequence[str],
-                    hidden: Sequence[str] = ()) -> int:
+                    hidden: Sequence[str] = (), numbers: Sequence[str] = ()) -> int:
         """Create the Data Manager tab ``title`` on ``project``, or update the one there: never a second one.
 
-        ``hidden`` names the grid's columns the tab hides (``tasks:<field>``).
+        ``hidden`` names the grid's columns the tab hides (``tasks:<field>``), ``numbers`` those it shows and sorts
+        as numbers (Label Studio sorts a ``data`` column as text unless its tab says it holds numbers). In a project
+        that has no tab yet, a "Default" tab of every task (:data:`DEFAULT_VIEW`) is created first, as Label
+        Studio creates it when a person first opens such a project: without it, the project's only tab would be
+        this one, and no tab would list every task.
         """
         data: dict[str, Any] = {"title": title, "filters": filters, "ordering": list(ordering)}
         if hidden:
             data["hiddenColumns"] = {"explore": list(hidden), "labeling": list(hidden)}
-        views = self._call(lambda: self._sdk.views.list(project=project))
+        if numbers:
+            data["columnsDisplayType"] = dict.fromkeys(numbers, "Number")
+        views = self._call(lambda: list(self._sdk.views.list(project=project)))
+        if not views:
+            self._call(lambda: self._sdk.views.create(project=project, data=dict(DEFAULT_VIEW)))
         for view in views:
             found = getattr(view, "data", None) or {}
             if isinstance(found, dict) and found.get("title") == title:
@@ -574,6 +683,11 @@ class LabelStudioClient:
                 return identifier
         created = self._call(lambda: self._sdk.views.create(project=project, data=data))
         return int(created.id)
+
+
+DEFAULT_VIEW: Mapping[str, Any] = {"title": "Default", "type": "list", "target": "tasks",
+                                   "filters": {"conjunction": "and", "items": []}, "ordering": []}
+"""The tab Label Studio's Data Manager creates in a project without one: every task, in id order."""
 
 
 def annotator_names(client: LabelStudioClient, *, otherwise: Mapping[str, str] | None = None) -> dict[str, str]:

@@ -142,6 +142,12 @@ class MappedControl:
         """Annotators with a row."""
         return self.coded.n_annotators() if self.coded is not None else int(self.rows["annotator"].nunique())
 
+    def n_answered(self) -> int:
+        """The annotations that answered the control: distinct task and annotator pairs with a row."""
+        if self.coded is not None and self.coded.n_answered is not None:
+            return self.coded.n_answered
+        return len(self.rows[["task", "annotator"]].drop_duplicates())
+
     def n_items(self) -> int:
         """Items with a row."""
         return self.coded.n_items() if self.coded is not None else int(self.rows["item"].nunique())

@@ -81,6 +81,8 @@ class CodedRows:
     kinds : tuple of str
     ranked : RankedItems, optional
         A multiple-choice control's ranked items, when the project's state computed them with the tasks' scores.
+    n_answered : int, optional
+        The annotations behind the rows: distinct task and annotator pairs (the rows hold no task).
     """
 
     item: np.ndarray
@@ -91,6 +93,7 @@ class CodedRows:
     item_kinds: np.ndarray
     kinds: tuple[str, ...]
     ranked: RankedItems | None = None
+    n_answered: int | None = None
 
     @property
     def n_rows(self) -> int:

@@ -33,7 +33,7 @@ def consensus_tables(controls: Mapping[str, ControlScore], people: Mapping[str, 
     for control, score in controls.items():
         if score.consensus is None:
             continue
-        summary = score.consensus.summary(people)
+        summary = score.consensus.summary(people, ground_truth=(score.references or {}).get("ground_truth"))
         labels = summary["labels"]
         mine = [{"control": control, "annotator": key, "name": row["name"], "method": summary["method"],
                  "accuracy": row.get("accuracy", np.nan),
@@ -53,12 +53,17 @@ def consensus_tables(controls: Mapping[str, ControlScore], people: Mapping[str, 
 
 
 def task_consensus_columns(tasks: TaskScores) -> dict[str, np.ndarray]:
-    """Each task's ``consensus`` label and ``posterior`` (``consensus:<control>`` with several controls)."""
+    """Each task's ``consensus`` and ``posterior`` (``consensus:<control>`` with several controls).
+
+    The consensus in words (:meth:`plugin.state.consensus.TaskConsensus.texts`): a label set's labels each with its
+    probability, or why none applies; a span control's labels each with its span's position.
+    """
     having = {name: columns for name, columns in tasks.controls.items() if columns.consensus is not None}
     out: dict[str, np.ndarray] = {}
     for name, columns in having.items():
         suffix = "" if len(having) == 1 else f":{name}"
         assert columns.consensus is not None
-        out[f"consensus{suffix}"] = np.where(columns.has_items, columns.consensus.texts(), "")
+        texts = columns.consensus.texts(positions=columns.spans is not None)
+        out[f"consensus{suffix}"] = np.where(columns.has_items, texts, "")
         out[f"posterior{suffix}"] = columns.posterior()
     return out

@@ -94,25 +94,34 @@ def _table(frame: pd.DataFrame, columns: Sequence[tuple[str, str]], *, text: Seq
 
 def _headline(report: Report) -> str:
     cards = []
-    spans = report.span_measures.set_index(["control", "measure"])["value"]
+    spans = report.span_measures.set_index(["control", "measure"])
     for row in report.headline.itertuples(index=False):
-        span_line = (f'<div class="small">pairwise F1 {_number(spans[(row.control, "f1_exact")])} exact, '
-                     f'{_number(spans[(row.control, "f1_overlap")])} overlap &middot; gamma '
-                     f'{_number(spans[(row.control, "gamma")])}</div>' if (row.control, "gamma") in spans.index else "")
         needed = row.annotations_needed
         need = ("no interval yet" if needed is None or (isinstance(needed, float) and math.isnan(needed))
                 else "interval narrow enough" if needed == 0 else f"about {int(needed):,} more annotations")
+        item_measures = (f'SPA {_number(row.spa)}</div><div class="small">95% interval [{_number(row.spa_low)}, '
+                         f'{_number(row.spa_high)}]</div><div class="small">alpha {_number(row.alpha)} &middot; '
+                         f'{escape(str(row.gwet_coefficient or "AC1"))} {_number(row.gwet)}</div>')
+        counted = f"{row.n_items:,} items, {row.n_annotations:,} annotations"
+        if (row.control, "gamma") in spans.index:  # a span control leads with its span measures
+            measure = spans.loc[row.control]
+            slip = str(measure.loc["spa", "caveat"]).split(": ")[0]
+            item_measures = (
+                f'F1 {_number(measure.loc["f1_overlap", "value"])} <span class="small">overlap</span></div>'
+                f'<div class="small">gamma {_number(measure.loc["gamma", "value"])} &middot; F1 '
+                f'{_number(measure.loc["f1_exact", "value"])} exact</div>'
+                f'<div class="small">{escape(slip[0].upper() + slip[1:])}: SPA {_number(row.spa)} '
+                f'[{_number(row.spa_low)}, {_number(row.spa_high)}], alpha {_number(row.alpha)} &middot; '
+                f'{escape(str(row.gwet_coefficient or "AC1"))} {_number(row.gwet)}</div>')
+            counted = (f"{row.n_items:,} aligned items, {row.n_annotations:,} annotations, "
+                       f"{int(row.n_regions):,} regions")
         cards.append(
             f'<div class="card"><div class="name">{escape(row.control)} <span class="small">{escape(row.tag)}, '
-            f'{escape(row.level)}</span></div><div class="big">SPA {_number(row.spa)}</div>'
-            f'<div class="small">95% interval [{_number(row.spa_low)}, {_number(row.spa_high)}]</div>'
-            f'<div class="small">alpha {_number(row.alpha)} &middot; {escape(str(row.gwet_coefficient or "AC1"))} '
-            f'{_number(row.gwet)}</div>{span_line}<div class="small">{row.n_items:,} items, {row.n_annotations:,} '
-            f'{"regions" if span_line else "annotations"}; for an interval of {report.options.target_width:g}: '
-            f'{need}</div></div>')
+            f'{escape(row.level)}</span></div><div class="big">{item_measures}<div class="small">{counted}; for an '
+            f"SPA interval of {report.options.target_width:g}: {need}</div></div>")
     o = report.overview
     intro = (f'<p>{o["n_tasks"]:,} tasks, {o["n_annotations"]:,} annotations by {o["n_annotators"]:,} '
-             f'annotators; <b>{o["flagged"]:,}</b> tasks flagged (a control below {o["threshold"]:.2f}).</p>')
+             f'annotators; <b>{o["flagged"]:,}</b> tasks flagged: {escape(o["flag_rule"])}.</p>')
     return intro + f'<div class="cards">{"".join(cards)}</div>'
 
 
@@ -179,21 +188,23 @@ def _spans(report: Report) -> str:
         labels = report.span_labels[report.span_labels["control"] == name]
         pairs = report.span_pairs[report.span_pairs["control"] == name]
         offsets = report.span_offsets[report.span_offsets["control"] == name]
+        unreliable = bool((measures.loc[measures["measure"] == "unitizing_alpha", "caveat"].astype(str) != "").any())
         interval = measures.apply(lambda r: "" if math.isnan(r["low"]) else
                                   f"[{_number(r['low'])},&nbsp;{_number(r['high'])}]", axis=1)
         table = _table(measures.assign(interval=interval, n_pairs=measures["n_pairs"].map(
                            lambda n: "" if n is None or (isinstance(n, float) and math.isnan(n)) else str(int(n)))),
                        [("name", "measure"), ("value", "value"), ("sd", "SD over pairs"), ("interval", "interval"),
                         ("observed", "observed dis."), ("expected", "expected dis."), ("n_pairs", "pairs"),
-                        ("answers", "what it answers")],
-                       text=("name", "answers"),
+                        ("answers", "what it answers"), ("caveat", "read it here")],
+                       text=("name", "answers", "caveat"),
                        cell={"interval": str, "n_pairs": str, "observed": _general, "expected": _general,
                              "sd": lambda v: "" if isinstance(v, float) and math.isnan(v) else _number(v)})
         per_label = _table(labels.assign(
             exact=[_spread(m, d) for m, d in zip(labels["f1_exact"], labels["f1_exact_sd"], strict=True)],
             overlap=[_spread(m, d) for m, d in zip(labels["f1_overlap"], labels["f1_overlap_sd"], strict=True)]),
             [("label", "label"), ("n_spans", "spans"), ("exact", "F1 exact"), ("f1_exact_pairs", "pairs"),
-             ("overlap", "F1 overlap"), ("f1_overlap_pairs", "pairs"), ("unitizing_alpha", "unitizing alpha")],
+             ("overlap", "F1 overlap"), ("f1_overlap_pairs", "pairs"),
+             ("unitizing_alpha", "unitizing alpha (unreliable here: see above)" if unreliable else "unitizing alpha")],
             text=("label",), cell={"exact": str, "overlap": str})
         pair_table = _table(pairs, [("first", "annotator A"), ("second", "annotator B"), ("n_first", "A's spans"),
                                     ("n_second", "B's spans"), ("f1_exact", "F1 exact"), ("f1_overlap", "F1 overlap")],
@@ -221,14 +232,20 @@ def _spans(report: Report) -> str:
 
 def _annotators(report: Report) -> str:
     parts = [('<p class="note">Cohen\'s kappa of every pair of annotators on the items both labeled (hover a cell '
-             "for how many). Below: each annotator's mean kappa with the others, agreement with the majority of "
-             "the others, and the robust outlier rule (below the median minus 2 scaled MADs).</p>")]
-    columns = [("name", "annotator"), ("n_items", "items"), ("n_compared", "compared"),
-               ("mean_pairwise", "mean kappa"), ("with_majority", "with majority"), ("outlier", "outlier")]
+             "for how many). Beside it: each annotator's items, their mean kappa with the others (weighted by the "
+             "items each pair shares), and their agreement with the majority of the others (on items where at "
+             "least two others have one). <em>Outlier</em> (the row in red): a mean kappa below 0, agreeing with "
+             "the others less often than chance would (Landis &amp; Koch 1977), or more than 2 scaled median "
+             "absolute deviations below the annotators' median (Leys et al. 2013). <em>Compared</em>, the items "
+             "another annotator labelled too (what the mean kappa and the majority rest on), is shown where it "
+             "differs from the items.</p>")]
     for name, part in report.annotators.groupby("control", sort=False):
         people = list(part["name"])
         heatmap = _chart(charts.heatmap_figure(report.pairwise[report.pairwise["control"] == name], people,
                                                control=str(name)))
+        compared = bool((part["n_compared"] != part["n_items"]).any())
+        columns = [("name", "annotator"), ("n_items", "items"), *([("n_compared", "compared")] if compared else []),
+                   ("mean_pairwise", "mean kappa"), ("with_majority", "with majority"), ("outlier", "outlier")]
         table = _table(part, columns, text=("name",), row_class=lambda r: "outlier" if r["outlier"] else "")
         parts.append(f'<h3>{escape(str(name))}</h3><div class="pair"><div>{heatmap}</div><div>{table}</div></div>')
     return "".join(parts)
@@ -298,12 +315,17 @@ def _consensus(report: Report) -> str:
         return ""
     parts = [('<p class="note">Each task\'s consensus label weighs its annotators by how reliable they are: '
               "Dawid-Skene (1979) estimates, without ground truth, each annotator's confusion matrix and from it "
-              "the probability that their label is the true one (<em>estimated accuracy</em>); where ground truth "
-              "covers some of their items, their accuracy there is beside it. A task's <em>posterior</em> is the "
+              "the probability that their label is the true one (<em>fit's accuracy</em>: the matrix's diagonal "
+              "weighted by the labels' estimated priors, a model's estimate from how the annotators agree, not a "
+              "count of right answers). Where ground truth covers some of their items, their <em>accuracy on "
+              "ground truth</em> is beside it: the share of those items where they gave its label, the same "
+              "figure over the same items as in Against references. A task's <em>posterior</em> is the "
               "probability of its consensus label (majority vote: its share of the votes); a low one means the "
-              "annotators the model trusts disagree.</p>")]
-    columns = [("name", "annotator"), ("accuracy", "estimated accuracy"),
-               ("ground_truth_accuracy", "accuracy on ground truth"), ("n_ground_truth", "ground-truth items")]
+              "annotators the model trusts disagree. A label set's consensus gives each label's probability, and "
+              "when no label is above 0.5, says so; a span control's gives each span's position.</p>")]
+    columns = [("name", "annotator"), ("accuracy", "fit's accuracy (Dawid-Skene estimate, no ground truth)"),
+               ("ground_truth_accuracy", "accuracy on ground truth (as in Against references)"),
+               ("n_ground_truth", "ground-truth items")]
     for name, part in report.consensus.groupby("control", sort=False):
         method = str(part["method"].iloc[0])
         chart = _chart(charts.trust_figure(part, control=str(name))) if method == "dawid-skene" else ""
@@ -343,15 +365,16 @@ def _labels(report: Report) -> str:
 def _flagged(report: Report) -> str:
     flagged = report.tasks[report.tasks["flagged"]]
     shown = flagged.head(report.options.max_listed_tasks)
-    f1 = [(column, column.replace("f1_overlap", "F1 overlap", 1).replace("f1", "F1 exact", 1))
-          for column in report.tasks.columns if column.startswith("f1")]
     table = _table(shown, [("task", "task"), ("link", "in Label Studio"), ("n_annotations", "annotations"),
-                           ("score", "score"), ("spa", "SPA"), ("alpha", "alpha"), *f1, ("reasons", "why")],
-                   text=("reasons", "link"), cell={"link": _link, "task": lambda t: str(int(t))})
+                           ("flagged_by", "flagged by"), ("flagged_value", "its value"), ("reasons", "why")],
+                   text=("flagged_by", "reasons", "link"), cell={"link": _link, "task": lambda t: str(int(t))})
     more = (f'<p class="note">The first {len(shown):,} of {len(flagged):,}; the CSV and JSON formats list all.</p>'
             if len(flagged) > len(shown) else "")
-    return (f"<p>{len(flagged):,} tasks flagged, worst first: by their score, the value the flag compares with the "
-            f"threshold (the lowest over the task's controls).</p>{more}{table}")
+    return (f"<p>{len(flagged):,} tasks flagged: {escape(report.overview['flag_rule'])}. They are listed in the "
+            "order a review changes the most: the lowest score first (the task's lowest control value), then the "
+            "least certain consensus, then the fewest annotations, as the \"Low agreement\" tab sorts them with "
+            "--mirror-to-data. Each names the control that flagged it, that control's value, and what its annotators "
+            f"gave.</p>{more}{table}")
 
 
 def render_html(report: Report) -> str:

@@ -36,20 +36,25 @@ from plugin.report.consensus import (
     task_consensus_columns,
 )
 from plugin.report.references import MODEL_COLUMNS, MODEL_CONFUSION_COLUMNS, REFERENCE_TABLE_COLUMNS, reference_tables
-from plugin.settings import ReportOptions
+from plugin.settings import MappingOptions, ReportOptions
+from plugin.state.flags import flag_rule
 from plugin.state.project import ProjectScores, ProjectSnapshot
 from plugin.state.scoring import ControlScore, is_wide, name_of
+from plugin.state.spans import unitizing_caveat
 
-__all__ = ["SPAN_MEASURES", "Report", "build_report", "distinct_names", "span_offsets", "span_unit"]
+__all__ = ["SPAN_MEASURES", "Report", "aligned_caveat", "build_report", "distinct_names", "span_caveats",
+           "span_offsets", "span_unit"]
 
-HEADLINE_COLUMNS = ("control", "tag", "level", "n_items", "n_annotations", "spa", "spa_low", "spa_high", "alpha",
-                    "gwet", "gwet_coefficient", "annotations_needed")
-TASK_COLUMNS = ("task", "n_annotations", "score", "spa", "alpha", "flagged", "reasons", "link")
+HEADLINE_COLUMNS = ("control", "tag", "level", "n_items", "n_annotations", "n_labels", "n_regions", "spa", "spa_low",
+                    "spa_high", "alpha", "gwet", "gwet_coefficient", "annotations_needed")
+TASK_COLUMNS = ("task", "n_annotations", "score", "flagged_by", "flagged_value", "mean_spa", "mean_alpha", "flagged",
+                "reasons", "link")
+TIMELINE_REPORT_COLUMNS = tuple("n_labels" if c == "n_annotations" else c for c in TIMELINE_COLUMNS)
 SPAN_LABEL_COLUMNS = ("control", "label", "n_spans", "f1_exact", "f1_exact_sd", "f1_exact_pairs", "f1_overlap",
                       "f1_overlap_sd", "f1_overlap_pairs", "unitizing_alpha", "unitizing_observed",
                       "unitizing_expected")
 SPAN_MEASURE_COLUMNS = ("control", "measure", "name", "value", "sd", "low", "high", "observed", "expected",
-                        "n_pairs", "answers", "n_continua", "lengths")
+                        "n_pairs", "answers", "caveat", "n_continua", "lengths")
 SPAN_PAIR_COLUMNS = ("control", "first", "second", "f1_exact", "tp_exact", "f1_overlap", "tp_overlap", "n_first",
                      "n_second")
 SPAN_OFFSET_COLUMNS = ("control", "task", "scope", "label", "first", "second", "start_offset", "end_offset",
@@ -67,10 +72,14 @@ class Report:
         ``{task}`` in it gives a task's page in Label Studio (None offline).
     overview : dict
         ``n_tasks``, ``n_annotations``, ``n_annotators``, ``flagged``,
-        ``threshold``, ``target_width``.
+        ``threshold``, ``flag_rule`` (the whole rule in words,
+        :func:`plugin.state.flags.flag_rule`), ``target_width``.
     headline : DataFrame
         Per control: SPA with its interval, alpha, AC1/AC2, and the
-        annotations still needed for an interval of ``target_width``.
+        annotations still needed for an interval of ``target_width``;
+        ``n_annotations`` (task and annotator pairs that answered the control,
+        as everywhere), ``n_labels`` (the labels they gave over its items) and
+        a span control's ``n_regions``.
     family : DataFrame
         Per control and label: kappa_Co, kappa_S&C, PABAK, P_I, R_i, alpha,
         SPA (:func:`agreement.family.agreement_family`), and each label's
@@ -83,9 +92,14 @@ class Report:
     confusion : DataFrame
         Per control and pair of labels: Krippendorff's coincidences.
     timeline : DataFrame
-        Per control and moment: SPA with its band, alpha.
+        Per control and moment: SPA with its band, alpha, and ``n_labels``, the labels given up to then.
     tasks : DataFrame
-        Every task's scores, flag, reasons and link, worst first. A span
+        Every task's scores, flag, reasons and link, the flagged first in the
+        review queue's order (:func:`plugin.state.flags.review_keys`: the
+        lowest score, then the least certain consensus, then the fewest
+        annotations). ``flagged_by`` is the control that flagged the task and
+        ``flagged_value`` that control's value; ``mean_spa`` and ``mean_alpha``
+        are the means over the task's controls. A span
         control adds its pairwise F1 on the task, exact (``f1``) and overlap
         (``f1_overlap``); with several span controls, ``f1:<control>`` and
         ``f1_overlap:<control>``.
@@ -97,7 +111,8 @@ class Report:
         (1995/2004) with its disagreements; the row ``(all labels)`` holds the totals.
     span_measures : DataFrame
         Per span control, its measures side by side (:data:`SPAN_MEASURES`), each
-        with the question it answers; ``n_continua`` and ``lengths`` (``"text"``,
+        with the question it answers and ``caveat``, how to read it on the data at
+        hand (empty where nothing needs saying: :func:`span_caveats`); ``n_continua`` and ``lengths`` (``"text"``,
         ``"media"`` or ``"extent"``: where the continua's lengths came from,
         which unitizing alpha and gamma depend on) repeat on each row.
     span_pairs : DataFrame
@@ -111,8 +126,9 @@ class Report:
         intervals; each model version's mean kappa beside the annotators' own
         and its agreement with their majority; its labels against that majority.
     consensus, consensus_confusion : DataFrame
-        Per categorical control (:func:`plugin.report.consensus.consensus_tables`): each annotator's estimated
-        accuracy beside their accuracy on ground truth; the confusion matrices of the least trusted. The tasks table
+        Per categorical control (:func:`plugin.report.consensus.consensus_tables`): each annotator's accuracy as
+        the fit estimates it beside their accuracy on ground truth (the ``references`` table's, over the same
+        items); the confusion matrices of the least trusted. The tasks table
         then has ``consensus`` and ``posterior`` (``consensus:<control>``, ``posterior:<control>`` with several).
     notes : DataFrame
         ``kind``, ``control``, ``message``: what was skipped or undefined, and why.
@@ -165,7 +181,9 @@ def _headline(name: str, score: ControlScore, options: ReportOptions) -> dict[st
     width = _nan(high) - _nan(low)
     gwet = score.gwet or {}
     return {"control": name, "tag": score.tag, "level": score.level, "n_items": score.n_pairable_items,
-            "n_annotations": score.n_annotations, "spa": _nan(score.spa), "spa_low": _nan(low),
+            "n_annotations": score.n_annotations, "n_labels": score.n_labels,
+            "n_regions": score.spans["n_units"] if score.spans is not None else None, "spa": _nan(score.spa),
+            "spa_low": _nan(low),
             "spa_high": _nan(high), "alpha": _nan(score.alpha), "gwet": _nan(gwet.get("value")),
             "gwet_coefficient": gwet.get("coefficient"),
             "annotations_needed": annotations_needed(width, n_annotations=score.n_annotations,
@@ -277,6 +295,7 @@ def _control_tables(name: str, snapshot: ProjectSnapshot, score: ControlScore, t
     for message in undefined_notes(caught):
         notes.append({"kind": "undefined", "control": name, "message": message})
     family.insert(0, "control", name)
+    timeline = timeline.rename(columns={"n_annotations": "n_labels"})  # labels over items, not annotations
     timeline.insert(0, "control", name)
     out["family"] = family
     out["timeline"] = timeline
@@ -303,7 +322,7 @@ SPAN_MEASURES = (
      "the Jaccard threshold; mean over annotator pairs.")),
     ("unitizing_alpha", "unitizing alpha (1995/2004)",
      ("Do annotators agree on which stretches carry which label, against chance (Krippendorff 2004, the form "
-     "INCEpTION and DKPro report; it can misbehave with more than two annotators).")),
+     "INCEpTION and DKPro report, built for two annotators).")),
     ("u_alpha", "u-alpha (2016)",
      ("Do annotators agree on where the units are and how they are labelled, against chance (Krippendorff, "
      "Mathet, Bouvry & Widlöcher 2016).")),
@@ -408,7 +427,39 @@ def _span_labels(name: str, mapped: MappedControl, spans: Mapping[str, Any]) -> 
     return frame
 
 
-def _span_measures(name: str, score: ControlScore, spans: Mapping[str, Any]) -> pd.DataFrame:
+def aligned_caveat(mapping: MappingOptions) -> str:
+    """What a span control's SPA and alpha on aligned items count as a disagreement, with the mapping's alignment.
+
+    In two parts split by the first ``": "``: what a reader must know (the headline's card shows it), then why.
+
+    >>> aligned_caveat(MappingOptions()).split(": ")[0]
+    'on aligned items, a one-character boundary slip counts as a disagreement'
+    """
+    if mapping.span_alignment == "exact":
+        return ("on aligned items, a one-character boundary slip counts as a disagreement: spans are one item only "
+                "with the same start and end, so a slipped span makes two items, each \"no span\" for the other "
+                "annotator; read overlap F1 and gamma for the spans")
+    return ("on aligned items, a span one annotator marked and another did not counts as a disagreement: spans "
+            f"overlapping by Jaccard >= {mapping.span_jaccard:g} are one item, and an annotator without a span there "
+            "gives it \"no span\"; read overlap F1 and gamma for the spans")
+
+
+def span_caveats(spans: Mapping[str, Any], mapping: MappingOptions) -> dict[str, str]:
+    """How to read a span control's measures on the data at hand, by measure (:data:`SPAN_MEASURES`' keys).
+
+    SPA and alpha on aligned items count boundaries as the alignment does (:func:`aligned_caveat`); the 1995/2004
+    unitizing alpha is unreliable with more than two annotators on a continuum
+    (:func:`plugin.state.spans.unitizing_caveat`).
+    """
+    out = {"spa": aligned_caveat(mapping), "alpha": aligned_caveat(mapping)}
+    unitizing = unitizing_caveat(int(spans["unitizing_alpha"].get("most_annotators", 0)))
+    if unitizing is not None:
+        out["unitizing_alpha"] = unitizing
+    return out
+
+
+def _span_measures(name: str, score: ControlScore, spans: Mapping[str, Any], mapping: MappingOptions
+                   ) -> pd.DataFrame:
     exact, overlap = spans["f1"]["exact"], spans["f1"]["overlap"]
     unitizing, family, gamma = spans["unitizing_alpha"], spans["u_alpha"], spans["gamma"]
     low, high = score.spa_ci if score.spa_ci else (None, None)
@@ -423,6 +474,7 @@ def _span_measures(name: str, score: ControlScore, spans: Mapping[str, Any]) -> 
                   "expected": gamma["expected"]},
         "spa": {"value": score.spa, "low": low, "high": high}, "alpha": {"value": score.alpha},
     }
+    caveats = span_caveats(spans, mapping)
     rows = []
     for key, title, question in SPAN_MEASURES:
         if key == "f1_overlap":
@@ -430,8 +482,8 @@ def _span_measures(name: str, score: ControlScore, spans: Mapping[str, Any]) -> 
         found = values[key]
         rows.append({"control": name, "measure": key, "name": title,
                      **{c: _nan(found.get(c)) for c in ("value", "sd", "low", "high", "observed", "expected")},
-                     "n_pairs": found.get("n_pairs"), "answers": question, "n_continua": spans["n_continua"],
-                     "lengths": spans["lengths"]})
+                     "n_pairs": found.get("n_pairs"), "answers": question, "caveat": caveats.get(key, ""),
+                     "n_continua": spans["n_continua"], "lengths": spans["lengths"]})
     return pd.DataFrame(rows, columns=list(SPAN_MEASURE_COLUMNS))
 
 
@@ -456,7 +508,8 @@ def _span_tables(name: str, snapshot: ProjectSnapshot, score: ControlScore,
     mapped = snapshot.mapped[name]
     jaccard = float(spans["f1"]["overlap"]["jaccard"])
     held = snapshot.span_f1.get(name, {}).get("overlap") if jaccard == snapshot.mapping.span_jaccard else None
-    return {"span_labels": _span_labels(name, mapped, spans), "span_measures": _span_measures(name, score, spans),
+    return {"span_labels": _span_labels(name, mapped, spans),
+            "span_measures": _span_measures(name, score, spans, snapshot.mapping),
             "span_pairs": _span_pairs(name, spans, people),
             "span_offsets": span_offsets(mapped, jaccard=jaccard, people=people, overlap=held)}
 
@@ -467,17 +520,19 @@ def _tasks(scores: ProjectScores, task_url: str | None) -> pd.DataFrame:
     tasks = scores.tasks  # read as columns: a task's words only where it is flagged
     ids = tasks.tasks.tolist()
     consensus = task_consensus_columns(tasks)
-    columns = [*TASK_COLUMNS[:5], *f1.values(), *consensus, *TASK_COLUMNS[5:]]
+    columns = [*TASK_COLUMNS[:7], *f1.values(), *consensus, *TASK_COLUMNS[7:]]
+    flagged_by, flagged_value = tasks.flagged_by()
     frame = pd.DataFrame({"task": tasks.tasks, "n_annotations": tasks.n_annotations, "score": tasks.score_values(),
-                          "spa": tasks.spa, "alpha": tasks.alpha,
+                          "flagged_by": flagged_by, "flagged_value": flagged_value,
+                          "mean_spa": tasks.spa, "mean_alpha": tasks.alpha,
                           **{column: tasks.span_column(name, key) for (name, key), column in f1.items()},
                           **consensus,
                           "flagged": tasks.flagged,
                           "reasons": tasks.reason_texts(),
                           "link": [task_url.format(task=task) for task in ids] if task_url else [None] * len(ids)},
                          columns=columns)
-    return frame.sort_values(["flagged", "score", "task"], ascending=[False, True, True], na_position="last",
-                             kind="stable").reset_index(drop=True)
+    order = np.lexsort((tasks.tasks, np.nan_to_num(tasks.review_keys(), nan=np.inf), ~tasks.flagged))
+    return frame.iloc[order].reset_index(drop=True)  # the flagged first, in the review queue's order
 
 
 def _concat(parts: list[pd.DataFrame], columns: list[str]) -> pd.DataFrame:
@@ -559,7 +614,8 @@ def build_report(snapshot: ProjectSnapshot, *, source: str, generated_at: str, p
         title=title or source, source=source, generated_at=generated_at, task_url=task_url, options=options,
         overview={"n_tasks": len(scores.tasks), "n_annotations": scores.n_annotations,
                   "n_annotators": len(scores.annotators), "flagged": int(tasks["flagged"].sum()),
-                  "threshold": snapshot.scoring.threshold, "target_width": options.target_width,
+                  "threshold": snapshot.scoring.threshold, "flag_rule": flag_rule(snapshot.scoring),
+                  "target_width": options.target_width,
                   "min_gt_accuracy": snapshot.scoring.min_gt_accuracy},
         headline=pd.DataFrame([_headline(n, s, options) for n, s in scores.controls.items()],
                               columns=list(HEADLINE_COLUMNS)),
@@ -568,7 +624,7 @@ def build_report(snapshot: ProjectSnapshot, *, source: str, generated_at: str, p
                                                   "mean_pairwise", "with_majority", "outlier"]),
         pairwise=_concat(parts["pairwise"], ["control", "first", "second", "kappa", "n_items"]),
         confusion=_concat(parts["confusion"], ["control", "first", "second", "coincidences"]),
-        timeline=_concat(parts["timeline"], ["control", *TIMELINE_COLUMNS]),
+        timeline=_concat(parts["timeline"], ["control", *TIMELINE_REPORT_COLUMNS]),
         tasks=tasks,
         sweep=_concat(parts["sweep"], ["control", "p", "kappa"]),
         span_labels=_concat(parts["span_labels"], list(SPAN_LABEL_COLUMNS)),

@@ -35,6 +35,7 @@ from typing import Any
 from plugin.clock import now_iso
 from plugin.keeper.cycle import run_cycle
 from plugin.keeper.monitor import ProjectMonitor
+from plugin.keeper.record import event_times
 from plugin.keeper.writer import TaskWriter
 from plugin.labelstudio.client import LabelStudioClient, LabelStudioNotFound, PeopleCache
 from plugin.labelstudio.errors import one_line
@@ -362,8 +363,12 @@ class ServiceState:
             log.info("Project %s: restored %d tasks saved at %s in %.1f s; reading the tasks changed since.",
                      project, restored["n_tasks"], restored["saved_at"], cycle.restore_seconds)
         read = cycle.read
-        log.info("Project %s: %s pass read %d tasks in %.1f s; %d to write.", project, read.kind, read.n_tasks,
-                 read.seconds.get("read", 0.0), len(read.stale))
+        listed = f"listed {read.n_listed} changed and " if read.kind == "changed" else ""
+        log.info("Project %s: %s pass %sread %d tasks in full in %.1f s (%d requests); %d to write.", project,
+                 read.kind, listed, read.n_tasks, read.seconds.get("read", 0.0), read.requests, len(read.stale))
+        events = monitor.event_latency_since_told()
+        if events["total"]["n"]:
+            log.info("Project %s: %s", project, event_times(events))
         for what, reason in cycle.errors:
             self._state_file_error(project, what, reason)
 

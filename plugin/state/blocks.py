@@ -6,12 +6,21 @@ when its block changed (``updated_at`` aside), so a second sync with nothing
 new writes nothing.
 
 A task's alpha is scored against the project's expected disagreement, which
-moves a little with every annotation anywhere in the project, and a span
+moves a little with every annotation anywhere in the project; a span
 control's gamma against the project's expected disorder, sampled again at a
-pass after any change. Rewriting every task for such drift would cost Label
-Studio minutes per event, so alpha and gamma values count as changed only
-when they move by more than a tolerance (0.01 by default); SPA, F1, counts
-and flags are compared exactly.
+pass after any change; and a consensus posterior with the annotators'
+reliabilities, fitted again on the whole project. Rewriting tasks for such
+drift would cost Label Studio writes at every pass while annotation goes on
+(on the demo, about 0.35 more writes per annotation with a tolerance of
+0.05, and a write per span task at every pass with 0.01, gamma's sampling
+noise). So a task's meta is rewritten only where something a reviewer acts
+on moves: its counts, SPA, F1 and agreement, its flag and reasons, its
+consensus label, its score in the grid (the mirrored score, within
+:data:`ALPHA_TOLERANCE` where a posterior or a gamma gives part of it), or
+whether a value is defined at all. Alpha, gamma and posterior values in a
+task's meta are those of its block's ``updated_at``: they are brought up to
+date whenever the task is written, and ``/status``, ``sync --json`` and the
+report give them as of now.
 
 :func:`needed_write` is the one diff: given a task as read and the block it
 should carry, it says what to write (the merged meta, the score mirrored into
@@ -28,22 +37,24 @@ from typing import Any
 
 from plugin.mapping.labelconfig import Control
 from plugin.settings import ReviewOptions
-from plugin.state.flags import task_score_of
+from plugin.state.flags import review_key, same_review_key, task_score_of
 from plugin.state.predictions import HeldPrediction, PredictionWrite, needed_prediction, read_prediction
 from plugin.state.scoring import TaskScore
 
 __all__ = ["ALPHA_TOLERANCE", "DATA_KEY", "META_KEY", "TaskAsRead", "Write", "agreement_block", "diff_key",
-           "escalated_overlap", "merged_meta", "needed_write", "task_score"]
+           "escalated_overlap", "merged_meta", "mirrored_score", "needed_write", "task_score"]
 
 META_KEY = "agreement"
 DATA_KEY = "agreement_score"
-"""The key of ``data`` the task's score is mirrored into (a Data Manager column)."""
-ALPHA_TOLERANCE = 0.01
+"""The key of ``data`` the task's score is mirrored into (a Data Manager column the review tab sorts on)."""
+ALPHA_TOLERANCE = 0.05
+"""How far a consensus posterior or a gamma may drift with the project before the mirrored score that holds it is
+rewritten (the review queue's order in the grid)."""
 _VOLATILE = ("updated_at",)
-_TOLERANT = ("alpha", "gamma")
-"""Keys whose values move with the whole project (its expected disagreement or disorder).
+_TOLERANT = ("alpha", "gamma", "posterior")
+"""Keys whose values move with the whole project (its expected disagreement or disorder, its consensus fit).
 
-They are compared within a tolerance.
+Only whether they are defined is compared.
 """
 
 
@@ -81,23 +92,35 @@ def diff_key(meta: object) -> bytes:
     return json.dumps(meta, separators=(",", ":"), sort_keys=True, allow_nan=False).encode()
 
 
-def _same(old: object, new: object, tolerance: float, key: str = "") -> bool:
-    """Whether two blocks are equal, ``updated_at`` aside.
+def _same(old: object, new: object, key: str = "") -> bool:
+    """Whether two blocks are equal for a reviewer, ``updated_at`` aside.
 
-    ``alpha`` and ``gamma`` values count as equal within ``tolerance``.
+    ``alpha``, ``gamma`` and ``posterior`` values (and a list of them) count as equal while both are numbers: they
+    drift with the whole project (see the module's notes).
+
+    >>> _same({"consensus": {"label": "a", "posterior": [0.9, 0.6]}}, {"consensus": {"label": "a",
+    ...       "posterior": [0.7, 0.6]}})
+    True
+    >>> _same({"consensus": {"label": "a", "posterior": 0.9}}, {"consensus": {"label": "b", "posterior": 0.9}})
+    False
+    >>> _same({"alpha": None, "spa": 1.0}, {"alpha": 0.5, "spa": 1.0})  # defined now: a change
+    False
     """
     if isinstance(old, Mapping) and isinstance(new, Mapping):
         keys = (set(old) | set(new)) - set(_VOLATILE)
-        return all(k in old and k in new and _same(old[k], new[k], tolerance, k) for k in keys)
-    if isinstance(old, list) and isinstance(new, list):
-        return len(old) == len(new) and all(_same(a, b, tolerance) for a, b in zip(old, new, strict=True))
-    if key in _TOLERANT and isinstance(old, (int, float)) and isinstance(new, (int, float)):
-        return abs(old - new) <= tolerance
+        return all(k in old and k in new and _same(old[k], new[k], k) for k in keys)
+    if isinstance(old, list) and isinstance(new, list):  # a label set's posteriors are drifting values too
+        return len(old) == len(new) and all(_same(a, b, key) for a, b in zip(old, new, strict=True))
+    if key in _TOLERANT and _number(old) and _number(new):
+        return True
     return bool(old == new)
 
 
-def merged_meta(existing: object, block: Mapping[str, Any], *, alpha_tolerance: float = ALPHA_TOLERANCE
-                ) -> dict[str, Any] | None:
+def _number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def merged_meta(existing: object, block: Mapping[str, Any]) -> dict[str, Any] | None:
     """The task's new meta with ``block`` merged in, or None when nothing would change.
 
     A task that never had a block and has nothing to score (no annotations)
@@ -105,7 +128,7 @@ def merged_meta(existing: object, block: Mapping[str, Any], *, alpha_tolerance: 
     """
     meta = dict(existing) if isinstance(existing, Mapping) else {}
     current = meta.get(META_KEY)
-    if isinstance(current, Mapping) and _same(current, block, alpha_tolerance):
+    if isinstance(current, Mapping) and _same(current, block):
         return None
     if current is None and block.get("n_annotations", 0) == 0:
         return None
@@ -170,7 +193,7 @@ class Write:
     mirror : bool
         Whether ``data["agreement_score"]`` must change to :attr:`score`.
     score : float or None
-        The task's score for the grid (None removes it).
+        The task's score for the grid, its place in the review queue (:func:`mirrored_score`; None removes it).
     overlap : int or None
         The overlap to ask for, or None when it stays.
     prediction : PredictionWrite or None
@@ -209,12 +232,14 @@ def needed_write(task: TaskAsRead, block: Mapping[str, Any], *, review: ReviewOp
     >>> review = ReviewOptions(mirror_to_data=True, escalate=True)
     >>> write = needed_write(TaskAsRead(meta={"k": 1}, overlap=2), block, review=review)
     >>> write.meta, write.score, write.overlap
-    ({'k': 1, 'agreement': {'n_annotations': 2, 'flagged': True, 'controls': {'sentiment': {'spa': 0.0}}}}, 0.0, 3)
-    >>> needed_write(TaskAsRead(meta={"agreement": block}, data_score=0.0, overlap=3), block, review=review) is None
+    ({'k': 1, 'agreement': {'n_annotations': 2, 'flagged': True, 'controls': {'sentiment': {'spa': 0.0}}}}, 0.0001\
+0002, 3)
+    >>> needed_write(TaskAsRead(meta={"agreement": block}, data_score=0.00010002, overlap=3), block,
+    ...              review=review) is None
     True
     """
-    meta = None if meta_current else merged_meta(task.meta, block, alpha_tolerance=alpha_tolerance)
-    score = task_score(block) if review.mirror_to_data else None
+    meta = None if meta_current else merged_meta(task.meta, block)
+    score = mirrored_score(block) if review.mirror_to_data else None
     mirror = review.mirror_to_data and not _same_score(task.data_score, score, block, alpha_tolerance)
     overlap = escalated_overlap(task.overlap, block, cap=review.max_overlap) if review.escalate else None
     prediction = (needed_prediction(task.prediction, block, controls)
@@ -254,7 +279,8 @@ def escalated_overlap(overlap: object, block: Mapping[str, Any], *, cap: int) ->
 def _same_score(mirrored: object, score: float | None, block: Mapping[str, Any], tolerance: float) -> bool:
     """Whether the mirrored score stands for ``score``.
 
-    It does when equal, or within ``tolerance`` when a gamma gives it.
+    It does when equal, when apart only by a consensus posterior's drift within ``tolerance``
+    (:func:`plugin.state.flags.same_review_key`), or within ``tolerance`` when a gamma gives it.
 
     A span control flagged on gamma (``flag_on``) moves with every new sample
     of the project's expected disorder, as alpha moves with its expected
@@ -267,8 +293,10 @@ def _same_score(mirrored: object, score: float | None, block: Mapping[str, Any],
     """
     if mirrored == score:
         return True
-    drifts = any(isinstance(c, Mapping) and c.get("flag_on") == "gamma" for c in (block.get("controls") or {}).values())
     numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (mirrored, score))
+    if numbers and same_review_key(float(mirrored), float(score), tolerance=tolerance):  # type: ignore[arg-type]
+        return True  # a consensus posterior's drift, which the meta counts as no change either
+    drifts = any(isinstance(c, Mapping) and c.get("flag_on") == "gamma" for c in (block.get("controls") or {}).values())
     return drifts and numbers and abs(float(mirrored) - float(score)) <= tolerance  # type: ignore[arg-type]
 
 
@@ -284,6 +312,23 @@ def task_score(block: Mapping[str, Any]) -> float | None:
     controls = {name: c for name, c in (block.get("controls") or {}).items() if isinstance(c, Mapping)}
     score = task_score_of(controls)
     return round(score, 3) if score is not None else None
+
+
+def mirrored_score(block: Mapping[str, Any]) -> float | None:
+    """What ``data["agreement_score"]`` holds: the task's place in the review queue, or None without a score.
+
+    It is :func:`plugin.state.flags.review_key` of the block: the task's score (:func:`task_score`) to 3 decimals,
+    its ties broken after them by the least certain consensus, then the fewest annotations, so that the Data
+    Manager, which sorts a tab by one column, sorts the queue; read to 3 decimals it is the score.
+
+    >>> mirrored_score({"n_annotations": 3, "controls": {"sentiment": {"spa": 0.5, "consensus": {"posterior": 0.62}},
+    ...                                                  "quality": {"spa": 0.0, "agreement": 0.9}}})
+    0.50006203
+    """
+    controls = {name: c for name, c in (block.get("controls") or {}).items() if isinstance(c, Mapping)}
+    annotations = block.get("n_annotations")
+    return review_key(controls, annotations if isinstance(annotations, int) and not isinstance(annotations, bool)
+                      else 0)
 
 
 def _with_score(existing: object, score: float | None) -> dict[str, Any]:

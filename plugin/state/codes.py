@@ -22,11 +22,12 @@ import numpy as np
 import pandas as pd
 
 from agreement.counts import SparseCounts, sparse_counts
+from agreement.itemsums import bytes_order, compress_rows
 from agreement.ranges import ranges
 from agreement.uniques import unique_inverse
 
-__all__ = ["NARROW", "WIDE", "IdIndex", "Interned", "ItemKeys", "Stacked", "answered", "categorical", "item_counts",
-           "pack_codes", "pack_floats", "pack_rows", "stack_numbers", "stacked_rows", "unpack_numbers",
+__all__ = ["NARROW", "WIDE", "IdIndex", "Interned", "ItemKeys", "RowsTally", "Stacked", "answered", "categorical",
+           "item_counts", "pack_codes", "pack_floats", "pack_rows", "stack_numbers", "stacked_rows", "unpack_numbers",
            "unpack_rows"]
 
 NARROW, WIDE = 1, 2
@@ -312,6 +313,79 @@ def item_counts(blobs: Sequence[bytes], *, n_categories: int | None = None,
     rows, per_blob, _, _ = stacked_rows(blobs, 3) if stacked is None else stacked
     return sparse_counts(rows[:, 0], rows[:, 2], n_categories=n_categories if len(per_blob) else (n_categories or 0),
                          n_items=int(per_blob.sum())), per_blob
+
+
+class RowsTally:
+    """What a control's live summary reads of every task's rows, kept as tasks change.
+
+    The annotations behind the rows (:func:`answered`: distinct task and annotator pairs), and each item's shape:
+    its counts in decreasing order, whatever labels hold them, with how many items have each shape. SPA's bootstrap
+    interval reads no more of the items (:func:`plugin.state.scoring.spa_interval_of_shapes`), and items of a few
+    annotators take a handful of shapes. A task's change updates them in O(its rows), so ``/status`` after each
+    event costs O(shapes), where deriving them from every task's rows costs O(annotations).
+
+    >>> tally = RowsTally.of([pack_rows([0], [0, 0, 1, 0, 1, 1, 0, 2, 0]), pack_rows([3], [0, 0, 2, 0, 1, 2])])
+    >>> tally.answered, tally.shapes()[0].tolist(), tally.shapes()[1].tolist()
+    (5, [[2.0, 0.0], [2.0, 1.0]], [1, 1])
+    >>> tally.update([pack_rows([3], [0, 0, 2, 0, 1, 2])], sign=-1)
+    >>> tally.answered, tally.shapes()[0].tolist()
+    (3, [[2.0, 1.0]])
+    """
+
+    _SMALL = 64
+    """Items read one by one below this many (a task's), with numpy from there (a batch)."""
+
+    def __init__(self) -> None:
+        self.answered = 0
+        self._shapes: dict[tuple[float, ...], int] = {}
+
+    @classmethod
+    def of(cls, blobs: Sequence[bytes]) -> RowsTally:
+        """The tally of every task's rows ``blobs``."""
+        tally = cls()
+        if blobs:
+            tally.update(blobs, sign=1)
+        return tally
+
+    def update(self, blobs: Sequence[bytes], *, sign: int, stacked: tuple[np.ndarray, ...] | None = None,
+               counts: SparseCounts | None = None) -> None:
+        """Count the rows of ``blobs`` (:func:`pack_rows`) in (``sign`` 1) or out (-1).
+
+        ``stacked`` is :func:`stacked_rows` of them, and ``counts`` :func:`item_counts`, when the caller has them.
+        """
+        stacked = stacked_rows(blobs, 3) if stacked is None else stacked
+        counts = item_counts(blobs, stacked=stacked)[0] if counts is None else counts
+        self.answered += sign * answered(stacked[0], stacked[2])
+        if not counts.n_items:
+            return
+        ordered = -np.sort(-counts.packed(), axis=1) + 0.0  # + 0.0: no -0.0
+        rows, multiplicity = ((ordered, np.ones(len(ordered), dtype=np.int64)) if len(ordered) < self._SMALL
+                              else compress_rows(ordered))
+        held = self._shapes
+        for row, n in zip(rows.tolist(), multiplicity.tolist(), strict=True):
+            shape = tuple(value for value in row if value > 0)
+            left = held.get(shape, 0) + sign * n
+            if left:
+                held[shape] = left
+            else:
+                held.pop(shape, None)
+
+    def shapes(self) -> tuple[np.ndarray, np.ndarray]:
+        """The items' distinct shapes and how many items have each.
+
+        The shapes are rows as wide as the widest (zeros after their counts), in the order
+        :func:`agreement.itemsums.compress_rows` gives them: what it gives of
+        :func:`agreement.bootstrap.canonical_rows` of every item's counts.
+        """
+        shapes = [shape for shape, n in self._shapes.items() if n > 0]
+        if not shapes:
+            return np.zeros((0, 1)), np.zeros(0, dtype=np.int64)
+        rows = np.zeros((len(shapes), max(1, *map(len, shapes))))
+        for at, shape in enumerate(shapes):
+            rows[at, : len(shape)] = shape
+        multiplicity = np.array([self._shapes[shape] for shape in shapes], dtype=np.int64)
+        order = bytes_order(rows)
+        return rows[order], multiplicity[order]
 
 
 class IdIndex:

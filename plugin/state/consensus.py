@@ -24,8 +24,9 @@ change under that rounding writes nothing to Label Studio.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
+from itertools import chain, islice
 from typing import Any
 
 import numpy as np
@@ -34,11 +35,12 @@ import pandas as pd
 from agreement.consensus import Consensus, annotator_accuracy, dawid_skene, held_posterior, majority_vote
 from plugin.mapping.choices import YES
 from plugin.mapping.item_names import split_item_names
-from plugin.state.references import GROUND_TRUTH
+from plugin.state.references import GROUND_TRUTH, item_of
 
-__all__ = ["MAX_LABELS", "POSTERIOR_DIGITS", "ConsensusFit", "ItemConsensus", "TaskConsensus",
+__all__ = ["MAX_LABELS", "POSTERIOR_DIGITS", "ConsensusFit", "ItemConsensus", "LabelNumbers", "LabelValues",
+           "TaskConsensus",
            "consensus_skipped", "fit_items", "has_consensus", "held_in_blocks", "held_items", "known_labels",
-           "label_order", "short_key", "task_consensus", "with_known"]
+           "label_order", "ranks_among", "short_key", "task_consensus", "with_known"]
 
 MAX_LABELS = 50
 """Above this many labels a control's consensus is majority vote: each annotator's confusion matrix would hold more
@@ -66,7 +68,7 @@ def label_order(labels: Sequence[Any], n_categories: int = 0) -> np.ndarray:
     values = np.fromiter(labels, dtype=object, count=len(labels))  # a label may be a tuple: one element each
     if not len(values):
         return np.zeros(0, dtype=np.intp)
-    if pd.api.types.infer_dtype(values, skipna=False) in ("integer", "floating", "mixed-integer-float"):
+    if _numbers(values):
         return np.argsort(values.astype(float), kind="stable")
     head = min(max(n_categories, 0), len(values))
     rest = head + np.argsort(values[head:].astype(str), kind="stable")
@@ -78,6 +80,78 @@ def _ranks(labels: Sequence[Any], n_categories: int) -> np.ndarray:
     order = label_order(labels, n_categories)
     ranks = np.empty(len(order), dtype=np.intp)
     ranks[order] = np.arange(len(order))
+    return ranks
+
+
+def _numbers(values: np.ndarray) -> bool:
+    """Whether :func:`label_order` orders ``values`` (an object array) by value: every one is a number."""
+    return pd.api.types.infer_dtype(values, skipna=False) in ("integer", "floating", "mixed-integer-float")
+
+
+def _is_number(label: Any) -> bool:
+    """Whether ``label`` is an integer (not a bool) or a float, as :func:`pandas.api.types.infer_dtype` reads it.
+
+    :func:`_numbers` holds labels for numbers only if each one is.
+    """
+    return pd.api.types.is_integer(label) or pd.api.types.is_float(label)
+
+
+@dataclass
+class LabelNumbers:
+    """Whether :func:`label_order` orders a control's labels by value, kept as labels are coded.
+
+    A control's labels are only ever appended to (:class:`plugin.state.codes.Interned`); once one of them is not a
+    number, they are never all numbers again, so the new labels alone are looked at. While every one is (a
+    rating's few values), all of them are read, as :func:`label_order` reads them.
+
+    >>> numbers = LabelNumbers()
+    >>> numbers([1, 2]), numbers([1, 2, 3.5]), numbers([1, 2, 3.5, "x"]), numbers([1, 2, 3.5, "x", 4])
+    (True, True, False, False)
+    """
+
+    seen: int = 0
+    other: bool = False
+    """Some label seen is not a number."""
+
+    def __call__(self, labels: Sequence[Any]) -> bool:
+        """Whether every one of ``labels`` (those given last time, and any after them) is a number."""
+        if len(labels) < self.seen:  # not the labels given before: read afresh
+            self.seen, self.other = 0, False
+        if not self.other:
+            self.other = not all(_is_number(label) for label in labels[self.seen:])
+        self.seen = len(labels)
+        return not self.other and _numbers(np.fromiter(labels, dtype=object, count=len(labels)))
+
+
+def ranks_among(labels: Sequence[Any], codes: np.ndarray, n_categories: int = 0, *,
+                numbers: bool | None = None) -> np.ndarray:
+    """A rank for every label code, ``codes`` ranked among themselves as :func:`label_order` ranks them.
+
+    ``codes`` get the ranks ``0 .. k - 1`` (``k`` distinct codes) in the order :func:`label_order` puts them in, and
+    every other code ``len(labels)``. Ties are
+    broken only among the labels that an item's annotations, its ground truth or a fit's columns name, so a live
+    change ranks those alone: O(their number), where :func:`label_order` puts every label of the control in words
+    and sorts them (a free-text control has as many labels as answers). ``numbers`` is whether every label is a
+    number (:class:`LabelNumbers`); by default ``labels`` are read.
+
+    >>> ranks_among(["b", "a", "no span", "c"], np.array([3, 2]), 1).tolist()
+    [4, 4, 1, 0]
+    """
+    size = len(labels)
+    codes = np.unique(np.asarray(codes, dtype=np.intp))
+    if numbers is None:
+        numbers = _numbers(np.fromiter(labels, dtype=object, count=size))
+    if numbers:  # a rating's few values: every label ranked, as label_order ranks them
+        full = _ranks(labels, n_categories)
+        ranks = np.full(size, size, dtype=np.intp)
+        ranks[codes[np.argsort(full[codes], kind="stable")]] = np.arange(len(codes))
+        return ranks
+    head = min(max(n_categories, 0), size)
+    rest = codes[codes >= head]  # the config's categories first, in its order (their codes); the others as text
+    texts = np.fromiter((labels[code] for code in rest.tolist()), dtype=object, count=len(rest)).astype(str)
+    ordered = np.concatenate([codes[codes < head], rest[np.argsort(texts, kind="stable")]])
+    ranks = np.full(size, size, dtype=np.intp)
+    ranks[ordered] = np.arange(len(ordered))
     return ranks
 
 
@@ -149,8 +223,6 @@ class ConsensusFit:
         The annotator of each code at the time of the fit.
     n_items, n_known : int
         Items fit, and those of them whose label ground truth gives.
-    truth : ndarray of float, shape (annotators, 2)
-        Per annotator: their labels on items of known label, and how many of those are that label.
     note : str, optional
         Why the method is not the one asked for.
     n_categories : int
@@ -164,17 +236,19 @@ class ConsensusFit:
     annotators: tuple[str, ...]
     n_items: int
     n_known: int
-    truth: np.ndarray
     note: str | None = None
     n_categories: int = 0
 
-    def summary(self, people: Mapping[str, str]) -> dict[str, Any]:
+    def summary(self, people: Mapping[str, str], *, ground_truth: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """The fit as JSON-ready data: ``sync --json``'s and the report's ``consensus`` of a control.
 
         ``annotators`` maps each annotator's key to ``name``, ``accuracy`` (Dawid-Skene: :math:`\\sum_k p_k \\pi_{kk}`, the
-        probability that their label is the true one), ``confusion`` (rows: true label, columns: their label, in
-        ``labels`` order), and where ground truth covers some of their items, ``ground_truth_accuracy`` over them
-        with ``n_ground_truth``.
+        fit's confusion diagonal weighted by its priors: the probability that their label is the true one, estimated
+        without ground truth), ``confusion`` (rows: true label, columns: their label, in ``labels`` order), and
+        where ground truth covers some of their items, ``ground_truth_accuracy`` over them with ``n_ground_truth``:
+        the control's ``references.ground_truth`` row of the annotator
+        (:func:`plugin.state.references.reference_block`, given as ``ground_truth``), the one accuracy on ground
+        truth the report and the summary show.
         """
         order = self._order()
         names = [str(self.labels[code]) for code in order]
@@ -182,6 +256,7 @@ class ConsensusFit:
                                "n_ground_truth": self.n_known}
         annotators: dict[str, dict[str, Any]] = {}
         accuracy = annotator_accuracy(self.fit) if self.fit is not None else None
+        truth = {str(row["annotator"]): row for row in (ground_truth or {}).get("annotators", ())}
         for code, annotator in enumerate(self.annotators):
             row: dict[str, Any] = {}
             if self.fit is not None and accuracy is not None:
@@ -189,10 +264,10 @@ class ConsensusFit:
                     continue  # an annotator whose every annotation is gone since
                 row["accuracy"] = round(float(accuracy[code]), 4)
                 row["confusion"] = np.round(self.fit.confusion[code][np.ix_(order, order)], 4).tolist()
-            said, right = self.truth[code] if code < len(self.truth) else (0.0, 0.0)
-            if said > 0:
-                row["ground_truth_accuracy"] = round(float(right / said), 4)
-                row["n_ground_truth"] = int(said)
+            known = truth.get(str(annotator))
+            if known is not None and known.get("accuracy") is not None:
+                row["ground_truth_accuracy"] = known["accuracy"]
+                row["n_ground_truth"] = int(known["n_items"])
             if row:
                 annotators[annotator] = {"name": people.get(annotator, annotator), **row}
         if self.fit is not None:
@@ -220,16 +295,6 @@ class ConsensusFit:
                 if self.fit.confusion[code].any()}
 
 
-def _truth(annotators: np.ndarray, labels: np.ndarray, items: np.ndarray, known: np.ndarray,
-           n_annotators: int) -> np.ndarray:
-    """Per annotator: labels given on items of known label, and how many are that label."""
-    truth = known[items]
-    on = truth >= 0
-    said = np.bincount(annotators[on], minlength=n_annotators)
-    right = np.bincount(annotators[on], weights=(labels[on] == truth[on]).astype(float), minlength=n_annotators)
-    return np.column_stack([said, right]).astype(float)
-
-
 def fit_items(rows: np.ndarray, n_items: int, *, known: np.ndarray, method: str, labels: Sequence[Any],
               annotators: Sequence[str], n_categories: int = 0) -> tuple[ConsensusFit, ItemConsensus]:
     """Fit a control's consensus over every item, from scratch: its model and each item's consensus.
@@ -251,9 +316,8 @@ def fit_items(rows: np.ndarray, n_items: int, *, known: np.ndarray, method: str,
     n_l, n_w = len(labels), len(annotators)
     note = consensus_skipped("nominal", n_l, method)
     items, who, said = rows[:, 0], rows[:, 1], rows[:, 2]
-    truth = _truth(who, said, items, known, n_w)
     common = {"labels": tuple(labels), "annotators": tuple(annotators), "n_items": n_items,
-              "n_known": int((known >= 0).sum()), "truth": truth, "n_categories": n_categories}
+              "n_known": int((known >= 0).sum()), "n_categories": n_categories}
     ranks = _ranks(labels, n_categories)  # ties are broken alike whatever order the labels were read in
     if method == "dawid-skene" and note is None:
         fit = dawid_skene(items, who, said, n_items=n_items, n_annotators=n_w, n_labels=n_l, known=known)
@@ -348,7 +412,7 @@ def known_labels(tasks: np.ndarray, per_task: np.ndarray, references: Mapping[in
         at = int(np.searchsorted(tasks, task, sorter=order))
         if at == len(tasks) or tasks[order[at]] != task:
             continue
-        truth = {item: label for _, item, who, label in references[task] if who == GROUND_TRUTH}
+        truth = {item_of(item): label for _, item, who, label in references[task] if who == GROUND_TRUTH}
         first = int(starts[order[at]])
         for place, item in enumerate(items(task)):
             if item in truth:
@@ -356,32 +420,84 @@ def known_labels(tasks: np.ndarray, per_task: np.ndarray, references: Mapping[in
     return known
 
 
+class LabelValues(Sequence[Any]):
+    """A control's labels by code as they are now, without a copy: the labels it coded, then ``more``.
+
+    A control's labels (:class:`plugin.state.codes.Interned`) are only ever appended to, so the first
+    ``len(coded)`` of them stay what they are; a free-text control has as many as answers, which an event's scores
+    should not copy. The length is fixed when made: labels coded afterwards are not seen.
+
+    >>> coded = ["pos", "neg"]
+    >>> labels = LabelValues(coded, ("truth",))
+    >>> coded.append("neu")
+    >>> list(labels), labels[-1], len(labels)
+    (['pos', 'neg', 'truth'], 'truth', 3)
+    """
+
+    __slots__ = ("_coded", "_more", "_n")
+
+    def __init__(self, coded: Sequence[Any], more: Sequence[Any] = ()) -> None:
+        self._coded, self._more, self._n = coded, tuple(more), len(coded)
+
+    def __len__(self) -> int:
+        return self._n + len(self._more)
+
+    def __getitem__(self, code: Any) -> Any:
+        if isinstance(code, slice):
+            return tuple(self)[code]
+        at = int(code) + (len(self) if code < 0 else 0)
+        if not 0 <= at < len(self):
+            raise IndexError(f"No label has the code {code} (there are {len(self)}).")
+        return self._coded[at] if at < self._n else self._more[at - self._n]
+
+    def __iter__(self) -> Iterator[Any]:
+        return chain(islice(self._coded, self._n), self._more)
+
+
 def held_items(model: ConsensusFit, rows: np.ndarray, n_items: int, *, known: np.ndarray,
-               n_labels: int, labels: Sequence[Any] | None = None) -> ItemConsensus:
+               n_labels: int, labels: Sequence[Any] | None = None, numbers: bool | None = None) -> ItemConsensus:
     """Each item's consensus under a fit held from before (a live change): O(the items' annotations).
 
     Labels coded after the fit have no column in it: an item whose annotations the fit cannot weigh gets majority
     vote over every label (:func:`agreement.consensus.held_posterior`). ``labels`` are the values of the
     ``n_labels`` label codes now, by which ties are broken as a fit breaks them (:func:`label_order`); by default
-    the labels of the fit, then the codes after them in order.
+    the labels of the fit, then the codes after them in order. ``numbers`` is whether every one of ``labels`` is a
+    number (:class:`LabelNumbers`; by default they are read).
+
+    Only the labels that the items' annotations, their known labels and the fit name are ranked
+    (:func:`ranks_among`) and voted over: an item's consensus is one of those, and a free-text control has as many
+    labels as answers, which an event's few items should not cost.
     """
     items, who, said = rows[:, 0], rows[:, 1], rows[:, 2]
-    ranks = _ranks(model.labels if labels is None else labels, model.n_categories)
-    if len(ranks) < n_labels:
-        ranks = np.concatenate([ranks, np.arange(len(ranks), n_labels, dtype=np.intp)])
+    n_fit = len(model.labels)
+    if labels is None:
+        ranks = _ranks(model.labels, model.n_categories)
+        if len(ranks) < n_labels:
+            ranks = np.concatenate([ranks, np.arange(len(ranks), n_labels, dtype=np.intp)])
+    else:
+        named = [said, known[known >= 0], np.arange(n_fit if model.fit is not None else 0)]
+        ranks = ranks_among(labels, np.concatenate(named), model.n_categories, numbers=numbers)
     if model.fit is None:
         return _vote(items, said, n_items, known, ranks=ranks)
-    posterior = held_posterior(model.fit, items, who, np.minimum(said, len(model.labels)), n_items=n_items,
-                               known=np.where(known < len(model.labels), known, -1))
-    newer = said >= len(model.labels)
-    if newer.any() or (known >= len(model.labels)).any():  # a label the fit never saw: vote over every label
-        vote = majority_vote(items, said, n_items=n_items, n_labels=n_labels).posterior
-        unfit = np.bincount(items[newer], minlength=n_items) > 0
-        wide = np.zeros((n_items, n_labels))
-        wide[:, : posterior.shape[1]] = posterior
-        wide[unfit] = vote[unfit]
-        posterior = _with_known(wide, known)
-    return ItemConsensus.of(posterior, ranks=ranks)
+    posterior = held_posterior(model.fit, items, who, np.minimum(said, n_fit), n_items=n_items,
+                               known=np.where(known < n_fit, known, -1))
+    newer = said >= n_fit
+    if not (newer.any() or (known >= n_fit).any()):
+        return ItemConsensus.of(posterior, ranks=ranks)
+    # a label the fit never saw: vote over the labels, in columns of the fit's labels and of those the items name
+    # (every other label's column would be 0)
+    columns = np.concatenate([np.arange(n_fit), np.unique(np.concatenate([said[newer], known[known >= n_fit]]))])
+    vote = majority_vote(items, np.searchsorted(columns, said), n_items=n_items, n_labels=len(columns)).posterior
+    unfit = np.bincount(items[newer], minlength=n_items) > 0
+    wide = np.zeros((n_items, len(columns)))
+    wide[:, : posterior.shape[1]] = posterior
+    wide[unfit] = vote[unfit]
+    wide = _with_known(wide, np.where(known >= 0, np.searchsorted(columns, known), -1))
+    local = np.empty(len(columns), dtype=np.intp)  # the columns' ranks among themselves
+    local[np.argsort(ranks[columns], kind="stable")] = np.arange(len(columns))
+    found = ItemConsensus.of(wide, ranks=local)
+    return ItemConsensus(label=np.where(found.label >= 0, columns[np.maximum(found.label, 0)], -1).astype(np.intp),
+                         posterior=found.posterior, tie=found.tie)
 
 
 def with_known(items: ItemConsensus, known: np.ndarray) -> ItemConsensus:
@@ -408,8 +524,8 @@ class TaskConsensus:
         The task at place ``t`` has the items ``indptr[t]:indptr[t + 1]`` of ``items``.
     items : ItemConsensus
         Posteriors rounded to :data:`POSTERIOR_DIGITS` decimals.
-    labels : tuple
-        The value of each label code.
+    labels : sequence
+        The value of each label code (a tuple, or the control's labels as they were: :class:`LabelValues`).
     keys : callable
         The item keys of the task at a place, without its task's id (for tasks of several items).
     key_codes : ndarray of int
@@ -423,7 +539,7 @@ class TaskConsensus:
     method: str
     indptr: np.ndarray
     items: ItemConsensus
-    labels: tuple[Any, ...]
+    labels: Sequence[Any]
     keys: Callable[[int], tuple[Any, ...]]
     key_codes: np.ndarray
     label_set: bool = False
@@ -475,25 +591,58 @@ class TaskConsensus:
             base += int(inverse.max()) + 1
         return code
 
-    def texts(self) -> np.ndarray:
-        """Per task, its consensus label in words (``""``: none): the report's column.
+    def texts(self, *, positions: bool = False) -> np.ndarray:
+        """Per task, its consensus in words (``""``: none): the report's column.
 
-        A task of one item in one vectorized step; a label set's labels joined with ``", "``, several items'
-        with ``"; "``, built for those tasks alone.
+        A task of one item in one vectorized step; several items' labels joined with ``"; "``, each followed by its
+        item's position (``PER [12-17]``: its key without the task's id) with ``positions`` (a span control's); a
+        label set by :meth:`label_set_text`. Those are built for their tasks alone.
         """
         size = len(self.indptr) - 1
         out = np.full(size, "", dtype=object)
         n = np.diff(self.indptr)
-        single = np.flatnonzero(n == 1)
+        apart = self.label_set or positions
+        single = np.flatnonzero(n == 1) if not apart else np.zeros(0, dtype=np.intp)
         codes = self.items.label[self.indptr[:-1][single]] if len(single) else np.zeros(0, dtype=np.intp)
         words = np.array([*(str(label) for label in self.labels), ""], dtype=object)
         out[single] = words[np.where(codes >= 0, codes, len(self.labels))]
-        for at in np.flatnonzero(n > 1).tolist():
-            block = self.block(at)
-            if block is not None:
-                out[at] = (", " if self.label_set else "; ").join(
-                    "" if label is None else str(label) for label in block["label"])
+        for at in np.flatnonzero(n >= 1 if apart else n > 1).tolist():
+            if self.label_set:
+                out[at] = self.label_set_text(at)
+                continue
+            start, stop = int(self.indptr[at]), int(self.indptr[at + 1])
+            label = self.items.label[start:stop].tolist()
+            if all(code < 0 for code in label):
+                continue
+            keys = self.keys(at) if positions else ()
+            out[at] = "; ".join(("" if code < 0 else str(self.labels[code]))
+                                + (f" [{keys[place]}]" if place < len(keys) else "")
+                                for place, code in enumerate(label))
         return out
+
+    def label_set_text(self, at: int) -> str:
+        """A label set's consensus in words: its labels, each with the probability it applies, or why none does.
+
+        A label's probability is its yes/no item's posterior of yes (its share of the votes by majority vote); the
+        consensus holds the labels above 0.5. An empty consensus says so, with every label's probability, highest
+        first: ``"none above 0.5: price 0.45, quality 0.20"``. ``""``: no label has an item with labels.
+        """
+        start, stop = int(self.indptr[at]), int(self.indptr[at + 1])
+        _, names = split_item_names([str(key) for key in self.keys(at)], self.config_labels)
+        chances = []
+        for name, code, posterior in zip(names.tolist(), self.items.label[start:stop].tolist(),
+                                         self.items.posterior[start:stop].tolist(), strict=True):
+            if code < 0 or math.isnan(posterior):
+                continue
+            yes = self.labels[code] == YES
+            chances.append((str(name), yes, posterior if yes else 1.0 - posterior))
+        if not chances:
+            return ""
+        chosen = [f"{name} ({chance:.2f})" for name, yes, chance in chances if yes]
+        if chosen:
+            return ", ".join(chosen)
+        ranked = sorted(chances, key=lambda c: -c[2])
+        return "none above 0.5: " + ", ".join(f"{name} {chance:.2f}" for name, _, chance in ranked)
 
     def block(self, at: int) -> dict[str, Any] | None:
         """The task's ``consensus``, as its meta carries it (None: it has none)."""
@@ -537,6 +686,7 @@ def task_consensus(method: str, items: ItemConsensus, per_task: np.ndarray, *, l
     """Items' consensus grouped by task (``per_task``: how many items each task has, in order), rounded."""
     rounded = ItemConsensus(label=items.label, posterior=np.round(items.posterior, POSTERIOR_DIGITS), tie=items.tie)
     indptr = np.concatenate([[0], np.cumsum(per_task)]).astype(np.intp)
-    return TaskConsensus(method=method, indptr=indptr, items=rounded, labels=tuple(labels), keys=keys,
+    return TaskConsensus(method=method, indptr=indptr, items=rounded,
+                         labels=labels if isinstance(labels, LabelValues) else tuple(labels), keys=keys,
                          key_codes=np.asarray(key_codes, dtype=np.int64), label_set=label_set,
                          config_labels=tuple(config_labels))

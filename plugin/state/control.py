@@ -38,8 +38,8 @@ from plugin.settings import MappingOptions, ScoringOptions
 from plugin.state.codes import (
     Interned,
     ItemKeys,
+    RowsTally,
     Stacked,
-    answered,
     item_counts,
     pack_rows,
     stacked_rows,
@@ -47,6 +47,8 @@ from plugin.state.codes import (
 )
 from plugin.state.consensus import (
     ConsensusFit,
+    LabelNumbers,
+    LabelValues,
     TaskConsensus,
     fit_items,
     has_consensus,
@@ -58,10 +60,11 @@ from plugin.state.consensus import (
 )
 from plugin.state.decoded import annotator_column, by_task, coded_rows, decoded_table
 from plugin.state.flags import CONSTANT_LOW, SPAN_FLAG_KEYS
+from plugin.state.given import GivenColumn
 from plugin.state.scoring import (
     number,
     rounded,
-    spa_interval,
+    spa_interval_of_shapes,
     task_terms,
 )
 from plugin.state.spans import ScoredSpans, SpanTasks
@@ -143,6 +146,8 @@ class ControlState:
     references: dict[int, tuple[tuple[Any, ...], ...]] = field(default_factory=dict)
     consensus: ConsensusFit | None = None
     _batched: list[tuple[bytes | None, bytes | None]] | None = None
+    _label_numbers: LabelNumbers = field(default_factory=LabelNumbers)
+    _tally: RowsTally | None = None
 
     @classmethod
     def create(cls, probe: MappedControl) -> ControlState:
@@ -185,16 +190,34 @@ class ControlState:
             return
         self._batched.append((old, new))
         if len(self._batched) >= SUMS_BATCH:
-            self._apply(self._batched)
+            self._apply(self._batched, tally=False)
             self._batched = []
 
-    def _apply(self, changes: list[tuple[bytes | None, bytes | None]]) -> None:
-        """Update the sums with tasks' rows replaced (the sums are sums: the order does not matter)."""
-        for sign, blobs in ((-1.0, [old for old, _ in changes if old is not None]),
-                            (1.0, [new for _, new in changes if new is not None])):
+    def _apply(self, changes: list[tuple[bytes | None, bytes | None]], *, tally: bool = True) -> None:
+        """Update the sums with tasks' rows replaced (the sums are sums: the order does not matter).
+
+        With ``tally``, the live summary's tally too, if one is kept (:meth:`_rows_tally`); without, it is
+        dropped: a batch's rows are tallied once, when a summary next asks.
+        """
+        if not tally:
+            self._tally = None
+        for sign, blobs in ((-1, [old for old, _ in changes if old is not None]),
+                            (1, [new for _, new in changes if new is not None])):
             if blobs:
-                counts = item_counts(blobs)[0]
-                self.sums.apply_items(counts.indptr, counts.columns, counts.counts, sign=sign)
+                stacked = stacked_rows(blobs, 3)
+                counts = item_counts(blobs, stacked=stacked)[0]
+                self.sums.apply_items(counts.indptr, counts.columns, counts.counts, sign=float(sign))
+                if self._tally is not None:
+                    self._tally.update(blobs, sign=sign, stacked=stacked, counts=counts)
+
+    def _rows_tally(self) -> RowsTally:
+        """What the live summary reads of every task's rows (:class:`plugin.state.codes.RowsTally`).
+
+        Tallied from every task's rows the first time, or after a batch; then kept as tasks change (O(their rows)).
+        """
+        if self._tally is None:
+            self._tally = RowsTally.of(list(self.records.values()))
+        return self._tally
 
     def start_batch(self) -> None:
         """Hold the sums' updates until :meth:`end_batch`.
@@ -203,11 +226,12 @@ class ControlState:
         call, where a call per task costs more than its arithmetic.
         """
         self._batched = []
+        self._tally = None
 
     def end_batch(self) -> None:
         """Apply the updates held since :meth:`start_batch`."""
         held, self._batched = self._batched or [], None
-        self._apply(held)
+        self._apply(held, tally=False)
 
     def _pack(self, task: int, rows: Iterable[tuple[Any, ...]]) -> bytes | None:
         """A task's rows ``(item, code, ...)`` as codes (:func:`plugin.state.codes.pack_rows`).
@@ -422,7 +446,24 @@ class ControlState:
         consensus = self._consensus(wanted, every_task=every_task, method=(scoring or ScoringOptions()).consensus,
                                     stacked=stacked)
         return ControlColumns(has_items, has_spans, spa, alpha, n_items, agreement=agreement, item_class=item_class,
-                              spans=spans, flag_on=flag_on, consensus=consensus)
+                              spans=spans, flag_on=flag_on, consensus=consensus,
+                              given=self._given(wanted, flag_on, stacked, sparse))
+
+    def _given(self, tasks: np.ndarray, flag_on: str | None, stacked: Stacked, counts: SparseCounts) -> GivenColumn:
+        """Where each of ``tasks`` finds what its annotators gave here (``stacked`` and ``counts``: their rows)."""
+        ids = tasks.tolist()
+        scored = self.spans.scored if self.spans is not None else None
+        spans = None
+        if scored is not None:
+            spans = np.full((len(ids), 3), -1, dtype=np.int32)
+            held = np.fromiter((task in scored.held for task in ids), dtype=bool, count=len(ids))
+            spans[held] = scored.matched([task for task, on in zip(ids, held.tolist(), strict=True) if on],
+                                         "exact" if flag_on == "f1" else "overlap")
+        _, n_items, _, key_codes = stacked.rows
+        rows = np.fromiter((self.records.get(task) for task in ids), dtype=object, count=len(ids))
+        return GivenColumn.of(tasks, rows, counts, n_items, key_codes, keys=self.keys, labels=self.labels.values,
+                              label_set=self.control.multiple and self.categories == (NO, YES),
+                              config_labels=tuple(self.control.labels or ()), spans=spans)
 
     def _consensus(self, tasks: np.ndarray, *, every_task: bool, method: str,
                    stacked: Stacked | None = None) -> TaskConsensus | None:
@@ -450,14 +491,14 @@ class ControlState:
                                               n_categories=len(self.categories or ()))
         else:
             items = held_items(self.consensus, rows, n_items, known=fit_known, n_labels=len(self.labels.values),
-                               labels=self.labels.values)
+                               labels=self.labels.values, numbers=self._label_numbers(self.labels.values))
         return task_consensus(self.consensus.method, with_known(items, known), per_task, labels=labels,
                               keys=lambda at: tuple(short_key(ids[at], key) for key in self.task_items(ids[at])),
                               key_codes=key_codes,
                               label_set=self.control.multiple and self.categories == (NO, YES),
                               config_labels=self.control.labels)
 
-    def _known(self, tasks: np.ndarray, per_task: np.ndarray) -> tuple[tuple[Any, ...], np.ndarray, np.ndarray]:
+    def _known(self, tasks: np.ndarray, per_task: np.ndarray) -> tuple[LabelValues, np.ndarray, np.ndarray]:
         """The items' labels known from ground truth (:func:`plugin.state.consensus.known_labels`), as codes.
 
         Gives the labels the codes stand for (the state's, then the ground truth's labels it never coded), each
@@ -474,12 +515,18 @@ class ControlState:
             return found if found >= 0 else extra.setdefault(label, n_coded + len(extra))
 
         known = known_labels(tasks, per_task, self.references, items=self.task_items, code=code)
-        given = np.zeros(n_coded + len(extra), dtype=bool)
-        given[: len(self.categories or ())] = True
-        rated = self.sums.rated_columns()[:n_coded]
-        given[: len(rated)] |= rated
-        fit_known = np.where(given[np.maximum(known, 0)] & (known >= 0), known, -1) if len(given) else known
-        return (*self.labels.values, *extra), known, fit_known
+        labels = LabelValues(self.labels.values, tuple(extra))  # no copy of a free-text control's every answer
+        at = np.flatnonzero(known >= 0)
+        if not len(at):  # no ground truth on these items (nearly always)
+            return labels, known, known.copy()
+        codes = known[at]  # a known label informs a fit if it is one of the config's, or an annotator gives it now
+        rated = self.sums.rated_columns()
+        inside = codes < min(n_coded, len(rated))
+        informs = codes < len(self.categories or ())
+        informs[inside] |= rated[codes[inside]]
+        fit_known = np.full_like(known, -1)
+        fit_known[at[informs]] = codes[informs]
+        return labels, known, fit_known
 
     def ranked_classes(self) -> tuple[np.ndarray, np.ndarray, RankedItems] | None:
         """Every task's multiple-choice items read at once: the tasks in order, their items' number, and the items.
@@ -576,7 +623,8 @@ class ControlState:
 
         ``n_annotations`` counts the annotations that answered the control (distinct task and annotator pairs,
         :func:`plugin.state.codes.answered`), ``n_labels`` the labels they gave over its items (a span control's
-        regions, and the "no span" of an annotator who marked none there).
+        regions, and the "no span" of an annotator who marked none there), and a span control's ``n_regions`` its
+        regions alone.
 
         A span-like control adds ``f1``: ``{"exact", "overlap"}``, the mean over
         annotator pairs of their F1 from the running per-pair sums
@@ -586,16 +634,15 @@ class ControlState:
             warnings.simplefilter("ignore", UndefinedMeasureWarning)
             spa = self.sums.spa()
             alpha = self.sums.alpha(level=self.level, values=self.values())  # type: ignore[arg-type]
-            blobs = list(self.records.values())
-            stacked = stacked_rows(blobs, 3)  # decoded once: the counts, and the annotations behind them
-            counts = item_counts(blobs, n_categories=len(self.labels.values), stacked=stacked)[0]
+            tally = self._rows_tally()  # the annotations and the items' shapes, kept as tasks change
             interval = None
             if not math.isnan(spa):
-                ci = spa_interval(counts.packed(), scoring)
+                ci = spa_interval_of_shapes(tally.shapes(), scoring)
                 interval = list(ci) if ci is not None else None
             if self.level == "nominal":  # AC1 from the running sums, O(1)
                 ac = self.sums.gwet_ac1(n_categories=len(self.categories) if self.categories else None)
             else:  # AC2 over the few ordered categories: the config's, or those holding a rating now
+                counts = item_counts(list(self.records.values()), n_categories=len(self.labels.values))[0]
                 matrix, values = counts.dense(), self.values()
                 if self.categories is None and values is not None:
                     used = self.sums.rated_columns()[: len(values)]
@@ -604,9 +651,10 @@ class ControlState:
         out = {"tag": self.control.tag, "level": self.level, "spa": number(spa), "ci": interval,
                "alpha": number(alpha), "gwet": {"coefficient": "AC1" if self.level == "nominal" else "AC2",
                                                 "value": number(ac)},
-               "n_items": self.sums.n_items, "n_annotations": answered(stacked[0], stacked[2]),
+               "n_items": self.sums.n_items, "n_annotations": tally.answered,
                "n_labels": int(self.sums.n_annotations)}
         if self.spans is not None:
+            out["n_regions"] = self.spans.n_regions()
             out["f1"] = self.spans.live_f1(mapping or MappingOptions(), scoring)
         if self.consensus is not None:  # as fit at the last pass
             out["consensus"] = {"method": self.consensus.method, "n_items": self.consensus.n_items,

@@ -16,7 +16,7 @@ import pandas as pd
 
 from agreement.uniques import narrowest, unique_inverse
 from plugin.mapping.coded import CodedRows, RankedItems, name_order
-from plugin.state.codes import ItemKeys, Stacked, categorical, stacked_rows
+from plugin.state.codes import ItemKeys, Stacked, answered, categorical, stacked_rows
 
 __all__ = ["annotator_column", "by_task", "coded_rows", "decoded_table", "label_column"]
 
@@ -91,4 +91,5 @@ def coded_rows(stacked: Stacked, *, keys: ItemKeys, labels: Sequence[Any], annot
     return CodedRows(item=narrowest(rows[:, 0], len(item_keys)), annotator=narrowest(rows[:, 1], len(annotators)),
                      label=narrowest(rows[:, 2], len(labels)), labels=tuple(labels),
                      annotators=tuple(str(a) for a in annotators), item_kinds=kinds,
-                     kinds=(*suffixes, *(str(key) for key in keys.others.values)), ranked=ranked)
+                     kinds=(*suffixes, *(str(key) for key in keys.others.values)), ranked=ranked,
+                     n_answered=answered(rows, stacked.rows[2]))

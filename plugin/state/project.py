@@ -58,8 +58,8 @@ from plugin.state.codes import (
 from plugin.state.control import ControlState
 from plugin.state.flags import lowest_decile
 from plugin.state.references import (
+    aligned_with,
     is_reference,
-    reference_frame,
     task_reference_shares,
     task_references,
 )
@@ -251,23 +251,24 @@ class ProjectState:
             self.latest_models[task] = references.latest_model
         # A control whose items do not depend on who answered maps the references alone, beside the annotators'
         # rows; the others (regions, spans, label sets without the config's labels, repeaters) are mapped again
-        # with the annotators, so the references' regions are aligned with theirs. What the references leave out:
-        # their results of controls not in the config, the skips of their own mapping, and what the joint mapping
-        # skipped beyond what the annotators' alone did.
+        # with the annotators, each reference apart (:func:`plugin.state.references.aligned_with`), so that each
+        # reference's regions are aligned with theirs and with no other reference's. What the references leave
+        # out: their results of controls not in the config, the skips of their own mapping, and what the joint
+        # mappings skipped beyond what the annotators' alone did.
         refs, theirs = list(references.submissions), Skips()
         count_unmapped_results(self.control_specs, {task: refs}, theirs)
         fixed = {name: c for name, c in self.control_specs.items() if _items_are_fixed(c)}
         joint_specs = {name: c for name, c in self.control_specs.items() if name not in fixed}
         alone_refs = self._map(task, refs, theirs, specs=fixed) if fixed else {}
-        if joint_specs:
+        joint: dict[str, list[tuple[Any, ...]]] = {}
+        for ref in refs if joint_specs else ():
             both = Skips()
-            joint = self._map(task, [*counted, *refs], both, specs=joint_specs)
+            for name, one in self._map(task, [*counted, ref], both, specs=joint_specs).items():
+                joint.setdefault(name, []).extend(aligned_with(ref.annotator, one.records))
             theirs.reasons.update(both.reasons - own.reasons)
-        else:
-            joint = {}
         skips.reasons.update({f"in a reference: {reason}": n for reason, n in theirs.reasons.items()})
         for name, control in self.controls.items():
-            rows = (joint[name].records if name in joint
+            rows = (tuple(joint[name]) if name in joint
                     else (*mapped[name].records, *alone_refs[name].records))
             if any(is_reference(row[2]) for row in rows):
                 control.references[task] = rows
@@ -410,7 +411,7 @@ class ProjectState:
         scores = control.task_scores(wanted, every_task=every_task, mapping=self.mapping, scoring=self.scoring,
                                      resample=resample, built=built, coded=coded)
         if control.references:
-            rows = reference_frame(row for task in wanted for row in control.references.get(task, ()))
+            rows = [row for task in wanted for row in control.references.get(task, ())]
             shares = task_reference_shares(rows, self.reference_authors, self.latest_models)
             present = scores.has_items | scores.has_spans
             scores.extra.update((place, shares[task]) for place, task in enumerate(wanted)
@@ -516,8 +517,8 @@ class ProjectState:
         return tuple(sorted({self._people.values[code] for code in np.unique(who).tolist()}))
 
     def n_annotations(self) -> int:
-        """Counted annotations over all tasks."""
-        return int(self._counted(self.tasks.codes())[0].sum())
+        """Counted annotations over all tasks (kept as tasks change: ``/status`` reads it after every event)."""
+        return self.tasks.n_annotations()
 
     @staticmethod
     def _counted(blobs: Sequence[bytes]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -16,7 +16,11 @@ model version is that of its latest prediction.
 Each reference is mapped together with the task's counted annotations, as one
 more annotator (keys :data:`GROUND_TRUTH` and ``model:<version>``), so its items
 are built exactly as the annotators' are: the same mapping and, for regions and
-spans, the same alignment.
+spans, the same alignment. Where the items depend on who answered (regions,
+spans), each reference is aligned with the annotators alone, never with another
+reference (:func:`aligned_with`): an annotator's accuracy on the ground truth is
+the same whether the tasks carry model predictions or not (a live project, or an
+export without them).
 """
 
 from __future__ import annotations
@@ -25,6 +29,8 @@ import math
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import repeat
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -32,17 +38,48 @@ import pandas as pd
 
 from agreement import UndefinedMeasureWarning
 from agreement.reference import REFERENCE_COLUMNS, against_reference, majority_labels, pairwise_kappa_mean
+from agreement.uniques import unique_counts, unique_inverse
 from plugin.mapping.annotations import Skips, Submission, annotator_key, is_imported
 from plugin.settings import ScoringOptions
 from plugin.state.predictions import MODEL_VERSION as CONSENSUS_VERSION
 
-__all__ = ["GROUND_TRUTH", "MODEL_PREFIX", "REFERENCE_PREFIX", "TaskReferences", "control_references", "is_reference",
-           "model_key", "reference_block", "reference_frame", "task_reference_shares", "task_references"]
+__all__ = ["ALIGNED_MARK", "GROUND_TRUTH", "MODEL_PREFIX", "REFERENCE_PREFIX", "TaskReferences", "aligned_with",
+           "control_references", "is_reference", "item_of", "model_key", "reference_block", "reference_frame",
+           "task_reference_shares", "task_references"]
 
 REFERENCE_PREFIX = "ref:"
 GROUND_TRUTH = "ref:ground_truth"
 MODEL_PREFIX = "ref:model:"
 NO_VERSION = "(no version)"
+ALIGNED_MARK = "\x1f"
+"""Between an item's key and the reference it was aligned with (:func:`aligned_with`); no mapping writes it."""
+
+
+def aligned_with(reference: str, records: Iterable[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """Rows ``(task, item, annotator, label)`` mapped with one reference alone, each item marked as aligned with it.
+
+    A task's regions and spans are aligned with each reference apart; the annotators' rows of each alignment are
+    kept beside the reference's, under items of their own, so that one reference's items never depend on
+    another's.
+
+    >>> aligned_with("ref:ground_truth", [(3, "3:0-5", "1", "PER")])
+    [(3, '3:0-5\\x1fref:ground_truth', '1', 'PER')]
+    >>> item_of('3:0-5\\x1fref:ground_truth'), item_of("3:0-5")
+    ('3:0-5', '3:0-5')
+    """
+    return [(task, f"{item}{ALIGNED_MARK}{reference}", annotator, label) for task, item, annotator, label in records]
+
+
+def item_of(key: Any) -> Any:
+    """An item's key without the reference it was aligned with (:func:`aligned_with`): the key the mapping gave."""
+    return key.partition(ALIGNED_MARK)[0] if isinstance(key, str) else key
+
+
+def _aligned_reference(items: pd.Series) -> np.ndarray:
+    """Per row, the reference its item was aligned with (``""``: an item every reference shares)."""
+    if not len(items) or not items.str.contains(ALIGNED_MARK, regex=False).any():
+        return np.full(len(items), "", dtype=object)
+    return items.str.partition(ALIGNED_MARK)[2].to_numpy(dtype=object)
 
 
 def model_key(version: Any) -> str:
@@ -168,33 +205,73 @@ def _keyed(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.assign(item=frame.groupby(["task", "item"], sort=False).ngroup().to_numpy())
 
 
-def task_reference_shares(rows: pd.DataFrame, authors: Mapping[int, str], latest: Mapping[int, str]
+def task_reference_shares(rows: Sequence[tuple[Any, ...]], authors: Mapping[int, str], latest: Mapping[int, str]
                           ) -> dict[int, dict[str, float]]:
     """Per task, the shares of the annotators' labels that equal the references' labels.
 
-    ``ground_truth`` is the share of the annotators' labels equal to the ground truth's on the same items, and
-    ``prediction`` the same against the task's latest model version (where each exists).
+    ``ground_truth`` is the share of the annotators' labels equal to the ground truth's on the same items (its
+    author's, see :attr:`TaskReferences.author`, left out), and ``prediction`` the same against the task's latest
+    model version (where each exists). Each annotator's label is set against every label the reference gave the
+    item; a missing label on either side is no pair.
 
-    ``rows`` are a control's rows mapped with the references (``task``, ``item``, ``annotator``, ``label``).
+    ``rows`` are a control's rows mapped with the references (``task``, ``item``, ``annotator``, ``label``), items
+    and annotators compared as text. The work is on integer codes, the same for one task's rows (an event) as for
+    every task's (a pass).
+
+    >>> rows = [(1, "1", "2", "pos"), (1, "1", "5", "neg"), (1, "1", GROUND_TRUTH, "pos"),
+    ...         (1, "1", "ref:model:v1", "neg"), (1, "1", "ref:model:v2", "pos")]
+    >>> task_reference_shares(rows, {}, {1: "ref:model:v2"})
+    {1: {'ground_truth': 0.5, 'prediction': 0.5}}
+    >>> task_reference_shares(rows, {1: "2"}, {1: "ref:model:v1"})
+    {1: {'ground_truth': 0.0, 'prediction': 0.5}}
     """
-    out: dict[int, dict[str, float]] = {}
-    if rows.empty:
-        return out
-    refs = rows["annotator"].str.startswith(REFERENCE_PREFIX).to_numpy()
-    everyone = rows[~refs]
-    wanted = rows["task"].map(latest)
-    for name, reference in (("ground_truth", rows[rows["annotator"] == GROUND_TRUTH]),
-                            ("prediction", rows[refs & (rows["annotator"] == wanted).to_numpy()])):
-        if reference.empty:
+    if not rows:
+        return {}
+    n = len(rows)
+    tasks, task = unique_inverse(np.fromiter(map(itemgetter(0), rows), dtype=np.int64, count=n))
+    item, _ = _text_codes(np.fromiter(map(itemgetter(1), rows), dtype=object, count=n))
+    who, names = _text_codes(np.fromiter(map(itemgetter(2), rows), dtype=object, count=n))
+    label, _ = pd.factorize(np.fromiter(map(itemgetter(3), rows), dtype=object, count=n))  # missing: -1
+    _, key = unique_inverse(task * (int(item.max()) + 1) + item, sort=False)  # an item of a task
+    ids = tasks.tolist()
+    code = {name: place for place, name in enumerate(names)}
+    is_ref = np.array([name.startswith(REFERENCE_PREFIX) for name in names], dtype=bool)[who]
+    truth = who == code.get(GROUND_TRUTH, -1)
+    wanted = np.fromiter(map(code.get, map(latest.get, ids), repeat(-1)), dtype=np.intp, count=len(ids))[task]
+    author = np.fromiter(map(code.get, map(authors.get, ids), repeat(-1)), dtype=np.intp, count=len(ids))[task]
+    labelled = label >= 0
+    people = ~is_ref & labelled
+    n_labels = int(label.max()) + 1
+    found: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    for name, reference, annotators in (("ground_truth", truth, people & (who != author)),
+                                        ("prediction", is_ref & (who == wanted), people)):
+        reference = reference & labelled
+        if not reference.any():
             continue
-        people = _without_authors(everyone, authors) if name == "ground_truth" else everyone
-        merged = people.merge(reference[["task", "item", "label"]].rename(columns={"label": "reference"}),
-                              on=["task", "item"], how="inner")
-        merged = merged[merged["label"].notna() & merged["reference"].notna()]
-        shares = (merged["label"] == merged["reference"]).groupby(merged["task"]).mean()
-        for task, share in shares.items():
-            out.setdefault(int(task), {})[name] = round(float(share), 6)
+        # Each annotator's row is paired with the reference's rows on its item (its labels of the item): the pairs
+        # are how many there are, the equal ones how many of them are the annotator's label.
+        given, times = unique_counts(key[reference] * n_labels + label[reference])
+        asked = key[annotators] * n_labels + label[annotators]
+        at = np.minimum(np.searchsorted(given, asked), len(given) - 1)
+        equal = np.where(given[at] == asked, times[at], 0)
+        pairs = np.bincount(key[reference], minlength=int(key.max()) + 1)[key[annotators]]
+        by_task = task[annotators]
+        found[name] = (np.bincount(by_task, weights=equal, minlength=len(ids)),
+                       np.bincount(by_task, weights=pairs, minlength=len(ids)))
+    out: dict[int, dict[str, float]] = {}
+    for name, (equal_sum, pair_sum) in found.items():
+        for place in np.flatnonzero(pair_sum).tolist():
+            out.setdefault(ids[place], {})[name] = round(float(equal_sum[place] / pair_sum[place]), 6)
     return out
+
+
+def _text_codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Codes of ``values`` compared as text, and the texts."""
+    codes, uniques = pd.factorize(values, use_na_sentinel=False)
+    if pd.api.types.infer_dtype(uniques, skipna=False) != "string":  # the mapping's keys are text: seldom
+        again, uniques = pd.factorize(np.array([str(value) for value in uniques], dtype=object))
+        codes = again[codes]
+    return codes, np.asarray(uniques, dtype=object)
 
 
 def _number(value: Any) -> float | None:
@@ -253,14 +330,20 @@ def _reference_block(rows: pd.DataFrame, is_ref: np.ndarray, authors: Mapping[in
                      min_gt_items: int) -> dict[str, Any]:
     """:func:`reference_block`'s work, its undefined measures said by warnings."""
     people = people or {}
+    aligned = _aligned_reference(rows["item"].astype(str))[~is_ref]  # before the items are numbered
     keyed = _keyed(rows)
     options: dict[str, Any] = {"level": level, "values": values, "categories": categories, "confidence": confidence}
     out: dict[str, Any] = {}
     everyone, references = keyed[~is_ref], keyed[is_ref]
+
+    def beside(key: str) -> pd.DataFrame:
+        """The annotators' rows on the items of the reference ``key``: shared, or aligned with it alone."""
+        return everyone[(aligned == "") | (aligned == key)]
+
     by_reference = dict(iter(references.groupby("annotator", sort=True)))
     truth = by_reference.get(GROUND_TRUTH, references.iloc[:0])
     if len(truth):
-        annotators = _without_authors(everyone, authors)
+        annotators = _without_authors(beside(GROUND_TRUTH), authors)
         table = against_reference(annotators, truth[["item", "label"]], **options)
         block: dict[str, Any] = {"n_tasks": int(truth["task"].nunique()), "annotators": _rows(table, people)}
         if min_gt_accuracy is not None:
@@ -273,7 +356,8 @@ def _reference_block(rows: pd.DataFrame, is_ref: np.ndarray, authors: Mapping[in
     for key, model in by_reference.items():
         if not str(key).startswith(MODEL_PREFIX):
             continue
-        predicted = everyone[everyone["task"].isin(model["task"].unique())]
+        predicted = beside(str(key))
+        predicted = predicted[predicted["task"].isin(model["task"].unique())]
         table = against_reference(predicted, model[["item", "label"]], **options)
         human_mean, others = pairwise_kappa_mean(predicted, level=level, values=values, categories=categories)
         table = table.merge(others, on="annotator", how="left")

@@ -22,6 +22,7 @@ import math
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -45,10 +46,11 @@ from agreement import (
     spa,
 )
 from agreement.annotators import annotator_agreement
-from agreement.bootstrap import canonical_rows
+from agreement.bootstrap import bootstrap_distinct, canonical_rows
 from agreement.confusion import confused_pairs, specific_agreement
 from agreement.counts import WIDE_CELLS, LabelCounts
 from agreement.gamma import ExpectedDisorder, expected_disorder, gamma_of, observed_disorder
+from agreement.spa import spa_batch
 from agreement.span_f1 import SpanF1, span_f1
 from agreement.uniques import unique_inverse
 from agreement.unitizing import u_alpha, unitizing_alpha
@@ -73,6 +75,7 @@ __all__ = [
     "rounded",
     "score_control",
     "spa_interval",
+    "spa_interval_of_shapes",
     "span_scores",
     "task_terms",
     "wide_note",
@@ -109,7 +112,10 @@ class ControlScore:
     Attributes
     ----------
     name, tag, level : str
-    n_items, n_pairable_items, n_annotations, n_annotators : int
+    n_items, n_pairable_items, n_annotators : int
+    n_annotations : int
+        The annotations that answered the control: distinct task and annotator pairs, as Label Studio counts
+        annotations (and ``/status`` and the tasks' meta do).
     spa : float or None
         SPA with ``annotations_m1`` weights.
     spa_ci : tuple of float, optional
@@ -146,6 +152,10 @@ class ControlScore:
         ``models``, each annotator against them.
     consensus : ConsensusFit, optional
         Categorical controls: the consensus model fit over every item (:mod:`plugin.state.consensus`).
+    n_labels : int
+        The labels those annotations gave over the control's items (one per annotator and item: a label set's
+        yes/no per label, a span control's regions and the "no span" of an annotator who marked none there): what
+        SPA and alpha count.
     """
 
     name: str
@@ -170,6 +180,7 @@ class ControlScore:
     references: dict[str, Any] | None = None
     consensus: ConsensusFit | None = None
     notes: tuple[str, ...] = ()
+    n_labels: int = 0
 
     def summary(self, *, people: Mapping[str, str] | None = None) -> dict[str, Any]:
         """The control's scores as JSON-ready data (without the per-task table); consensus names from ``people``."""
@@ -179,8 +190,11 @@ class ControlScore:
             "gwet": self.gwet, "annotators": self.annotators, "confusions": self.confusions,
             "label_agreement": self.label_agreement,
             "n_items": self.n_items, "n_pairable_items": self.n_pairable_items,
-            "n_annotations": self.n_annotations, "n_annotators": self.n_annotators, "pairs": self.pairs,
+            "n_annotations": self.n_annotations, "n_labels": self.n_labels, "n_annotators": self.n_annotators,
+            "pairs": self.pairs,
         }
+        if self.spans is not None:
+            out["n_regions"] = self.spans["n_units"]
         if self.augmented is not None:
             out["augmented"] = self.augmented
         if self.labels is not None:
@@ -189,7 +203,8 @@ class ControlScore:
         if self.references is not None:
             out["references"] = self.references
         if self.consensus is not None:
-            out["consensus"] = self.consensus.summary(people or {})
+            out["consensus"] = self.consensus.summary(people or {},
+                                                      ground_truth=(self.references or {}).get("ground_truth"))
         if self.notes:
             out["notes"] = list(self.notes)
         return out
@@ -235,6 +250,23 @@ def spa_interval(counts: np.ndarray, options: ScoringOptions) -> tuple[float | N
         return None
     ci = bootstrap_ci(canonical_rows(counts), "spa", n_resamples=options.n_resamples, confidence=options.confidence,
                       seed=options.seed)
+    return number(ci.low), number(ci.high)
+
+
+def spa_interval_of_shapes(shapes: tuple[np.ndarray, np.ndarray],
+                           options: ScoringOptions) -> tuple[float | None, float | None] | None:
+    """:func:`spa_interval` of items given by their distinct shapes and how many items have each.
+
+    The shapes are :meth:`plugin.state.codes.RowsTally.shapes`: the distinct rows of
+    :func:`~agreement.bootstrap.canonical_rows` in :func:`~agreement.itemsums.compress_rows`'s order, from which
+    :func:`spa_interval` resamples (:func:`agreement.bootstrap.bootstrap_distinct`): the same draws, the same
+    interval, in O(shapes).
+    """
+    rows, multiplicity = shapes
+    if not len(rows) or not (rows.sum(axis=1) >= 2).any():
+        return None
+    ci = bootstrap_distinct(rows, multiplicity, partial(spa_batch, weights="annotations_m1"),
+                            n_resamples=options.n_resamples, confidence=options.confidence, seed=options.seed)
     return number(ci.low), number(ci.high)
 
 
@@ -449,7 +481,9 @@ def span_scores(mapped: MappedControl, options: ScoringOptions, *, span_jaccard:
       ``span_jaccard``, an optimal one-to-one matching; ``f1_counts`` per
       match, when the caller holds them for these units and ``span_jaccard``);
     - ``unitizing_alpha``: Krippendorff's 1995/2004 unitizing alpha, overall
-      and per label, with its observed and expected disagreement;
+      and per label, with its observed and expected disagreement, and
+      ``most_annotators``, the most annotators on one continuum (above two
+      it misbehaves: :func:`plugin.state.spans.unitizing_caveat`);
     - ``u_alpha``: the 2016 uα, |uα (``binary``) and cuα (``coding``)
       (Krippendorff, Mathet, Bouvry & Widlöcher 2016);
     - ``gamma``: Mathet, Widlöcher & Métivier's (2015) gamma with the sampling
@@ -482,7 +516,8 @@ def span_scores(mapped: MappedControl, options: ScoringOptions, *, span_jaccard:
                             "per_label": {str(label): {"value": number(row["value"]),
                                                        "observed": number(row["observed"]),
                                                        "expected": number(row["expected"])}
-                                          for label, row in unitizing.per_label.iterrows()}},
+                                          for label, row in unitizing.per_label.iterrows()},
+                            "most_annotators": int(units.present.sum(axis=1).max()) if len(units.docs) else 0},
         "u_alpha": {"value": number(family.value), "binary": number(family.binary), "coding": number(family.coding)},
         "gamma": {"value": number(result.value), "observed": number(result.observed),
                   "expected": number(result.expected), "low": number(result.low), "high": number(result.high),
@@ -522,7 +557,8 @@ def score_control(mapped: MappedControl, options: ScoringOptions, *, span_jaccar
         by_annotator = mapped.annotator_labels() if mapped.n_rows else None
         return ControlScore(
             name=control.name, tag=control.tag, level=mapped.level,
-            n_items=counts.n_items, n_pairable_items=pairable, n_annotations=mapped.n_rows,
+            n_items=counts.n_items, n_pairable_items=pairable, n_annotations=mapped.n_answered(),
+            n_labels=mapped.n_rows,
             n_annotators=mapped.n_annotators(),
             spa=number(project_spa), spa_ci=interval, alpha=number(alpha),
             fleiss=number(fleiss_kappa(counts)) if mapped.level == "nominal" else None,
@@ -567,7 +603,8 @@ def _score_wide(mapped: MappedControl, options: ScoringOptions) -> ControlScore:
         return ControlScore(
             name=mapped.control.name, tag=mapped.control.tag, level=mapped.level,
             n_items=counts.n_items, n_pairable_items=int((counts.totals() >= 2).sum()),
-            n_annotations=mapped.n_rows, n_annotators=mapped.n_annotators(), spa=number(sums.spa()),
+            n_annotations=mapped.n_answered(), n_labels=mapped.n_rows, n_annotators=mapped.n_annotators(),
+            spa=number(sums.spa()),
             spa_ci=spa_interval(counts.packed(), options), alpha=number(sums.alpha()),
             fleiss=number(sums.fleiss_kappa()), pairs=_pairs(by_annotator, mapped.level),
             gwet={"coefficient": "AC1", "value": number(sums.gwet_ac1(n_categories=len(labels))), "std_error": None,

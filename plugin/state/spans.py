@@ -59,7 +59,7 @@ from plugin.settings import MappingOptions, ScoringOptions
 from plugin.state.codes import NARROW, Interned, pack_floats, stack_numbers, unpack_numbers
 from plugin.state.scoring import number, rounded
 
-__all__ = ["MATCHES", "ScoredSpans", "ScoredTasks", "SpanTasks", "TaskSpans", "pair_f1"]
+__all__ = ["MATCHES", "ScoredSpans", "ScoredTasks", "SpanTasks", "TaskSpans", "pair_f1", "unitizing_caveat"]
 
 MATCHES = ("exact", "overlap")
 Pair = tuple[str, str]
@@ -75,6 +75,23 @@ def pair_f1(counts: Mapping[Pair, tuple[int, int]]) -> float:
     0.75
     """
     return _mean_defined([2.0 * tp / total if total > 0 else math.nan for tp, total in counts.values()])
+
+
+def unitizing_caveat(most_annotators: int) -> str | None:
+    """Why the 1995/2004 unitizing alpha is not to be read on these spans, in words; None where it may be.
+
+    ``most_annotators`` is the most annotators on one continuum. The form was built for two coders and misbehaves
+    with more (Krippendorff, Mathet, Bouvry & Widlöcher 2016, who replace it by u-alpha): each pair is scored on its
+    own and the pairs averaged, so what a third annotator did never enters a pair's comparison.
+
+    >>> unitizing_caveat(2) is None, unitizing_caveat(3)
+    (True, 'unreliable here: up to 3 annotators on a task, and this form, built for two, averages pairs that each \
+see two of them (Krippendorff et al. 2016 replace it by u-alpha)')
+    """
+    if most_annotators <= 2:
+        return None
+    return (f"unreliable here: up to {most_annotators} annotators on a task, and this form, built for two, averages "
+            "pairs that each see two of them (Krippendorff et al. 2016 replace it by u-alpha)")
 
 
 def _mean_defined(values: list[float]) -> float:
@@ -218,6 +235,25 @@ class ScoredTasks(Mapping[int, TaskSpans]):
             np.uint32).ravel()
         flat, starts, ends = words.tobytes(), (4 * at).tolist(), (4 * (at + sizes)).tolist()
         self.held.update(zip(tasks, [flat[lo:hi] for lo, hi in zip(starts, ends, strict=True)], strict=True))
+
+    def matched(self, tasks: list[int], match: str) -> np.ndarray:
+        """Each task's matched spans, spans compared and annotator pairs, as int64 rows, for every task at once.
+
+        For each of ``tasks`` (each held), summed over its annotator pairs: the spans that found a match with
+        ``match``, the spans compared, and how many pairs. A pair's F1 is its matched spans over its spans
+        compared, :math:`2\\,TP / (|A| + |B|)`.
+        """
+        if not tasks:
+            return np.zeros((0, 3), dtype=np.int64)
+        blobs = [self.held[task] for task in tasks]
+        width = 1 + 2 * len(MATCHES)
+        sizes = np.fromiter(map(len, blobs), dtype=np.intp, count=len(blobs)) // 4
+        n_pairs = (sizes - _HEAD // 4) // width
+        words = np.frombuffer(b"".join(blobs), dtype=np.int32)
+        rows = words[ranges(np.cumsum(sizes) - sizes + _HEAD // 4, n_pairs * width)].reshape(-1, width)
+        owner, m = np.repeat(np.arange(len(tasks)), n_pairs), MATCHES.index(match)
+        sums = [np.bincount(owner, weights=rows[:, column], minlength=len(tasks)) for column in (1 + 2 * m, 2 + 2 * m)]
+        return np.column_stack([2 * sums[0], sums[1], n_pairs]).astype(np.int64)
 
     def heads(self, tasks: list[int]) -> np.ndarray:
         """The four float64 of each of ``tasks`` (each held) as rows: disorder, weight, f1 exact, f1 overlap."""
@@ -398,6 +434,13 @@ class SpanTasks:
         lengths = {(task, objects[int(scope)]): (None if math.isnan(length) else length)
                    for scope, length in values[at: at + 2 * n_lengths].reshape(-1, 2).tolist()}
         return rows, submitted, lengths
+
+    def n_regions(self) -> int:
+        """The spans every task holds (each task's first packed number): ``/status``'s ``n_regions``."""
+        if not self.tasks:
+            return 0
+        flat, at, _ = stack_numbers(list(self.tasks.values()), narrow=np.float32, wide=np.float64)
+        return int(flat[at].sum())
 
     def _submitted(self, task: int) -> bool:
         """Whether anyone submitted ``task``.

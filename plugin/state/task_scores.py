@@ -12,7 +12,8 @@ a pass diffs every task's block without ever holding them all.
 
 The flag's rule is :func:`plugin.state.flags.fired_rules`, applied to every task's
 columns at once; a flagged task's reasons are the same rule's words for it
-(:func:`plugin.state.flags.flag_reasons`), built when its score is read.
+(:func:`plugin.state.flags.flag_reasons`), built when its score is read, with what its
+annotators gave read from the state only then (:class:`plugin.state.given.GivenColumn`).
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ import numpy as np
 from agreement.uniques import row_codes
 from plugin.settings import ScoringOptions
 from plugin.state.consensus import TaskConsensus
-from plugin.state.flags import CONSTANT_LOW, fired_rules, flag_reasons, lowest
+from plugin.state.flags import CONSTANT_LOW, FiredRules, fired_rules, flag_reasons, lowest, review_keys
+from plugin.state.given import Given, GivenColumn
 from plugin.state.scoring import TaskScore, rounded
 
 __all__ = ["ControlColumns", "TaskScores", "score_values"]
@@ -69,6 +71,8 @@ class ControlColumns:
         Categorical controls: each task's consensus label (:mod:`plugin.state.consensus`).
     extra : dict of int to dict
         By a task's place: more scores (the references' shares).
+    given : GivenColumn, optional
+        Where each task's labels and counts are read when a flagged task's reasons name them (not in its scores).
     """
 
     has_items: np.ndarray
@@ -82,6 +86,7 @@ class ControlColumns:
     flag_on: str | None = None
     consensus: TaskConsensus | None = None
     extra: dict[int, dict[str, Any]] = field(default_factory=dict)
+    given: GivenColumn | None = None
     _entries: dict[int, dict[str, Any] | None] = field(default_factory=dict, repr=False, compare=False)
     _code_box: list[np.ndarray] = field(default_factory=list, repr=False, compare=False)
 
@@ -202,7 +207,8 @@ class TaskScores(Mapping[int, TaskScore]):
         self._order = np.argsort(self.tasks, kind="stable")
         self.spa = self._mean("spa")
         self.alpha = self._mean("alpha")
-        self.flagged = self._flags()
+        self._fired = self._rules()
+        self.flagged = self._fired.flagged()
 
     def _mean(self, key: str) -> np.ndarray:
         """The mean over each task's controls of one measure, rounded (NaN where no control defines it)."""
@@ -219,19 +225,46 @@ class TaskScores(Mapping[int, TaskScore]):
         """Each task's score (:func:`plugin.state.flags.task_score_of`): its lowest control value, NaN if none."""
         return score_values(self.controls, len(self.tasks))
 
-    def _flags(self) -> np.ndarray:
-        """Which tasks the flag rule (:func:`plugin.state.flags.fired_rules`) flags, for every task at once."""
-        size = len(self.tasks)
-        if not self.controls:
-            return np.zeros(size, dtype=bool)
-        controls = list(self.controls.values())
-        values = np.column_stack([c.value() for c in controls])
-        low = np.column_stack([c.has_items & (c.item_class == CONSTANT_LOW) if c.item_class is not None
-                               else np.zeros(size, dtype=bool) for c in controls])
+    def _values(self) -> np.ndarray:
+        """(tasks, controls): each control's value on each task (:meth:`ControlColumns.value`)."""
+        columns = [c.value() for c in self.controls.values()]
+        return np.column_stack(columns) if columns else np.zeros((len(self.tasks), 0))
+
+    def _rules(self) -> FiredRules:
+        """Which rule of :func:`plugin.state.flags.fired_rules` fires on which task, for every task at once."""
+        values = self._values()
+        low = np.zeros(values.shape, dtype=bool)
+        for at, c in enumerate(self.controls.values()):
+            if c.item_class is not None:
+                low[:, at] = c.has_items & (c.item_class == CONSTANT_LOW)
         limits = [self._options.thresholds.get(name, self._options.threshold) for name in self.controls]
-        posterior = np.column_stack([c.posterior() for c in controls])
         return fired_rules(values, low, limits, self.n_annotations, decile_cut=self._decile_cut,
-                           posterior=posterior, options=self._options).flagged()
+                           posterior=self._posteriors(), options=self._options)
+
+    def _posteriors(self) -> np.ndarray:
+        """(tasks, controls): each control's least certain consensus posterior on each task (NaN: none)."""
+        columns = [c.posterior() for c in self.controls.values()]
+        return np.column_stack(columns) if columns else np.zeros((len(self.tasks), 0))
+
+    def posterior_values(self) -> np.ndarray:
+        """Each task's least certain consensus posterior over its controls (NaN: none)."""
+        return lowest(self._posteriors())
+
+    def review_keys(self) -> np.ndarray:
+        """Each task's place in the review queue (:func:`plugin.state.flags.review_keys`), lowest first."""
+        return review_keys(self.score_values(), self.posterior_values(), self.n_annotations)
+
+    def flagged_by(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per task, the control that flagged it and that control's value (None and NaN: not flagged).
+
+        The control is :meth:`plugin.state.flags.FiredRules.flagging`'s: of those a rule fired on, the lowest.
+        """
+        values = self._values()
+        at = self._fired.flagging(values)
+        names = np.array([*self.controls, None], dtype=object)[at]  # -1: the None after the names
+        value = np.where(at >= 0, values[np.arange(len(at)), np.maximum(at, 0)] if values.shape[1] else np.nan,
+                         np.nan)
+        return names, value
 
     def _by_control(self, at: int) -> dict[str, dict[str, Any]]:
         return {name: scores for name, control in self.controls.items()
@@ -262,7 +295,15 @@ class TaskScores(Mapping[int, TaskScore]):
     def _reasons(self, place: int, by_control: dict[str, dict[str, Any]]) -> tuple[str, ...]:
         if not self.flagged[place]:
             return ()
-        return flag_reasons(int(self.n_annotations[place]), by_control, self._options, decile_cut=self._decile_cut)
+        return flag_reasons(int(self.n_annotations[place]), by_control, self._options, decile_cut=self._decile_cut,
+                            given=self._given(place))
+
+    def _given(self, place: int) -> dict[str, Given | None]:
+        """What the annotators gave the task at ``place`` in each control a rule fired on (read only for those)."""
+        fired = self._fired.below[place] | self._fired.constant_low[place] | self._fired.uncertain[place]
+        return {name: control.given.at(place) for (name, control), on in zip(self.controls.items(), fired.tolist(),
+                                                                               strict=True)
+                if on and control.given is not None}
 
     def reason_texts(self) -> np.ndarray:
         """Every task's reasons joined with ``"; "`` (``""`` where it is not flagged): the report's column.
@@ -312,6 +353,8 @@ class TaskScores(Mapping[int, TaskScore]):
             columns += [column[places] for column in (control.spans or {}).values()]
             if control.consensus is not None:
                 columns.append(control.consensus.codes()[places])
+            if control.given is not None:  # a flagged task's reasons name what its annotators gave
+                columns.append(np.where(self.flagged[places], control.given.codes(places), -1))
             if control.extra:
                 own |= np.isin(places, np.fromiter(control.extra, dtype=np.intp, count=len(control.extra)))
         return row_codes(columns), own

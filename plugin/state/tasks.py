@@ -8,6 +8,7 @@ skip report always equals a batch read of the same tasks.
 from __future__ import annotations
 
 import json
+import sys
 from array import array
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, MutableMapping, Sequence
@@ -49,6 +50,11 @@ def _iso(instant: int) -> str:
     if instant == NO_TIME:
         return ""
     return (_EPOCH + timedelta(microseconds=instant)).isoformat().replace("+00:00", "Z")
+
+
+def _counted(codes: bytes) -> int:
+    """The number of counted annotations :attr:`TaskEntry.codes` starts with."""
+    return int.from_bytes(codes[:8], sys.byteorder, signed=True)
 
 
 _NO_META, _EMPTY_META = diff_key(None), diff_key({})
@@ -122,7 +128,7 @@ class TaskEntry:
     @property
     def n_annotations(self) -> int:
         """Counted annotations (one per annotator)."""
-        return int(np.frombuffer(self.codes, dtype=np.int64, count=1)[0])
+        return _counted(self.codes)
 
     @property
     def annotators(self) -> tuple[str, ...]:
@@ -180,6 +186,7 @@ class TaskEntries(MutableMapping[int, TaskEntry]):
 
     def __init__(self, people: Interned) -> None:
         self._people = people
+        self._n_annotations = 0  # counted annotations over every entry, kept as entries change
         self._codes: dict[int, bytes] = {}
         self._meta: dict[int, object] = {}
         self._data_score: dict[int, object] = {}
@@ -194,6 +201,8 @@ class TaskEntries(MutableMapping[int, TaskEntry]):
                          self._prediction.get(task))
 
     def __setitem__(self, task: int, entry: TaskEntry) -> None:
+        old = self._codes.get(task)
+        self._n_annotations += _counted(entry.codes) - (_counted(old) if old is not None else 0)
         self._codes[task] = entry.codes
         self._meta[task] = entry.meta
         self._data_score[task] = entry.data_score
@@ -206,7 +215,7 @@ class TaskEntries(MutableMapping[int, TaskEntry]):
                 held[task] = value
 
     def __delitem__(self, task: int) -> None:
-        del self._codes[task]  # KeyError for a task not held, as a dict's
+        self._n_annotations -= _counted(self._codes.pop(task))  # KeyError for a task not held, as a dict's
         for held in (self._meta, self._data_score, self._overlap, self._skips, self._times, self._prediction):
             held.pop(task, None)
 
@@ -218,6 +227,10 @@ class TaskEntries(MutableMapping[int, TaskEntry]):
 
     def __contains__(self, task: object) -> bool:
         return task in self._codes
+
+    def n_annotations(self) -> int:
+        """Counted annotations over every task: the sum of :attr:`TaskEntry.n_annotations`, kept as tasks change."""
+        return self._n_annotations
 
     def codes(self, tasks: Iterable[int] | None = None) -> list[bytes]:
         """:attr:`TaskEntry.codes` of ``tasks`` (default: every task, in order)."""

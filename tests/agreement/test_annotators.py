@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from sklearn.metrics import cohen_kappa_score
 
-from agreement.annotators import _with_majority, annotator_agreement, robust_outliers
+from agreement.annotators import _with_majority, annotator_agreement, outlier_annotators, robust_outliers
 from agreement.pairwise import annotator_labels
 
 tables = st.lists(st.tuples(st.integers(0, 11), st.integers(0, 4), st.sampled_from("abc")), min_size=4,
@@ -99,3 +99,28 @@ def test_majorities_counted_a_block_of_items_at_a_time_equal_counted_at_once(tab
     for code, (_, majority) in enumerate(brute_force(table).values()):
         share = whole[1][code] / whole[2][code] if whole[2][code] else np.nan
         assert (np.isnan(majority) and np.isnan(share)) or share == pytest.approx(majority, abs=1e-12)
+
+
+def test_an_annotator_below_chance_is_an_outlier_where_the_spread_hides_it():
+    # five annotators as the demo's span control gives them: too spread for the MAD rule alone (median 0.10,
+    # scaled MAD 0.178: nobody below -0.256), yet two agree with the others less often than chance would
+    kappas = pd.Series([0.27, 0.19, 0.10, -0.02, -0.10], index=list("abcde"))
+    assert not robust_outliers(kappas).any()
+    assert outlier_annotators(kappas).tolist() == [False, False, False, True, True]
+    # the MAD rule still finds one far below tightly agreeing others, and NaN is never an outlier
+    assert outlier_annotators(pd.Series([0.9, 0.85, 0.88, 0.2, np.nan])).tolist() == [False, False, False, True,
+                                                                                       False]
+    assert not outlier_annotators(pd.Series([0.5, 0.45, np.nan])).any()
+
+
+def test_the_annotator_who_flips_every_label_is_an_outlier_whatever_the_others_spread():
+    rng = np.random.default_rng(1)
+    truth = rng.integers(0, 2, size=200)
+    rows = []
+    for who, reliability in enumerate((0.9, 0.7, 0.5, 0.3)):  # the others spread wide: the MAD is large
+        labels = np.where(rng.random(200) < reliability, truth, rng.integers(0, 2, size=200))
+        rows += [(i, f"u{who}", "ab"[label]) for i, label in enumerate(labels)]
+    rows += [(i, "flips", "ba"[label]) for i, label in enumerate(truth)]
+    result = annotator_agreement(pd.DataFrame(rows, columns=["item", "annotator", "label"]))
+    assert result.loc["flips", "mean_pairwise"] < 0
+    assert result.index[result["outlier"]].tolist() == ["flips"]

@@ -1,6 +1,7 @@
 """``ls-agreement compute`` on the bundled examples and on bad input."""
 
 import json
+import re
 import subprocess
 import sys
 from importlib import metadata
@@ -79,7 +80,7 @@ def test_confidence_interval_is_seeded(capsys):
 def test_plain_output_is_one_line(capsys):
     status, out, _ = run(capsys, EXAMPLES / "datasaur_spans.csv", "--metric", "alpha")
     assert status == 0
-    assert out == "alpha (nominal) = 0.5600 over 8 items and 14 annotations\n"
+    assert out == "alpha (nominal) = 0.560 over 8 items and 14 annotations\n"
 
 
 def test_undefined_value_is_null_with_a_warning(tmp_path, capsys):
@@ -196,6 +197,7 @@ def test_the_command_says_its_version_and_each_metric_s_name(capsys):
     help_text = " ".join(capsys.readouterr().out.split())
     assert "information: Klemens' P_I, the information in agreement, two annotators" in help_text
     assert "scott: Scott's pi, two annotators" in help_text
+    assert "(--metric pi too: P_I, not Scott's pi, which is scott)" in help_text
     # "pi", the older name, is Klemens' P_I still, and says so in its result
     assert run_json(capsys, EXAMPLES / "klemens_table1.csv", "--metric", "pi")["metric"] == "information"
 
@@ -205,7 +207,16 @@ def test_a_weighted_kappa_says_it_is_weighted(tmp_path, capsys):
     path.write_text("item,annotator,label\n" + "".join(f"{i},a,{i % 3}\n{i},b,{(i + (i % 4 == 0)) % 3}\n"
                                                         for i in range(12)))
     status, out, _ = run(capsys, path, "--metric", "cohen", "--kappa-weights", "quadratic")
-    assert status == 0 and out.startswith("weighted kappa (quadratic) = ")
+    assert status == 0 and re.fullmatch(r"weighted kappa \(quadratic\) = \d\.\d{3} over 12 items and 24 annotations\n", out)
+
+
+@pytest.mark.parametrize("metric", ["cohen", "alpha", "information"])
+def test_an_undefined_measure_is_said_undefined_in_the_result_and_its_warning(tmp_path, capsys, metric):
+    path = tmp_path / "one_label.csv"
+    path.write_text("item,annotator,label\n1,a,x\n1,b,x\n2,a,x\n2,b,x\n")
+    status, out, err = run(capsys, path, "--metric", metric)
+    assert status == 0 and " = undefined over 2 items" in out
+    assert "is undefined" in err and "NaN" not in err + out
 
 
 def test_bootstrap_without_an_interval_and_semicolons_are_refused_with_a_hint(tmp_path, capsys):

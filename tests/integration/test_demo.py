@@ -1,5 +1,6 @@
 """``ls-agreement demo`` end to end, small and twice: the second run reuses the data dir."""
 
+import re
 import shutil
 import socket
 
@@ -36,6 +37,15 @@ def test_demo_runs_twice_and_stops_everything(label_studio_template, tmp_path, c
         secret_file = (data_dir / "service.secret").resolve()
         assert f'curl -s -H "X-Agreement-Secret: $(cat {secret_file})" http://127.0.0.1:{service_port}/status' in out
         assert "event-to-meta latency: median " in out and " ms, 95th percentile " in out and "'p50'" not in out
+        # the live report at the address a browser opens (before: one it answers 401, the secret in a header)
+        secret = secret_file.read_text().strip()
+        assert f"\n  http://127.0.0.1:{service_port}/s/{secret}/report\n" in out
+        # progress fits 100 columns; scores with 3 decimals there and at the end (before: 200 columns, and 2 and 6)
+        progress = [line for line in out.splitlines() if " α " in line]
+        assert progress and all(len(line) <= 100 for line in progress)
+        assert re.search(r"sentiment: SPA \d\.\d{3} \[\d\.\d{3}, \d\.\d{3}\] α -?\d\.\d{3}", out)
+        assert re.search(r"  sentiment +choices +nominal +items +\d+  SPA \d\.\d{3} \[\d\.\d{3}, \d\.\d{3}\]  "
+                         r"alpha -?\d\.\d{3}\n", out)
         # References: one task of 12 imported with its known answer, and two model versions on every task.
         assert "sentiment: against the ground truth on 1 task," in out
         assert "sentiment: model sim-model-v1 on 12 tasks" in out and "model sim-model-v2 on 12 tasks" in out

@@ -200,3 +200,41 @@ def test_a_read_of_changed_tasks_asks_for_a_small_page_first_and_each_task_once(
     assert asked == [[(1, CHANGED_PROBE)], [(1, CHANGED_PROBE), (1, 50)]]
     logged = logged_since(server, offset)
     assert "Invalid page" not in logged and "Traceback" not in logged, logged[-3000:]
+
+
+def test_a_pass_after_its_own_writes_lists_the_tasks_and_reads_none_in_full(world):
+    # Label Studio moves a task's updated_at on the service's own writes; the pass after them lists the tasks by
+    # their stamps (no annotation built) and reads none in full: each write's answer was taken as a read of it,
+    # consensus predictions included (written before the meta, so that the meta's answer holds them)
+    from plugin.keeper.cycle import run_cycle
+    from plugin.keeper.monitor import ProjectMonitor
+    from plugin.keeper.passes import refresh_tasks
+    from plugin.settings import MappingOptions, ReviewOptions, ScoringOptions
+
+    server, project = world["server"], world["project"]
+    offset = server_log(server).stat().st_size
+    with FaultProxy(server.url) as proxy:
+        client = LabelStudioClient(Connection(url=proxy.url, api_key=server.token, page_size=PAGE))
+        monitor = ProjectMonitor(project, mapping=MappingOptions(), scoring=ScoringOptions(n_resamples=20),
+                                 review=ReviewOptions(consensus_predictions=True, mirror_to_data=True))
+        write = lambda stale: refresh_tasks(client, monitor, list(stale))  # noqa: E731
+        run_cycle(client, monitor, write=write, full_read=True)
+        for _ in range(3):  # until a pass finds nothing to write (the first's writes, and any drift they bring)
+            monitor.passes += 1
+            cycle = run_cycle(client, monitor, full_pass_every=1000, write=write)
+            if not cycle.read.stale:
+                break
+        proxy.reset_counters()
+        monitor.passes += 1
+        after = run_cycle(client, monitor, full_pass_every=1000, write=write)
+        asked = [(e.method, e.path.rstrip("/"), parse_qs(e.query)) for e in proxy.log]
+        assert no_errors(proxy.log) == []
+    assert cycle.read.stale == [] and cycle.read.n_tasks == 0 and cycle.read.n_listed > 0, cycle.read
+    assert after.read.kind == "changed" and after.read.n_tasks == 0 and after.read.stale == []
+    listings = [query for method, path, query in asked if path == "/api/tasks"]
+    assert listings and all(q["fields"] == ["task_only"] and q["include"] == ["id,updated_at"] for q in listings)
+    # the config, and pages of stamps (those changed within the margin below the newest read: every task here)
+    assert after.read.requests == len(asked) and {path for _, path, _ in asked} == {f"/api/projects/{project}",
+                                                                                    "/api/tasks"}, asked
+    logged = logged_since(server, offset)
+    assert "Invalid page" not in logged and "Traceback" not in logged, logged[-3000:]

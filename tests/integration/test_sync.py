@@ -1,6 +1,7 @@
 """``ls-agreement sync`` against a real Label Studio with annotators who signed up."""
 
 import json
+import re
 
 import krippendorff
 import numpy as np
@@ -141,6 +142,8 @@ def test_a_wrong_key_is_one_line(capsys, label_studio, project):
     status = main(["sync", "--project", str(project["id"]), "--url", label_studio.url, "--api-key", "f" * 40])
     err = capsys.readouterr().err
     assert status == 2 and "refused the API key (401)" in err and err.count("\n") == 1
+    # the request Label Studio refused, never the key
+    assert re.search(r"\(401\) on GET /api/[a-z/0-9]+: ", err) and "f" * 40 not in err
 
 
 def test_the_low_agreement_tab_lists_the_flagged_tasks_worst_first(capsys, label_studio, project):

@@ -96,11 +96,12 @@ class FakeLabelStudio:
         self.store[task]["updated_at"] = f"2026-01-01T{self.clock // 3600:02d}:{self.clock // 60 % 60:02d}:" \
                                                f"{self.clock % 60:02d}.000000Z"
 
-    def tasks(self, project, on_total=None, max_rate=None, updated_after=None):
+    def tasks(self, project, on_total=None, max_rate=None, updated_after=None, stamps_only=False):
         self.calls["tasks"] += 1
         self._maybe_fail("tasks")
         with self.lock:
-            found = [copy.deepcopy(t) for t in self.store.values() if t["project"] == project
+            found = [copy.deepcopy(t) if not stamps_only else {"id": t["id"], "updated_at": t["updated_at"]}
+                     for t in self.store.values() if t["project"] == project
                      and (updated_after is None or t["updated_at"] > updated_after.strftime("%Y-%m-%dT%H:%M:%S.%fZ"))]
             self.reads.append(("changed" if updated_after else "all", len(found)))
             if on_total is not None:  # as the client's first page tells it: the project's tasks, changed or not
@@ -136,6 +137,7 @@ class FakeLabelStudio:
             if data is not None:
                 self.store[task]["data"] = copy.deepcopy(data)
             self._touch(task)
+            return copy.deepcopy(self.store[task])  # Label Studio answers with the task as written
 
     def write_prediction(self, task, *, model_version, prediction, results, score, delete=()):
         self.calls["write_prediction"] += 1
@@ -153,7 +155,7 @@ class FakeLabelStudio:
             held[:] = [p for p in held if p["id"] not in delete]
             self.prediction_writes = getattr(self, "prediction_writes", 0) + 1
 
-    def ensure_view(self, project, *, title, filters, ordering, hidden=()):
+    def ensure_view(self, project, *, title, filters, ordering, hidden=(), numbers=()):
         self.calls["ensure_view"] += 1
         self._maybe_fail("ensure_webhook")
         self.views = {**getattr(self, "views", {}), (project, title): {"filters": filters, "ordering": ordering}}

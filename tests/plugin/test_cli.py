@@ -145,6 +145,21 @@ def test_the_progress_bars_count_changed_tasks_and_start_again_for_a_full_read_a
     assert _progress_bar(out, quiet=True) is None
 
 
+@pytest.mark.parametrize("columns", [250, 80])
+def test_a_progress_bar_fits_100_columns_even_in_a_wider_terminal(columns, monkeypatch):
+    from plugin.cli import _progress_bar
+
+    monkeypatch.setenv("COLUMNS", str(columns))
+    out = io.StringIO()
+    progress = _progress_bar(out, quiet=False)
+    progress("fetch changed", 123_456, 0)
+    progress("fetch changed", 123_456, 123_456)
+    for done in (0, 60_000, 123_456):
+        progress("fetch", done, 123_456)
+    lines = [line for line in re.split(r"[\r\n]", out.getvalue()) if line]
+    assert max(len(line) for line in lines) == min(columns, 100)  # a bar fills its width, and no more
+
+
 @pytest.mark.parametrize(("out", "fmt", "message"), [
     ("missing-folder/report.html", "html", "the folder"),
     (".", "html", "it is a folder; name a file"),

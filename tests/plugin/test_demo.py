@@ -1,10 +1,12 @@
-"""The demo's reads of Label Studio, against the SDK on a fake transport: no page past the last is asked for."""
+"""The demo: its reads of Label Studio (the SDK on a fake transport: no page past the last), and what it prints."""
+
+from pathlib import Path
 
 import httpx
 import pytest
 from label_studio_sdk import LabelStudio
 
-from plugin.demo import _every_item, _tasks
+from plugin.demo import WIDTH, _every_item, _tasks, live_report_text, progress_lines, score_lines
 
 
 def sdk(handler):
@@ -42,3 +44,55 @@ def test_the_demo_reads_the_project_list_without_asking_for_a_page_past_the_last
     client = sdk(pages(projects, "results", "count", calls, cap=cap))
     assert [p.id for p in _every_item(client.projects.list(page_size=100), "count")] == list(range(1, n_projects + 1))
     assert [page for _, page, _ in calls] == list(range(1, pages_read + 1))
+
+LONG_NAMES = ("customer_sentiment_overall", "product_topics_mentioned_in_review", "named_entities_people_and_orgs",
+              "helpfulness_rating_for_other_shoppers", "a_control_whose_name_runs_on_and_on_past_any_terminal_width"
+              "_to_the_very_end_of_the_line")
+
+
+def status_of(names, *, spa=0.123456789, undefined=()):
+    return {"controls": {name: {"tag": "Choices", "level": "nominal", "n_items": 300,
+                                "spa": None if name in undefined else spa,
+                                "ci": None if name in undefined else [0.1, 0.98765],
+                                "alpha": None if name in undefined else -0.456789}
+                         for name in names}}
+
+
+@pytest.mark.parametrize("undefined", [(), LONG_NAMES[1:3]])
+def test_every_progress_line_fits_100_columns_and_keeps_every_score(undefined):
+    lines = progress_lines(status_of(LONG_NAMES, undefined=undefined), 1234.56, 12345)
+    assert WIDTH == 100 and all(len(line) <= 100 for line in lines)
+    assert lines[0].startswith("[1234.6 s] 12345 annotations")
+    text = "\n".join(lines)
+    defined = [name for name in LONG_NAMES if name not in undefined]
+    assert text.count("SPA 0.123 [0.100, 0.988] α -0.457") == len(defined)
+    for name in LONG_NAMES[:4]:  # whole where they fit; the longest shortened in its middle
+        assert f"{name}: " in text
+    assert lines[-1] == ("    a_control_whose_name_runs_on_…dth_to_the_very_end_of_the_line: SPA 0.123 [0.100, 0.988] "
+                         "α -0.457") and len(lines[-1]) == 100
+    assert all(line.startswith("    ") for line in lines[1:])
+
+
+def test_the_demos_own_controls_take_two_lines_of_progress():
+    lines = progress_lines(status_of(("sentiment", "topics", "entities", "helpfulness")), 42.0, 87)
+    assert lines == [
+        "[ 42.0 s]   87 annotations | sentiment: SPA 0.123 [0.100, 0.988] α -0.457",
+        "    topics: SPA 0.123 [0.100, 0.988] α -0.457 | entities: SPA 0.123 [0.100, 0.988] α -0.457",
+        "    helpfulness: SPA 0.123 [0.100, 0.988] α -0.457",
+    ]
+
+
+def test_the_final_scores_are_as_precise_as_the_progress():
+    (line,) = score_lines(status_of(("sentiment",)))
+    assert line == "  sentiment  Choices  nominal  items  300  SPA 0.123 [0.100, 0.988]  alpha -0.457"
+    (undefined,) = score_lines(status_of(("topics",), undefined=("topics",)))
+    assert undefined.endswith("SPA - [-, -]  alpha -")
+
+
+def test_the_live_report_is_given_as_the_address_a_browser_opens():
+    text = live_report_text("http://127.0.0.1:9090", "Zx-9_secret", Path("/data/service.secret"))
+    lines = text.splitlines()
+    assert lines[1] == "  http://127.0.0.1:9090/s/Zx-9_secret/report"
+    assert "demo's secret" in lines[0]
+    # scripts: the header, with the secret read from its file (never written out)
+    assert lines[3] == '  curl -s -H "X-Agreement-Secret: $(cat /data/service.secret)" http://127.0.0.1:9090/report'

@@ -257,7 +257,9 @@ def test_each_real_export_is_scored_or_refused_in_one_line(path, tmp_path, capsy
     for block in controls.values():
         assert block["n_annotators"] <= summary["n_annotators"]
         assert block["n_pairable_items"] <= block["n_items"]
-        assert block["n_items"] <= block["n_annotations"] <= block["n_items"] * block["n_annotators"]
+        assert block["n_items"] <= block["n_labels"] <= block["n_items"] * block["n_annotators"]
+        # annotations (task and annotator pairs) that answered the control: each gave a label or more
+        assert block["n_annotations"] <= min(block["n_labels"], summary["n_annotations"])
         assert block["spa"] is None or 0 <= block["spa"] <= 1
         if block["n_pairable_items"] == 0:
             assert block["spa"] is None
@@ -272,7 +274,7 @@ def _summary(name, tmp_path, capsys):
 
 
 def _items(block):
-    return {k: block[k] for k in ("n_items", "n_pairable_items", "n_annotations", "n_annotators", "spa")}
+    return {k: block[k] for k in ("n_items", "n_pairable_items", "n_annotations", "n_labels", "n_annotators", "spa")}
 
 
 def test_an_import_file_without_task_ids_is_skipped_task_by_task(tmp_path, capsys):
@@ -287,7 +289,7 @@ def test_one_annotator_by_an_unknown_id_is_counted_with_nothing_to_pair(tmp_path
     summary = _summary("ls_unknown_annotator", tmp_path, capsys)
     assert (summary["n_tasks"], summary["n_annotations"], summary["n_annotators"], summary["skipped"]) == (1, 1, 1, {})
     assert _items(summary["controls"]["label"]) == {"n_items": 1, "n_pairable_items": 0, "n_annotations": 1,
-                                                    "n_annotators": 1, "spa": None}
+                                                    "n_labels": 1, "n_annotators": 1, "spa": None}
 
 
 def test_annotations_without_an_annotator_are_left_out_and_a_ground_truth_is_still_a_reference(tmp_path, capsys):
@@ -316,10 +318,11 @@ def test_single_and_multiple_choices_of_one_annotator(tmp_path, capsys):
     summary = _summary("multi_turn_chat", tmp_path, capsys)
     assert (summary["n_tasks"], summary["n_annotations"], summary["n_annotators"]) == (3, 3, 1)
     controls = summary["controls"]
-    assert _items(controls["turn1_user_intent"]) == {"n_items": 21, "n_pairable_items": 0, "n_annotations": 21,
-                                                     "n_annotators": 1, "spa": None}
+    assert _items(controls["turn1_user_intent"]) == {"n_items": 21, "n_pairable_items": 0, "n_annotations": 3,
+                                                     "n_labels": 21, "n_annotators": 1, "spa": None}
     assert _items(controls["turn1_response_address_intent"]) == {"n_items": 3, "n_pairable_items": 0,
-                                                                 "n_annotations": 3, "n_annotators": 1, "spa": None}
+                                                                 "n_annotations": 3, "n_labels": 3, "n_annotators": 1,
+                                                                 "spa": None}
 
 
 def test_per_region_transcriptions_on_boxes_and_polygons(tmp_path, capsys):

@@ -53,8 +53,8 @@ def test_a_sync_restores_the_last_one_s_state_and_reads_only_the_tasks_changed_s
     assert again.tasks_written == 0 and in_label_studio(fake).stale_tasks() == []
 
     fake.annotate(7, annotation(99, 7, 3, "neu"))
-    stale = in_label_studio(fake).stale_tasks()  # what a sync reading every task writes: task 7, and the tasks
-    assert 7 in stale and len(stale) > 1  # whose alpha moved with the project's expected disagreement
+    stale = in_label_studio(fake).stale_tasks()  # what a sync reading every task writes: task 7 alone (the others'
+    assert stale == [7]  # alphas moved with the project's expected disagreement: a drift that is no change)
     third, text = sync(fake, files(tmp_path))
     assert fake.reads[0][0] == "changed" and fake.reads[0][1] <= 2, fake.reads  # task 7, and the newest again
     assert third.read == {"kind": "changed", "n_tasks": fake.reads[0][1]}
@@ -94,7 +94,8 @@ def test_a_task_deleted_while_no_sync_ran_takes_a_full_read(fake, tmp_path):
     del fake.store[30]
     report, text = sync(fake, files(tmp_path))
     assert [kind for kind, _ in fake.reads] == ["changed", "changed", "all"] and fake.reads[-1] == ("all", 29)
-    assert report.read == {"kind": "full", "n_tasks": sum(n for _, n in fake.reads)}
+    # the second listing's tasks were read in full by the first (their stamps seen): not read again
+    assert report.read == {"kind": "full", "n_tasks": fake.reads[0][1] + fake.reads[-1][1]}
     assert "restored" in report.saved_state
     assert (f"Read every task ({report.read['n_tasks']} tasks read): a saved state was restored, but the project's "
             "task count differed from it (tasks deleted since)." in text)
@@ -250,3 +251,11 @@ def test_consensus_predictions_are_created_once_kept_in_step_and_deleted_when_a_
 def test_without_the_option_no_prediction_is_written(fake):
     sync(fake, None)
     assert not hasattr(fake, "prediction_writes") and all(v == [] for v in _consensus_predictions(fake).values())
+
+
+def test_the_summary_states_the_whole_flag_rule(fake, tmp_path):
+    report, text = sync(fake, files(tmp_path))
+    summary = sync_summary("Project 1", report.scores, SCORING, dry_run=False, to_write=0, report=report)
+    assert summary["flag_rule"] == ("a task with two annotations or more is flagged when a control's agreement on it "
+                                    f"is below its threshold ({SCORING.threshold:.2f})")
+    assert f"Flagged {summary['flagged']} tasks ({summary['flag_rule']})." in text

@@ -75,8 +75,8 @@ def test_a_refused_key_is_a_clear_error_without_retries():
         fake(handler).label_config(1)
     assert len(attempts) == 1
     # Label Studio's detail and what to do, not its JSON ({"id": ..., "status_code": 401, ... "exc_info": null})
-    assert str(refused.value).startswith("Label Studio refused the API key (401): Invalid token. A personal access "
-                                         "token expires: make a new one")
+    assert str(refused.value).startswith("Label Studio refused the API key (401) on GET /api/projects/1/: Invalid "
+                                         "token. A personal access token expires: make a new one")
     assert "{" not in str(refused.value)
 
 
@@ -112,7 +112,7 @@ def test_a_task_that_keeps_failing_is_reported_and_the_run_goes_on():
     report = sync_project(fake(handler), 1, None, mapping=MappingOptions(), scoring=ScoringOptions(n_resamples=50),
                           retry_delays=())
     assert report.tasks_written == 1
-    assert report.failures == [(1, "Label Studio answered 500: boom.")]
+    assert report.failures == [(1, "Label Studio answered 500 to PATCH /api/tasks/1/: boom.")]
     (task, meta), = writes
     assert task == 2 and meta["keep"] == 2 and meta["agreement"]["spa"] == 0.0
 
@@ -140,8 +140,9 @@ def test_an_answer_that_is_not_json_is_retried_and_described_in_one_line():
         return httpx.Response(200, text="<html>\n<body>Please log in to the network</body>\n</html>")
 
     client = fake(handler)
-    with pytest.raises(LabelStudioError, match="was not JSON") as error:
+    with pytest.raises(LabelStudioError) as error:
         client.task(3)
+    assert str(error.value) == "Label Studio's answer to GET /api/tasks/3/ (200) was not JSON: Please log in to the network"
     assert len(answers) == CONNECTION.retries + 1 and "\n" not in str(error.value)
     assert client.reachability.unreachable_for() > 0
 
@@ -157,12 +158,13 @@ def test_a_page_is_read_as_label_studio_wrote_it():
 
 
 @pytest.mark.parametrize(("read", "answer", "message"), [
-    ("page", httpx.Response(200, text="<html><body>Please log in</body></html>"), "was not JSON: <html>"),
+    ("page", httpx.Response(200, text="<html><body>Please log in</body></html>"),
+     r"answer to GET /api/tasks/ \(200\) was not JSON: Please log in$"),
     ("page", httpx.Response(200, json=[{"id": 1}]), r"was not a page of tasks: \[\{"),
     ("page", httpx.Response(200, json={"detail": "maintenance"}), "was not a page of tasks"),
     ("task", httpx.Response(200, json={"id": 13, "data": {}}), r"was not a task: \{\"id\":13"),
     ("task", httpx.Response(200, json=[{"id": 12}]), r"was not a task: \[\{"),
-    ("task", httpx.Response(200, text="<html>Please log in</html>"), "was not JSON: <html>"),
+    ("task", httpx.Response(200, text="<html>Please log in</html>"), "to GET /api/tasks/12/ .* was not JSON: Please log in$"),
 ])
 def test_an_answer_that_is_not_what_was_asked_for_is_retried_and_described_in_one_line(read, answer, message):
     # a page of tasks, or task 12 alone (the read before a late write)
@@ -186,7 +188,7 @@ def test_a_refused_page_read_is_one_error_without_retries():
         answers.append(request)
         return httpx.Response(403, json={"detail": "You do not have permission to perform this action."})
 
-    with pytest.raises(LabelStudioError, match=r"refused the API key \(403\): .*permission"):
+    with pytest.raises(LabelStudioError, match=r"refused the API key \(403\) on GET /api/tasks/: .*permission"):
         list(fake(handler).tasks(7))
     assert len(answers) == 1
 
@@ -227,7 +229,8 @@ def test_a_connection_closed_again_and_again_falls_back_to_the_usual_retries():
 
     client = LabelStudioClient(CONNECTION, httpx_client=httpx.Client(transport=httpx.MockTransport(handler)),
                                sleep=sleeps.append)
-    with pytest.raises(LabelStudioError, match="could not be reached: ReadError"):
+    with pytest.raises(LabelStudioError, match=r"^Label Studio at http://ls.test closed the connection during PATCH "
+                                               r"/api/tasks/3/: connection reset by peer\.$"):
         client.update_meta(3, {"agreement": {}})
     assert len(attempts) == CONNECTION.retries + 1 and sleeps == [0.01, 0.02]
 
@@ -329,3 +332,83 @@ def test_a_failed_page_of_the_project_list_is_retried_on_its_own():
 
     assert fake(handler).project_ids() == list(range(1, 151))
     assert _pages_asked(calls, "/api/projects/") == [(1, 100), (2, 100)] and len(failed) == 1
+
+
+DJANGO_500 = """<!DOCTYPE html>
+<html lang="en">
+<head>
+  <meta http-equiv="content-type" content="text/html; charset=utf-8">
+  <title>OperationalError
+          at /api/tasks/</title>
+  <style>body { font: small sans-serif; }</style>
+</head>
+<body><div id="summary"><h1>OperationalError at /api/tasks/</h1><pre>database is locked</pre></div>
+""" + "<p>traceback line</p>\n" * 2000 + "</body></html>"
+
+
+@pytest.mark.parametrize(("page", "said"), [
+    (DJANGO_500, "OperationalError at /api/tasks/"),  # Django's debug page: its title
+    ("<html><head></head><body>\n<h1>Server  Error (500)</h1><p></p></body></html>", "Server Error (500)"),
+    ("<html><head><title>502 Bad Gateway</title></head><body><center>nginx</center></body></html>",
+     "502 Bad Gateway"),
+])
+def test_an_error_page_is_one_line_with_the_status_the_request_and_the_page_title(page, said):
+    def handler(request):
+        return httpx.Response(500 if "Gateway" not in page else 502, text=page,
+                              headers={"content-type": "text/html"})
+
+    client = fake(handler)
+    with pytest.raises(LabelStudioError) as error:
+        list(client.tasks(7))
+    status = 502 if "Gateway" in page else 500
+    expected = f"Label Studio answered {status} to GET /api/tasks/: {said}."
+    # what /status shows as last_error, and what the command and the logs say
+    assert str(error.value) == expected and client.reachability.last_error == expected
+
+
+def test_what_label_studio_said_is_cut_short():
+    client = fake(lambda request: httpx.Response(400, json={"detail": "x" * 1000}))
+    with pytest.raises(LabelStudioError) as error:
+        client.update_meta(4, {})
+    assert str(error.value) == f"Label Studio answered 400 to PATCH /api/tasks/4/: {'x' * 119}…."
+
+
+def test_an_error_never_shows_the_token():
+    def handler(request):  # a server that echoes the request's headers into its error
+        return httpx.Response(500, text=f"bad header {request.headers['authorization']}")
+
+    client = fake(handler)
+    with pytest.raises(LabelStudioError) as error:
+        client.task(5)
+    assert CONNECTION.api_key not in str(error.value) and CONNECTION.api_key not in client.reachability.last_error
+    assert str(error.value) == "Label Studio answered 500 to GET /api/tasks/5/: bad header Token <token>."
+
+
+def _closed_port():
+    import socket
+
+    with socket.socket() as listening:
+        listening.bind(("127.0.0.1", 0))
+        return listening.getsockname()[1]
+
+
+def test_a_label_studio_that_cannot_be_reached_is_named_by_its_url():
+    port = _closed_port()
+    connection = replace(CONNECTION, url=f"http://127.0.0.1:{port}", retries=1)
+    client = LabelStudioClient(connection, sleep=lambda _: None)
+    with pytest.raises(LabelStudioError) as error:
+        client.label_config(1)
+    assert str(error.value) == f"Cannot reach Label Studio at http://127.0.0.1:{port}: connection refused."
+    assert client.reachability.last_error == str(error.value)
+
+
+def test_a_label_studio_that_does_not_answer_in_time_is_named_with_the_request_and_the_wait():
+    def handler(request):
+        raise httpx.ReadTimeout("timed out", request=request)
+
+    client = LabelStudioClient(replace(CONNECTION, url="https://user:pw@ls.test/ls/", timeout=7.5),
+                               httpx_client=httpx.Client(transport=httpx.MockTransport(handler)), sleep=lambda _: None)
+    with pytest.raises(LabelStudioError) as error:
+        client.task(9)
+    assert str(error.value) == ("Label Studio at https://ls.test/ls did not answer GET /ls/api/tasks/9/ within 7.5 s "
+                                "(--timeout sets the wait).")

@@ -67,7 +67,7 @@ def test_the_timeline_ends_at_the_headline(report):
         last = report.timeline[report.timeline["control"] == row.control].iloc[-1]
         assert last["spa"] == pytest.approx(row.spa, abs=1e-6)  # the headline is rounded to 6 places
         assert last["alpha"] == pytest.approx(row.alpha, abs=1e-6)
-        assert last["n_annotations"] == row.n_annotations
+        assert last["n_labels"] == row.n_labels  # the labels given over the items, which SPA counts
 
 
 def test_annotators_are_named_and_the_least_reliable_is_the_outlier(report):
@@ -118,7 +118,7 @@ def test_tasks_are_worst_first_with_links(report):
     flagged = tasks[tasks["flagged"]]
     assert len(flagged) == report.overview["flagged"] > 0
     assert tasks["flagged"].iloc[: len(flagged)].all()  # the flagged first
-    assert flagged["score"].is_monotonic_increasing
+    assert flagged["score"].round(3).is_monotonic_increasing
     # The histogram draws the score the flag compares: every task left of the threshold is red.
     threshold = report.overview["threshold"]
     below = tasks[(tasks["score"] < threshold) & (tasks["n_annotations"] >= 2)]
@@ -145,11 +145,38 @@ def test_the_task_table_reads_each_task_as_its_score_does(report):
         row = table.loc[task]
         assert (row["n_annotations"], bool(row["flagged"]), row["reasons"]) == (
             score.n_annotations, score.flagged, "; ".join(score.reasons))
-        expected = {"spa": score.spa, "alpha": score.alpha,
+        expected = {"mean_spa": score.spa, "mean_alpha": score.alpha,
                     **{key: score.controls.get(span, {}).get(key) for key in ("f1", "f1_overlap")}}
         for key, value in expected.items():
             assert (value is None and math.isnan(row[key])) or row[key] == value, (task, key)
         assert row["link"] == URL.format(task=task)
+
+
+def test_the_flagged_table_names_the_control_that_flagged_each_task_in_the_review_queue_s_order(report):
+    report, state = report
+    scores = state.task_scores()
+    keys = dict(zip(scores.tasks.tolist(), scores.review_keys().tolist(), strict=True))
+    flagged = report.tasks[report.tasks["flagged"]]
+    # the queue: the lowest score, then the least certain consensus, then the fewest annotations
+    posterior = dict(zip(scores.tasks.tolist(), scores.posterior_values().tolist(), strict=True))
+    queue = [(round(row.score, 3), posterior[row.task], row.n_annotations) for row in flagged.itertuples()]
+    assert [keys[t] for t in flagged["task"]] == sorted(keys[t] for t in flagged["task"])
+    assert queue == sorted(queue, key=lambda q: (q[0], 1.0 if math.isnan(q[1]) else q[1], q[2]))
+    assert len({q[0] for q in queue}) < len(queue)  # ties there are, and they are broken
+    for row in flagged.itertuples():
+        score = scores[row.task]
+        control = score.controls[row.flagged_by]
+        value = control[control["flag_on"]] if "flag_on" in control else control.get("agreement", control["spa"])
+        assert row.flagged_value == value and f"{row.flagged_by}: " in row.reasons
+        assert value == row.score  # with the threshold alone, the control that flagged it is its lowest
+    assert report.tasks.loc[~report.tasks["flagged"], "flagged_by"].isna().all()
+    page = render_html(report)
+    flagged_section = page[page.index('<section id="flagged">'):]
+    flagged_section = flagged_section[:flagged_section.index("</section>")]
+    assert "<th class=\"\">SPA</th>" not in flagged_section and "<th class=\"\">alpha</th>" not in flagged_section
+    rule = "a task with two annotations or more is flagged when a control's agreement on it is below its threshold (0.50)"
+    assert report.overview["flag_rule"] == rule
+    assert f"tasks flagged: {rule}" in page.replace("&#x27;", "'")
 
 
 def test_json_and_csv_hold_the_same_tables_and_no_nan(report, tmp_path):
@@ -530,3 +557,38 @@ def test_a_reference_chart_of_one_annotator_is_drawn_whole_without_numpy_s_depre
         warnings.simplefilter("error", DeprecationWarning)
         chart = reference_figure(references, control="c")
     assert chart is not None and not _outside(chart.figure)
+
+
+def _annotator_tables(html):
+    """Per control, the annotators table's headings, from the Annotators section."""
+    section = html[html.index('<section id="annotators">'):]
+    section = section[: section.index("</section>")]
+    out = {}
+    for part in section.split("<h3>")[1:]:
+        name = part[: part.index("</h3>")]
+        table = part[part.index("<table>"):]
+        out[name] = re.findall(r"<th[^>]*>([^<]*)</th>", table[: table.index("</thead>")])
+    return section, out
+
+
+def test_outliers_and_the_compared_column_say_what_they_are(report):
+    # before, the outlier column was blank for every annotator, one of mean kappa -0.087 among them, and "compared"
+    # equalled "items" in every row
+    report, _ = report
+    html = render_html(report)
+    section, headings = _annotator_tables(html)
+    assert "a mean kappa below 0" in section and "2 scaled median absolute deviations below" in section
+    below = report.annotators[report.annotators["mean_pairwise"] < 0]
+    assert len(below) and below["outlier"].all()  # every annotator below chance is an outlier
+    assert (report.annotators["n_compared"] == report.annotators["n_items"]).all()  # 2 or 3 annotators a task
+    assert all(columns == ["annotator", "items", "mean kappa", "with majority", "outlier"]
+               for columns in headings.values())
+    # a task annotated once: its annotator's items are more than those compared, and the column shows
+    tasks = simulated_export(40, seed=1)
+    tasks[0]["annotations"] = tasks[0]["annotations"][:1]
+    alone = build_report(_state(tasks).snapshot(), source="simulated", generated_at="now")
+    _, headings = _annotator_tables(render_html(alone))
+    assert headings["sentiment"] == ["annotator", "items", "compared", "mean kappa", "with majority", "outlier"]
+    who = str(tasks[0]["annotations"][0]["completed_by"])
+    row = alone.annotators[(alone.annotators["control"] == "sentiment")].set_index("annotator").loc[who]
+    assert row["n_items"] == row["n_compared"] + 1

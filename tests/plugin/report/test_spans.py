@@ -10,6 +10,7 @@ import json
 import math
 import warnings
 from collections import Counter
+from html import escape
 
 import pandas as pd
 import pytest
@@ -226,7 +227,8 @@ def test_tasks_carry_each_span_controls_f1():
             assert table.loc[task, f"f1:{name}"] == score.controls[name]["f1"]
     assert set(report.span_measures["control"]) == {"ner", "topic"}  # the choices are no span control
     page = render_html(report)
-    assert "<th class=\"\">F1 overlap:topic</th>" in page  # the flagged tasks' table
+    # the flagged tasks' table names the control that flagged each, with its value (the F1 columns stay in the data)
+    assert '<th class="text">flagged by</th><th class="">its value</th>' in page
     assert "the value its flag compares with the threshold" in page
     one = [_task(1, {1: [(0, 10, "PER")], 2: [(0, 10, "PER")]})]
     _, single = _report(one, parse_label_config(CONFIG))
@@ -308,3 +310,57 @@ def test_offset_chart_of_whole_and_fractional_offsets():
     seconds = pd.DataFrame({"start_offset": [0.0, 0.25, -0.125], "end_offset": [0.5, 0.0, 0.0]})
     assert "seconds" in offset_chart(seconds, control="audio", unit="seconds")
     assert offset_chart(whole.iloc[:0], control="ner", unit="characters") == ""
+
+
+def _card(html, control):
+    """The headline's card of ``control``, as HTML."""
+    start = html.index(f'<div class="card"><div class="name">{control} ')
+    return html[start: html.index("</div></div>", start)]
+
+
+def test_a_span_controls_card_leads_with_its_span_measures_and_says_what_aligned_items_count():
+    # before, the card led with "SPA 0.395, alpha 0.085" beside "F1 0.632 overlap, gamma 0.713", with no word on
+    # which to read
+    tasks = [_task(1, {1: [(0, 5, "PER"), (10, 15, "LOC")], 2: [(0, 4, "PER"), (10, 15, "LOC")]}),
+             _task(2, {1: [(3, 8, "PER")], 2: [(3, 8, "PER")]})]
+    _, report = _report(tasks, parse_label_config(CONFIG), n_resamples=20)
+    measures = report.span_measures.set_index("measure")
+    html = render_html(report)
+    card = _card(html, "ner")
+    big = card[card.index('<div class="big">'):]
+    assert big.startswith(f'<div class="big">F1 {measures.loc["f1_overlap", "value"]:.3f} <span class="small">'
+                          "overlap</span>")
+    assert f'gamma {measures.loc["gamma", "value"]:.3f}' in card
+    assert card.index("F1 ") < card.index("gamma") < card.index("SPA") < card.index("alpha")
+    assert "On aligned items, a one-character boundary slip counts as a disagreement: SPA" in card
+    row = report.headline.set_index("control").loc["ner"]
+    assert (row["n_annotations"], row["n_regions"]) == (4, 6)
+    assert f"{row['n_items']} aligned items, 4 annotations, 6 regions" in card
+    # the measures' table says it beside SPA and alpha; with two annotators, unitizing alpha needs no warning
+    assert measures.loc["spa", "caveat"].startswith("on aligned items, a one-character boundary slip counts")
+    assert measures.loc["alpha", "caveat"] == measures.loc["spa", "caveat"]
+    assert measures.loc["unitizing_alpha", "caveat"] == "" and "unreliable here" not in html
+    # overlap alignment: a slip is one item, a span one annotator missed is the disagreement
+    state = ProjectState.from_tasks(tasks, parse_label_config(CONFIG), mapping=MappingOptions(span_alignment="overlap"),
+                                    scoring=ScoringOptions(n_resamples=20))
+    overlap = build_report(state.snapshot(), source="test", generated_at="now").span_measures.set_index("measure")
+    assert overlap.loc["spa", "caveat"].startswith("on aligned items, a span one annotator marked and another did "
+                                                   "not counts as a disagreement: spans overlapping by Jaccard >= 0.5")
+
+
+def test_unitizing_alpha_with_more_than_two_annotators_on_a_task_is_shown_with_its_warning():
+    # before, its row said "it can misbehave with more than two annotators" whatever the project's number
+    three = [_task(1, {1: [(0, 5, "PER")], 2: [(0, 5, "PER")], 3: [(1, 5, "PER")]}),
+             _task(2, {1: [(3, 8, "LOC")], 2: [(3, 8, "LOC")]})]
+    state, report = _report(three, parse_label_config(CONFIG), n_resamples=20)
+    caveat = report.span_measures.set_index("measure").loc["unitizing_alpha", "caveat"]
+    assert caveat.startswith("unreliable here: up to 3 annotators on a task, and this form, built for two")
+    html = render_html(report)
+    row = html[html.index("unitizing alpha (1995/2004)"):]
+    assert row.index(escape(caveat)) < row.index("</tr>")  # in the measure's own row
+    assert "unitizing alpha (unreliable here: see above)" in html  # and above the per-label column
+    from plugin.summary import summary_text, sync_summary
+
+    text = summary_text(sync_summary("test", state.scores(), ScoringOptions(), dry_run=True, to_write=0))
+    assert f"unitizing alpha {report.span_measures.set_index('measure').loc['unitizing_alpha', 'value']:.3f} " \
+           f"({caveat})" in text

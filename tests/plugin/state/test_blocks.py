@@ -38,21 +38,28 @@ def test_meta_that_is_not_an_object_is_replaced():
     assert merged_meta("garbage", agreement_block(SCORE, version="1", updated_at="t"))["agreement"]["spa"] == 0.5
 
 
-def test_alpha_drift_within_the_tolerance_is_not_a_change():
+def test_alpha_drift_is_not_a_change_but_what_a_reviewer_acts_on_is():
     old = agreement_block(SCORE, version="1", updated_at="t")
     drift = TaskScore(task=1, n_annotations=2, spa=0.5, alpha=0.205, flagged=False, reasons=(),
                       controls={"sentiment": {"spa": 0.5, "alpha": 0.195, "n_items": 1}})
     assert merged_meta({"agreement": old}, agreement_block(drift, version="1", updated_at="u")) is None
-    moved = TaskScore(task=1, n_annotations=2, spa=0.5, alpha=0.25, flagged=False, reasons=(),
-                      controls={"sentiment": {"spa": 0.5, "alpha": 0.25, "n_items": 1}})
-    assert merged_meta({"agreement": old}, agreement_block(moved, version="1", updated_at="u")) is not None
+    moved = TaskScore(task=1, n_annotations=2, spa=0.5, alpha=0.6, flagged=False, reasons=(),
+                      controls={"sentiment": {"spa": 0.5, "alpha": 0.6, "n_items": 1}})  # the project moved
+    assert merged_meta({"agreement": old}, agreement_block(moved, version="1", updated_at="u")) is None
+    undefined = TaskScore(task=1, n_annotations=2, spa=0.5, alpha=None, flagged=False, reasons=(),
+                          controls={"sentiment": {"spa": 0.5, "alpha": None, "n_items": 1}})
+    assert merged_meta({"agreement": old}, agreement_block(undefined, version="1", updated_at="u")) is not None
+    flagged = TaskScore(task=1, n_annotations=2, spa=0.5, alpha=0.6, flagged=True, reasons=("sentiment: ...",),
+                        controls={"sentiment": {"spa": 0.5, "alpha": 0.6, "n_items": 1}})
+    written = merged_meta({"agreement": old}, agreement_block(flagged, version="1", updated_at="u"))
+    assert written["agreement"]["alpha"] == 0.6  # written for the flag: its drifted values come along
     spa_moved = TaskScore(task=1, n_annotations=2, spa=0.5001, alpha=0.2, flagged=False, reasons=(),
                           controls={"sentiment": {"spa": 0.5, "alpha": 0.2, "n_items": 1}})
     assert merged_meta({"agreement": old}, agreement_block(spa_moved, version="1", updated_at="u")) is not None
 
 
 
-def test_a_span_controls_gamma_drifts_within_the_tolerance_and_its_f1_is_exact():
+def test_a_span_controls_gamma_drifts_and_its_f1_is_exact():
     def block(gamma, f1):
         score = TaskScore(task=1, n_annotations=2, spa=0.5, alpha=None, flagged=False, reasons=(),
                           controls={"ner": {"spa": 0.5, "alpha": None, "n_items": 2, "f1": f1, "f1_overlap": 1.0,
@@ -60,7 +67,7 @@ def test_a_span_controls_gamma_drifts_within_the_tolerance_and_its_f1_is_exact()
         return agreement_block(score, version="1", updated_at="t")
     old = block(0.8, 0.5)
     assert merged_meta({"agreement": old}, block(0.805, 0.5)) is None  # the expected disorder was sampled again
-    assert merged_meta({"agreement": old}, block(0.85, 0.5)) is not None
+    assert merged_meta({"agreement": old}, block(0.6, 0.5)) is None  # drift alone: what a reviewer sees is the same
     assert merged_meta({"agreement": old}, block(0.8, 0.5001)) is not None
     assert merged_meta({"agreement": old}, block(None, 0.5)) is not None
 
@@ -83,20 +90,35 @@ def test_a_task_carrying_its_block_needs_nothing():
     assert needed_write(TaskAsRead(meta={"agreement": FLAGGED}, overlap=2), FLAGGED, review=ReviewOptions()) is None
 
 
-def test_an_alpha_within_the_tolerance_needs_nothing_and_beyond_it_a_write():
-    near = dict(FLAGGED, alpha=0.105)
-    assert needed_write(TaskAsRead(meta={"agreement": FLAGGED}), near, review=ReviewOptions()) is None
-    far = dict(FLAGGED, alpha=0.2)
-    assert needed_write(TaskAsRead(meta={"agreement": FLAGGED}), far, review=ReviewOptions()).meta["agreement"] == far
+def test_an_alpha_that_drifted_needs_nothing_and_one_that_became_undefined_a_write():
+    far = dict(FLAGGED, alpha=0.6)
+    assert needed_write(TaskAsRead(meta={"agreement": FLAGGED}), far, review=ReviewOptions()) is None
+    gone = dict(FLAGGED, alpha=None)
+    assert needed_write(TaskAsRead(meta={"agreement": FLAGGED}), gone, review=ReviewOptions()).meta["agreement"] == gone
 
 
 def test_the_mirrored_score_is_the_lowest_control_agreement_merged_into_the_data_as_read():
+    # 0.25, then no consensus (counted certain: 100 hundredths, times 1e-6) and 2 annotations (times 1e-8)
     read = TaskAsRead(meta={"agreement": FLAGGED}, data_score=0.5, overlap=5)
     write = needed_write(read, FLAGGED, review=EVERYTHING)
-    assert (write.meta, write.mirror, write.score, write.overlap) == (None, True, 0.25, None)
-    assert write.data({"text": "x", "agreement_score": 0.5}) == {"text": "x", "agreement_score": 0.25}
-    assert needed_write(TaskAsRead(meta={"agreement": FLAGGED}, data_score=0.25, overlap=5), FLAGGED,
+    assert (write.meta, write.mirror, write.score, write.overlap) == (None, True, 0.25010002, None)
+    assert write.data({"text": "x", "agreement_score": 0.5}) == {"text": "x", "agreement_score": 0.25010002}
+    assert needed_write(TaskAsRead(meta={"agreement": FLAGGED}, data_score=0.25010002, overlap=5), FLAGGED,
                         review=EVERYTHING) is None
+
+
+def test_a_mirrored_score_apart_by_a_posterior_s_drift_within_the_tolerance_needs_no_write():
+    def block(posterior, n_annotations=2):
+        return {**FLAGGED, "n_annotations": n_annotations,
+                "controls": {"sentiment": {"spa": 0.25, "consensus": {"label": "a", "posterior": posterior}}}}
+
+    held = TaskAsRead(meta={"agreement": block(0.62)}, data_score=0.25006202, overlap=5)
+    mirror = ReviewOptions(mirror_to_data=True)
+    assert needed_write(held, block(0.62), review=mirror) is None
+    assert not getattr(needed_write(held, block(0.63), review=mirror), "mirror", False)  # the data stays
+    assert not getattr(needed_write(held, block(0.66), review=mirror), "mirror", False)  # within 0.05
+    assert needed_write(held, block(0.68), review=mirror).score == 0.25006802
+    assert needed_write(held, block(0.62, 3), review=mirror).score == 0.25006203  # one more annotation
 
 
 def test_a_score_that_became_undefined_is_removed_from_the_data():
@@ -129,9 +151,10 @@ def test_a_mirrored_gamma_drifting_within_the_tolerance_needs_no_write():
     mirror = ReviewOptions(mirror_to_data=True)
     held = TaskAsRead(meta={"agreement": block(0.9946)}, data_score=0.995)
     assert needed_write(held, block(0.9944), review=mirror) is None  # a new sample of the expected disorder
-    write = needed_write(held, block(0.97), review=mirror)  # a real change
-    assert write is not None and write.mirror and write.score == 0.97
+    assert needed_write(held, block(0.96), review=mirror) is None  # within ALPHA_TOLERANCE (0.05)
+    write = needed_write(held, block(0.9), review=mirror)  # a real change
+    assert write is not None and write.mirror and write.score == 0.90010002
     # a score that is not a gamma is mirrored exactly, as before
     f1 = {"n_annotations": 2, "flagged": False, "controls": {"ner": {"spa": 1.0, "f1_overlap": 0.9944,
                                                                      "flag_on": "f1_overlap"}}}
-    assert needed_write(TaskAsRead(meta={"agreement": f1}, data_score=0.995), f1, review=mirror).score == 0.994
+    assert needed_write(TaskAsRead(meta={"agreement": f1}, data_score=0.995), f1, review=mirror).score == 0.99410002

@@ -320,3 +320,48 @@ def test_items_held_under_a_fit_a_block_at_a_time_equal_held_at_once(rows, known
         np.testing.assert_array_equal(found.label, once.label)
         np.testing.assert_array_equal(found.posterior, once.posterior)
         np.testing.assert_array_equal(found.tie, once.tie)
+
+
+def test_a_label_set_names_its_labels_with_their_probability_and_an_empty_set_in_words():
+    # Three annotators chose [price, quality], [service] and [delivery]: by majority vote no label has more than
+    # half the votes, and the consensus is no label at all (before, a blank cell).
+    keys = ("topics:price", "topics:service", "topics:quality", "topics:delivery")
+    chose = ({"price", "quality"}, {"service"}, {"delivery"})
+    rows = np.array([[item, who, int(label in chose[who])]
+                     for item, label in enumerate(["price", "service", "quality", "delivery"]) for who in range(3)])
+    rows = np.concatenate([rows, rows + [4, 0, 0]])  # a second task where everyone said yes to every label
+    rows[rows[:, 0] >= 4, 2] = 1
+    items = fit_items(rows, 8, known=np.full(8, -1), method="majority", labels=("no", "yes"),
+                      annotators=["a", "b", "c"], n_categories=2)[1]
+    consensus = task_consensus("majority", items, np.array([4, 4]), labels=("no", "yes"), keys=lambda at: keys,
+                               key_codes=np.arange(8) % 4, label_set=True,
+                               config_labels=("price", "service", "quality", "delivery"))
+    assert consensus.block(0)["label"] == []
+    assert consensus.texts().tolist() == [
+        "none above 0.5: price 0.33, service 0.33, quality 0.33, delivery 0.33",
+        "price (1.00), service (1.00), quality (1.00), delivery (1.00)"]
+
+
+def test_a_span_consensus_gives_each_spans_position():
+    # before, "PER; PER; PER": which span was which could not be told
+    items = fit_items(np.array([[0, 0, 0], [1, 0, 1], [2, 0, 2], [3, 0, 0]]), 4, known=np.full(4, -1),
+                      method="majority", labels=("PER", "ORG", "no span"), annotators=["a"])[1]
+    consensus = task_consensus("majority", items, np.array([3, 1]), labels=("PER", "ORG", "no span"),
+                               keys=lambda at: (("0-5", "12-17", "20-23"), ("4-9",))[at], key_codes=np.arange(4))
+    assert consensus.texts(positions=True).tolist() == ["PER [0-5]; ORG [12-17]; no span [20-23]", "PER [4-9]"]
+    assert consensus.texts().tolist() == ["PER; ORG; no span", "PER"]  # a control of items without positions
+
+
+def test_the_demos_least_certain_tasks_read_their_spans_and_label_sets():
+    from plugin.demo import CONFIG as DEMO, simulated_export
+    from plugin.report import build_report
+
+    state = ProjectState.from_tasks(simulated_export(300), parse_label_config(DEMO), mapping=MappingOptions(),
+                                    scoring=ScoringOptions(n_resamples=20))
+    tasks = build_report(state.snapshot(), source="demo", generated_at="now").tasks
+    entities = tasks.loc[tasks["consensus:entities"] != "", "consensus:entities"]
+    assert entities.str.fullmatch(r"(?:(?:PER|ORG|no span) \[\d+-\d+\](?:; )?)+").all()
+    topics = tasks["consensus:topics"]
+    assert (topics == "").sum() == 0 and topics.str.startswith("none above 0.5: ").sum() > 0
+    chosen = topics[~topics.str.startswith("none")]
+    assert chosen.str.fullmatch(r"(?:(?:price|service|quality|delivery) \((?:0\.[5-9]\d|1\.00)\)(?:, )?)+").all()

@@ -64,7 +64,7 @@ def test_flags_and_reasons(recorded, controls, submissions):
                                      scoring=ScoringOptions(threshold=0.75, n_resamples=100)).scores()
     task = scores.tasks[first]
     assert task.flagged and task.n_annotations == 3
-    assert "sentiment: agreement 0.33 below 0.75" in task.reasons
+    assert "sentiment: positive by 2, negative by 1 (agreement 0.33 below 0.75)" in task.reasons
     assert not scores.tasks[third].flagged and scores.tasks[third].spa is None
     assert scores.tasks[third].n_annotations == 0
 
@@ -154,7 +154,7 @@ def test_a_control_too_wide_for_a_count_matrix_is_scored_from_sparse_counts_with
     assert wide.summary()["notes"] == list(wide.notes) and "notes" not in dense.summary()
     timeline, wide_timeline = report.timeline, wide_report.timeline
     assert len(timeline) == len(wide_timeline) > 1
-    for column in ("n_annotations", "n_items", "spa", "spa_low", "spa_high", "alpha"):
+    for column in ("n_labels", "n_items", "spa", "spa_low", "spa_high", "alpha"):
         assert wide_timeline[column].to_numpy() == pytest.approx(timeline[column].to_numpy(), abs=1e-9,
                                                                  nan_ok=True), column
     assert wide.notes[0] in wide_report.notes["message"].tolist()

@@ -141,19 +141,19 @@ def test_a_boundary_two_characters_off_flags_only_with_exact_f1():
     assert not default.flagged
     assert default.controls["label"]["f1_overlap"] == 1.0 and default.controls["label"]["f1"] == 0.0
     exact = _state(tasks, span_flag_on="f1").task_scores()[1]
-    assert exact.flagged and exact.reasons == ("label: F1 0.00 below 0.50",)
+    assert exact.flagged and exact.reasons == ("label: 0 of 2 spans matched (F1 0.00 below 0.50)",)
 
 
-@pytest.mark.parametrize("marks", [
-    {1: [(0, 12, "PER"), (21, 26, "LOC")], 2: [(0, 12, "PER")]},  # a missed entity: overlap F1 2/3 ...
-    {1: [(21, 26, "LOC")], 2: []},  # ... and alone: 0
-    {1: [(21, 26, "LOC")], 2: [(21, 26, "ORG")]},  # a differently labelled entity
+@pytest.mark.parametrize(("marks", "matched"), [
+    ({1: [(0, 12, "PER"), (21, 26, "LOC")], 2: [(0, 12, "PER")]}, "2 of 3 spans"),  # a missed entity: F1 2/3 ...
+    ({1: [(21, 26, "LOC")], 2: []}, "0 of 1 span"),  # ... and alone: 0
+    ({1: [(21, 26, "LOC")], 2: [(21, 26, "ORG")]}, "0 of 2 spans"),  # a differently labelled entity
 ])
-def test_a_missed_or_relabelled_entity_lowers_overlap_f1(marks):
+def test_a_missed_or_relabelled_entity_lowers_overlap_f1(marks, matched):
     score = _state([_task(1, marks)], threshold=0.7).task_scores()[1]
     value = score.controls["label"]["f1_overlap"]
     assert value == pytest.approx(2 / 3 if len(marks[2]) == 1 and marks[2][0][2] == "PER" else 0.0, abs=1e-6)
-    assert score.flagged and score.reasons[0] == f"label: overlap F1 {value:.2f} below 0.70"
+    assert score.flagged and score.reasons[0] == f"label: {matched} matched (overlap F1 {value:.2f} below 0.70)"
 
 
 def test_span_flag_on_gamma_and_items_and_the_score_mirrored(tmp_path, capsys):
@@ -180,7 +180,7 @@ def test_span_flag_on_gamma_and_items_and_the_score_mirrored(tmp_path, capsys):
     assert scores[1].controls["label"]["gamma"] == pytest.approx(1 - (2 / 22) ** 2 / expected, abs=1e-6)
     assert scores[2].controls["label"]["gamma"] == pytest.approx(1 - 2.0 / expected, abs=1e-6)
     assert [t for t, score in scores.items() if score.flagged] == [2] and flagged["gamma"] == 1
-    assert scores[2].reasons == (f"label: gamma {1 - 2.0 / expected:.2f} below 0.50",)
+    assert scores[2].reasons == (f"label: 0 of 1 span matched (gamma {1 - 2.0 / expected:.2f} below 0.50)",)
     from plugin.state.blocks import task_score
     block = state.blocks([1], updated_at="now")[1]
     assert task_score(block) == round(block["controls"]["label"]["gamma"], 3)
@@ -329,3 +329,22 @@ def test_tasks_scored_in_blocks_of_spans_score_as_all_at_once(bratiaa, monkeypat
     assert live.controls["label"].spans.live_f1(MappingOptions(), ScoringOptions()) == (
         at_once.controls["label"].spans.live_f1(MappingOptions(), ScoringOptions()))
     assert live.controls["label"].spans.sums == at_once.controls["label"].spans.sums
+
+
+def test_the_matched_spans_of_every_task_at_once_are_each_task_s_pair_counts_summed():
+    # what a flagged span task's reason says ("2 of 3 spans matched"), read for every task in one pass
+    tasks = [_task(1, {1: [(0, 12, "PER"), (21, 26, "LOC")], 2: [(0, 12, "PER")], 3: [(0, 10, "PER")]}),
+             _task(2, {1: [(21, 26, "LOC")], 2: []}), _task(3, {1: [(0, 12, "PER")], 2: [(0, 12, "ORG")]})]
+    state = _state(tasks)
+    state.task_scores()
+    scored = state.controls["label"].spans.scored
+    for match in ("exact", "overlap"):
+        by_hand = [[2 * sum(tp for tp, _ in scored[t].pairs[match].values()),
+                    sum(n for _, n in scored[t].pairs[match].values()), len(scored[t].pairs[match])]
+                   for t in (1, 2, 3)]
+        assert scored.matched([1, 2, 3], match).tolist() == by_hand
+    # task 1: pair 1-2 matches PER (2 of 3 spans), 1-3 (2 of 3) and 2-3 (2 of 2) by overlap alone ([0, 10) is 10/12
+    # of [0, 12)): 6 of 8 spans; exactly, only 1-2's
+    assert scored.matched([1], "overlap").tolist() == [[6, 8, 3]]
+    assert scored.matched([1], "exact").tolist() == [[2, 8, 3]]
+    assert scored.matched([], "exact").shape == (0, 3)

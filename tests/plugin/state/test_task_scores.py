@@ -40,8 +40,8 @@ def _reasons(n_annotations, by_control, options, decile_cut):
                 kind = (_KINDS[c["flag_on"]] if "flag_on" in c
                         else "weighted agreement" if "agreement" in c else "agreement")
                 reasons.append(f"{name}: {kind} {value:.2f} below {limit:.2f}")
-            if c.get("item_class") == CONSTANT_LOW:
-                reasons.append(f"{name}: low agreement whatever weight the first choice gets (constant low)")
+            if options.flag_constant_low and c.get("item_class") == CONSTANT_LOW:
+                reasons.append(f"{name}: annotators disagree on most labels whichever comes first")
         score = _score(by_control)
         if decile_cut is not None and score is not None and score < decile_cut:
             reasons.append(f"score {score:.2f} in the project's lowest tenth (below {decile_cut:.2f})")
@@ -93,10 +93,10 @@ def columns(draw):
 
 
 @settings(max_examples=examples(200), deadline=None)
-@given(columns(), st.floats(0, 1), st.one_of(st.none(), st.floats(0, 1)))
-def test_every_task_reads_as_the_rule_read_task_by_task_gives_it(drawn, threshold, cut):
+@given(columns(), st.floats(0, 1), st.one_of(st.none(), st.floats(0, 1)), st.booleans())
+def test_every_task_reads_as_the_rule_read_task_by_task_gives_it(drawn, threshold, cut, constant_low):
     size, controls, n_annotations = drawn
-    options = ScoringOptions(threshold=round(threshold, 3), thresholds={"rating": 0.8})
+    options = ScoringOptions(threshold=round(threshold, 3), thresholds={"rating": 0.8}, flag_constant_low=constant_low)
     tasks = list(range(100, 100 + size))
     held = TaskScores(tasks, n_annotations, controls, options, decile_cut=cut)
     by_task = {t: {name: s for name, c in controls.items() if (s := c.scores(at)) is not None}
@@ -120,8 +120,8 @@ def _twice(column):
 
 
 @settings(max_examples=examples(200), deadline=None)
-@given(columns(), st.floats(0, 1), st.one_of(st.none(), st.floats(0, 1)))
-def test_the_reasons_column_says_what_each_task_s_own_score_says(drawn, threshold, cut):
+@given(columns(), st.floats(0, 1), st.one_of(st.none(), st.floats(0, 1)), st.booleans())
+def test_the_reasons_column_says_what_each_task_s_own_score_says(drawn, threshold, cut, constant_low):
     # every task twice over (equal columns: their words are built once), the one with extra scores only once
     size, controls, n_annotations = drawn
     doubled = {name: ControlColumns(_twice(c.has_items), _twice(c.has_spans), _twice(c.spa), _twice(c.alpha),
@@ -129,7 +129,7 @@ def test_the_reasons_column_says_what_each_task_s_own_score_says(drawn, threshol
                                     spans=None if c.spans is None else {k: _twice(v) for k, v in c.spans.items()},
                                     flag_on=c.flag_on, extra=c.extra)
                for name, c in controls.items()}
-    options = ScoringOptions(threshold=round(threshold, 3), thresholds={"rating": 0.8})
+    options = ScoringOptions(threshold=round(threshold, 3), thresholds={"rating": 0.8}, flag_constant_low=constant_low)
     held = TaskScores(list(range(2 * size)), n_annotations * 2, doubled, options, decile_cut=cut)
     texts = held.reason_texts()
     assert texts.tolist() == ["; ".join(score.reasons) for score in held.values()]

@@ -1,0 +1,105 @@
+"""Which version of each task the state holds: a pass reads in full only the tasks it has not seen.
+
+Label Studio moves a task's ``updated_at`` on every change: an annotation
+created, updated or deleted, and this service's own write of its meta. A pass
+lists the tasks changed since its last read with their ``updated_at`` alone
+(:meth:`plugin.labelstudio.client.LabelStudioClient.tasks`, ``stamps_only``),
+and reads in full only those whose stamp differs from the one the state
+holds: a task an event already brought, or whose only change is the meta this
+service wrote, is not read again.
+
+A write's own stamp is taken from Label Studio's answer to it, and only when
+that answer holds the annotations the state was given (each annotation's id
+and ``updated_at``): an annotation saved between the read and the write moves
+the task's stamp before the write does, and would otherwise be hidden behind
+it. Such a task stays unseen, and the next pass reads it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+from typing import Any
+
+from plugin.clock import parse_time
+
+__all__ = ["Stamps", "annotation_stamps"]
+
+
+def annotation_stamps(task: Mapping[str, Any]) -> frozenset[tuple[Any, datetime | None]] | None:
+    """Each annotation's id and ``updated_at`` in ``task`` as Label Studio gave it (None: it gave none).
+
+    >>> sorted(annotation_stamps({"annotations": [{"id": 2, "updated_at": "2026-01-01T00:00:00Z"}]}))
+    [(2, datetime.datetime(2026, 1, 1, 0, 0, tzinfo=datetime.timezone.utc))]
+    >>> annotation_stamps({"id": 1}) is None
+    True
+    """
+    annotations = task.get("annotations")
+    if not isinstance(annotations, list):
+        return None
+    return frozenset((a.get("id"), parse_time(a.get("updated_at"))) for a in annotations if isinstance(a, Mapping))
+
+
+class Stamps:
+    """The ``updated_at`` of each task as the state last took it (not thread-safe: the monitor's lock holds it)."""
+
+    def __init__(self) -> None:
+        self._seen: dict[int, datetime] = {}
+
+    def __len__(self) -> int:
+        return len(self._seen)
+
+    def saw(self, task: Mapping[str, Any]) -> None:
+        """Keep the stamp of ``task``, as it was just read in full and taken into the state."""
+        identifier, moment = task.get("id"), parse_time(task.get("updated_at"))
+        if isinstance(identifier, int) and moment is not None:
+            self._seen[identifier] = moment
+        elif isinstance(identifier, int):  # a read without a stamp: the next listing's is never this one
+            self._seen.pop(identifier, None)
+
+    def wrote(self, answer: Mapping[str, Any], read: Mapping[str, Any]) -> bool:
+        """Keep the stamp of a write's ``answer`` if it holds the annotations of ``read``; whether it did.
+
+        ``read`` is the task as read for that write: its annotations are what the state was given.
+        """
+        identifier = answer.get("id")
+        held, now = annotation_stamps(read), annotation_stamps(answer)
+        if not isinstance(identifier, int) or held is None or now != held \
+                or parse_time(answer.get("updated_at")) is None:
+            if isinstance(identifier, int):
+                self._seen.pop(identifier, None)
+            return False
+        self.saw(answer)
+        return True
+
+    def forget(self, tasks: Iterable[int]) -> None:
+        """Drop the stamps of ``tasks`` (deleted, or taken into a state that was then replaced)."""
+        for task in tasks:
+            self._seen.pop(task, None)
+
+    def holds_newer(self, task: Mapping[str, Any]) -> bool:
+        """Whether the state holds a newer version of ``task`` than this read of it (an event's read came later).
+
+        >>> stamps = Stamps()
+        >>> stamps.saw({"id": 1, "updated_at": "2026-01-01T00:01:00Z"})
+        >>> stamps.holds_newer({"id": 1, "updated_at": "2026-01-01T00:00:00Z"}), stamps.holds_newer({"id": 2})
+        (True, False)
+        """
+        held, moment = self._seen.get(task.get("id")), parse_time(task.get("updated_at"))  # type: ignore[arg-type]
+        return held is not None and moment is not None and held > moment
+
+    def unseen(self, listed: Iterable[Mapping[str, Any]]) -> list[int]:
+        """The ids of ``listed`` tasks (``id`` and ``updated_at``) whose stamp the state does not hold.
+
+        >>> stamps = Stamps()
+        >>> stamps.saw({"id": 1, "updated_at": "2026-01-01T00:00:00Z"})
+        >>> stamps.unseen([{"id": 1, "updated_at": "2026-01-01T00:00:00.000Z"}, {"id": 2, "updated_at": None}])
+        [2]
+        """
+        out = []
+        for task in listed:
+            identifier = task.get("id")
+            if isinstance(identifier, int) and (
+                    (moment := parse_time(task.get("updated_at"))) is None or self._seen.get(identifier) != moment):
+                out.append(identifier)
+        return out
