@@ -159,6 +159,7 @@ class PassWatch:
 
 
 def pass_seconds(report: dict[str, Any]) -> float:
+    """Seconds a pass took (``/status`` ``last_pass``): its read and its compute."""
     return float(sum(report["seconds"].values()))
 
 
