@@ -113,6 +113,9 @@ class MemoryLabelStudio:
             return [{"id": task["id"], "updated_at": task["updated_at"]} for task in held]
         return held
 
+    def requests_sent(self) -> int:
+        return 0  # in memory: no request reaches a Label Studio
+
     def task_count(self, project: int) -> int:
         with self._lock:
             return len(self._tasks)

@@ -23,7 +23,7 @@ those passes, the tasks the service wrote from the last annotation on (its
 rate of writes), and the service's restore line and the pass that followed it.
 
     python bench/kill_converge.py [--tasks 2000] [--burst 400] [--kill-after 200] [--reconcile-interval 20]
-                                  [--server production]
+                                  [--server production] [--writers N]
     python bench/busy.py --seconds 1200 -- python bench/kill_converge.py
 
 ``--server production`` runs Label Studio on PostgreSQL under uwsgi with four
@@ -56,7 +56,7 @@ from live_latency import CONFIG, results
 
 from plugin.keeper.sync import read_project
 from plugin.labelstudio.client import LabelStudioClient
-from plugin.labelstudio.localserver import free_port, sign_up, throwaway
+from plugin.labelstudio.localserver import free_port, sign_up, stop_process, throwaway
 from plugin.settings import Connection, MappingOptions, ScoringOptions
 
 SECRET = "kill-converge-secret-0123456789"
@@ -200,8 +200,12 @@ def main() -> None:
                         help="Label Studio's own server on SQLite (default), or PostgreSQL with four uwsgi workers")
     parser.add_argument("--service-log", type=Path, default=None,
                         help="write the service's log here (default: a temporary file, removed at the end)")
+    parser.add_argument("--writers", type=int, default=None,
+                        help="the service's --writers (default: 2 on SQLite, as the demo runs it; 4 on PostgreSQL)")
     parser.add_argument("--seed", type=int, default=3)
     args = parser.parse_args()
+    if args.writers is None:
+        args.writers = 4 if args.server == "production" else 2
     if not 0 <= args.kill_after < args.burst <= 3 * args.tasks:
         parser.error("--kill-after must be at least 0 and below --burst, and --burst at most 3 annotations a task.")
     print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())} ({os.cpu_count()} cores)",
@@ -228,12 +232,12 @@ def main() -> None:
             port = free_port()
             url = f"http://127.0.0.1:{port}"
             serve_args = ("--reconcile-interval", str(args.reconcile_interval), "--state-dir",
-                          str(Path(directory) / "state"), "--log-level", args.log_level)
+                          str(Path(directory) / "state"), "--log-level", args.log_level, "--writers", str(args.writers))
             started = time.monotonic()
             service = start_service(code, server.url, server.token, project, port, log, *serve_args)
             first = wait_ready(url, project, service, timeout=900)
             shape = "PostgreSQL, 4 uwsgi workers" if args.server == "production" else "SQLite, its server"
-            print(f"Label Studio: {shape}; "
+            print(f"Label Studio: {shape}; service writers {args.writers}; "
                   f"{args.tasks:,} tasks; first pass done, written and saved {time.monotonic() - started:.1f} s "
                   f"after the start ({first['last_pass']['kind']}, {pass_seconds(first['last_pass']):.1f} s)",
                   flush=True)
@@ -338,13 +342,8 @@ def main() -> None:
         finally:
             if watch is not None:
                 watch.stop.set()
-            if service is not None and service.poll() is None:
-                service.terminate()
-                try:
-                    service.wait(timeout=20)
-                except subprocess.TimeoutExpired:
-                    service.kill()
-                    service.wait()
+            if service is not None:
+                stop_process(service)
             log.close()
 
 

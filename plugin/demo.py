@@ -474,9 +474,10 @@ def run_demo(settings: DemoSettings, out: TextIO) -> int:
                                     str(settings.service_port), "--reconcile-interval",
                                     str(settings.reconcile_interval), "--mirror-to-data", "--min-gt-accuracy",
                                     str(MIN_GT_ACCURACY), "--min-gt-items", "3",
-                                    # Label Studio on SQLite takes one write at a time: a second at once waits for
-                                    # its lock, and past the wait Label Studio answers 500 "database is locked"
-                                    "--writers", "1"],
+                                    # Label Studio on SQLite takes one write at a time (past its lock's wait it
+                                    # answers 500 "database is locked"), yet one writer falls behind five
+                                    # annotators on a loaded machine: two, one of them kept for events
+                                    "--writers", "2"],
                                    env=env, stdout=log, stderr=subprocess.STDOUT)
         _wait_for_service(service_url, secret, project, service)
         print(f"The agreement service is live; its status, with the secret it was given (in {secret_file}):\n"
@@ -562,11 +563,7 @@ def run_demo(settings: DemoSettings, out: TextIO) -> int:
         print("\nStopping...", file=out)
         return 1 if report_failed else 0
     finally:
-        if service is not None and service.poll() is None:
-            service.terminate()
-            try:
-                service.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                service.kill()
+        if service is not None:
+            localserver.stop_process(service)
         server.stop()
         print("Stopped Label Studio and the agreement service.", file=out, flush=True)

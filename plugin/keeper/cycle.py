@@ -25,7 +25,11 @@ from plugin.state.references import control_references
 from plugin.state.saved import StateFiles
 from plugin.state.scoring import annotator_rows, named_rows
 
-__all__ = ["Cycle", "incremental", "run_cycle"]
+__all__ = ["TAB_SETTLE", "Cycle", "incremental", "run_cycle"]
+
+TAB_SETTLE = 300.0
+"""Seconds between two updates of the "Below ground truth" tab at the most (the default pass interval: a service
+that keeps it updates the tab at each pass where who is below changed)."""
 
 
 @dataclass
@@ -125,7 +129,7 @@ def run_cycle(client: LabelStudioClient, monitor: ProjectMonitor, controls: Mapp
         Given the stale tasks; None writes nothing (a dry run, the report's read).
     tabs : bool
         Keep the "Below ground truth" tab (with ``min_gt_accuracy``): set on the monitor's first cycle, and again
-        when who is below ground truth changes.
+        when who is below ground truth changed, at most every :data:`TAB_SETTLE` seconds.
     review_tab : bool
         Create or update the "Low agreement" tab, once the project is read.
     people : mapping of str to str, optional
@@ -165,9 +169,14 @@ def run_cycle(client: LabelStudioClient, monitor: ProjectMonitor, controls: Mapp
     if tabs and monitor.scoring.min_gt_accuracy is not None:
         # Set when who is below ground truth (or the tab's options) changed since this process last set it: an idle
         # pass of serve makes no request for it (two before: the project's tabs, and the tab's update).
+        # At most every TAB_SETTLE seconds: with few ground-truth items, an annotator's accuracy crosses the bound
+        # back and forth while annotation goes on, and each update of a tab is a write Label Studio's SQLite
+        # database can refuse beside the annotators' own ("database is locked", seen on the demo).
         below = below_ground_truth(cycle.references)
         wanted = (monitor.review, below)
-        if monitor.tabs_set.get("ground truth") != wanted:
+        held = monitor.tabs_set.get("ground truth")
+        now = time.monotonic()
+        if not isinstance(held, tuple) or (held[0] != wanted and now - held[1] >= TAB_SETTLE):
             ensure_ground_truth_tab(client, monitor.project, monitor.review, below)
-            monitor.tabs_set["ground truth"] = wanted
+            monitor.tabs_set["ground truth"] = (wanted, now)
     return cycle

@@ -3,7 +3,7 @@
 :class:`EventPath` is one part of :class:`plugin.keeper.monitor.ProjectMonitor`: an event's tasks are resolved
 (:meth:`EventPath.event_tasks`), read from Label Studio by the writer, and put into the state with their blocks
 computed (:meth:`EventPath.refresh`); a write's answer is taken as a read (:meth:`EventPath.wrote`), and the
-version of each task the state holds (:mod:`plugin.keeper.stamps`) lets a pass read only the others.
+version of each task the state holds (:mod:`plugin.state.stamps`) lets a pass read only the others.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from plugin.clock import now_iso
-from plugin.keeper.stamps import Stamps
 from plugin.labelstudio.events import Event
 from plugin.state.project import ProjectState
+from plugin.state.stamps import answer_holds_read
 
 __all__ = ["EventPath", "EventTasks"]
 
@@ -51,10 +51,6 @@ class EventPath:
     _deferred: set[int]
     _reading: bool
     _remap_to: dict[str, Any] | None
-
-    def __init__(self) -> None:
-        self._stamps = Stamps()  # the version of each task the state holds: a pass reads only the others
-        super().__init__()
 
     def knows(self, event: Event) -> bool:
         """Whether the state knows a task or an annotation the event names (an event that names no project)."""
@@ -122,29 +118,27 @@ class EventPath:
             for task in wanted:
                 if task not in fresh or state.set_task(fresh[task]) is None:
                     gone[task] = "gone" if state.remove_task(task) else "not a task of this project"
-                    self._stamps.forget([task])
-                else:
-                    self._stamps.saw(fresh[task])
             blocks = state.blocks([t for t in wanted if t not in gone], updated_at=now_iso())
         return gone, blocks
-
-    def saw(self, task: Mapping[str, Any]) -> None:
-        """Keep the ``updated_at`` of ``task``, read in full into a state a pass builds (:mod:`plugin.keeper.stamps`)."""
-        with self._lock:
-            self._stamps.saw(task)
 
     def wrote(self, answer: Mapping[str, Any], read: Mapping[str, Any]) -> None:
         """Take Label Studio's ``answer`` to a write of the task ``read`` as a read of it.
 
-        Only when it holds the annotations of ``read`` (:meth:`plugin.keeper.stamps.Stamps.wrote`): the state
+        Only when it holds the annotations of ``read`` (:func:`plugin.state.stamps.answer_holds_read`): the state
         then holds the meta written and the write's ``updated_at``, and a pass neither reads the task again nor
-        finds it stale. Otherwise an annotation came in between, and the next pass reads the task.
+        finds it stale. Otherwise an annotation came in between: the state forgets the task's stamp, and the next
+        pass reads it.
         """
         with self._lock:
-            if self.state is not None and self._stamps.wrote(answer, read) and self.state.set_task(answer) is None:
-                self._stamps.forget([read.get("id")])
+            if self.state is None:
+                return
+            if answer_holds_read(answer, read):
+                self.state.set_task(answer)
+            else:
+                self.state.stamps.forget([read.get("id")])  # type: ignore[list-item]
 
     def unseen(self, listed: Iterable[Mapping[str, Any]]) -> list[int]:
         """The ``listed`` tasks (``id`` and ``updated_at``) whose version the state does not hold."""
         with self._lock:
-            return self._stamps.unseen(listed)
+            return self.state.stamps.unseen(listed) if self.state is not None else [
+                t["id"] for t in listed if isinstance(t.get("id"), int)]

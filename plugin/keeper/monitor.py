@@ -153,10 +153,8 @@ class ProjectMonitor(EventPath, SavedStateKeeper, ProjectRecord):
         """Replace one task of the current state with ``task`` as read (a read of changed tasks)."""
         with self._lock:
             assert self.state is not None
-            if self._stamps.holds_newer(task):  # an event's read of it came after this one: kept
-                return
-            if self.state.set_task(task) is not None:
-                self._stamps.saw(task)
+            if not self.state.stamps.holds_newer(task):  # else an event's read of it came after this one: kept
+                self.state.set_task(task)
 
     def install(self, state: ProjectState, *, watermark: datetime | None,
                 margin_read: datetime | None = None) -> list[int]:

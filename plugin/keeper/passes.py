@@ -38,12 +38,14 @@ from plugin.state.blocks import TaskAsRead, needed_write
 from plugin.state.predictions import MODEL_VERSION
 from plugin.state.project import ProjectState
 
-__all__ = ["BATCH", "FRESH_FOR", "WATERMARK_MARGIN", "Progress", "full_pass", "refresh_tasks", "updated_at"]
+__all__ = ["BATCH", "FRESH_FOR", "LEFT", "WATERMARK_MARGIN", "Progress", "full_pass", "refresh_tasks", "updated_at"]
 
 Progress = Callable[[str, int, int], None]
 """``progress(stage, done, total)``: a stage is "fetch" or "write"."""
 
 
+LEFT = "left for events"
+"""The outcome of a task :func:`refresh_tasks` did not write because its caller stopped it for events."""
 FRESH_FOR = 3.0
 """Seconds a batch read's meta is merged into as it is; older, the task is read again just before its write."""
 BATCH = 100
@@ -51,7 +53,7 @@ BATCH = 100
 
 
 def refresh_tasks(client: LabelStudioClient, monitor: ProjectMonitor, tasks: Sequence[int], *,
-                  dry_run: bool = False, before_write: Callable[[], None] | None = None,
+                  dry_run: bool = False, go_on: Callable[[], bool] | None = None,
                   on_task: Callable[[int, Outcome], None] | None = None,
                   timings: dict[int, dict[str, float]] | None = None) -> dict[int, Outcome]:
     """Read ``tasks`` from Label Studio (one request), update the state, and write each block that differs.
@@ -59,9 +61,11 @@ def refresh_tasks(client: LabelStudioClient, monitor: ProjectMonitor, tasks: Seq
     The meta of a task is merged into as read, if that read is less than
     :data:`FRESH_FOR` old; otherwise the task is read again just before its
     write (a batch with many writes), so another client's keys are lost only
-    within a short window. ``before_write`` is called before each task's
-    write: the service's background work waits there while events are being
-    served, so that Label Studio answers an annotator's event alone.
+    within a short window. ``go_on`` is asked before each write after the
+    first: when it answers False, the tasks not yet written are left with the
+    outcome :data:`LEFT` (the service's background work stops there for the
+    events waiting, and asks again for the rest later), so that Label Studio
+    answers an annotator's event without a pass's rewrites beside it.
     ``on_task(task, outcome)`` is called as each task's write is done (progress
     that moves task by task). ``timings``, when given, receives per task refreshed the seconds of its parts
     (time.monotonic): ``read``, Label Studio's read of it (the batch's, and its read again before a late write);
@@ -74,7 +78,7 @@ def refresh_tasks(client: LabelStudioClient, monitor: ProjectMonitor, tasks: Seq
         Per task: "written", "unchanged", "gone" (deleted since it was read),
         "not a task of this project" (deleted before it was ever read, or of
         another project: an event named it), "deferred" (the project was never
-        read yet; the task is refreshed after the first pass), or the
+        read yet; the task is refreshed after the first pass), :data:`LEFT`, or the
         exception its write raised.
 
     Raises
@@ -95,9 +99,10 @@ def refresh_tasks(client: LabelStudioClient, monitor: ProjectMonitor, tasks: Seq
     for task in gone:
         timed[task] = {"read": read_at - started, "scoring": scored_at - read_at, "write": 0.0, "done": scored_at}
     out: dict[int, Outcome] = dict(gone)
-    for task, block in blocks.items():
-        if before_write is not None:
-            before_write()
+    for done, (task, block) in enumerate(blocks.items()):
+        if go_on is not None and done and not go_on():
+            out.update(dict.fromkeys(list(blocks)[done:], LEFT))
+            break
         parts = timed[task] = {"read": read_at - started, "scoring": scored_at - read_at, "write": 0.0}
         try:
             out[task] = _write(client, monitor, task, block, fresh[task], read_at, dry_run=dry_run, parts=parts)
@@ -151,19 +156,13 @@ def _write(client: LabelStudioClient, monitor: ProjectMonitor, task: int, block:
     return "written"
 
 
-def _requests(client: LabelStudioClient) -> int:
-    """Requests this thread has sent to Label Studio so far (0 from a client that does not count them)."""
-    counted = getattr(client, "requests_sent", None)
-    return counted() if callable(counted) else 0
-
-
 def _read_changed(client: LabelStudioClient, monitor: ProjectMonitor, since: datetime | None, report: PassReport, *,
                   newest: datetime | None, total: list[int | None], max_rate: float | None,
                   progress: Progress | None) -> datetime | None:
     """List the tasks changed ``since`` by their stamps, and read in full those the state has not seen.
 
     A task an event already brought, or whose only change is this service's write of its meta, is listed and
-    not read (:mod:`plugin.keeper.stamps`). Returns the newest ``updated_at`` listed; ``report`` counts the tasks
+    not read (:mod:`plugin.state.stamps`). Returns the newest ``updated_at`` listed; ``report`` counts the tasks
     listed and read.
     """
     listed = []
@@ -234,7 +233,7 @@ def full_pass(client: LabelStudioClient, monitor: ProjectMonitor, *, controls: M
     """
     report = PassReport(started_at=now_iso())
     started = time.perf_counter()
-    asked = _requests(client)
+    asked = client.requests_sent()
     if controls is None:
         controls = parse_label_config(client.label_config(monitor.project))
     current, watermark = monitor.read_position()
@@ -246,7 +245,6 @@ def full_pass(client: LabelStudioClient, monitor: ProjectMonitor, *, controls: M
     report.kind = "changed" if changed_only else "full"
     total: list[int | None] = [None]  # the first page's count of the project's tasks (each kind of read spans them)
     newest = watermark if changed_only else None
-    taken: list[dict[str, Any]] = []  # a full read's tasks' stamps: the state in place holds them once it is installed
     with monitor.reading(into_new_state=not changed_only), (nullcontext() if changed_only else target.batch()):
         since = monitor.changed_since(WATERMARK_MARGIN) if changed_only else None
         if changed_only:
@@ -254,15 +252,12 @@ def full_pass(client: LabelStudioClient, monitor: ProjectMonitor, *, controls: M
                                    progress=progress)
         else:
             for task in client.tasks(monitor.project, on_total=lambda n: total.__setitem__(0, n), max_rate=max_rate):
-                if target.set_task(task) is not None:
-                    taken.append({"id": task.get("id"), "updated_at": task.get("updated_at")})
+                target.set_task(task)  # with its stamp (plugin.state.stamps): installed below, whichever way
                 newest = _newest(newest, task)
                 report.n_tasks += 1
                 if progress is not None:
                     progress("fetch", report.n_tasks, max(total[0] or 0, report.n_tasks))
     read = time.perf_counter()
-    for stamp in taken:  # the whole read came in: its state replaces the one in place below, whichever way
-        monitor.saw(stamp)
     # The project's task count as the read's first page gave it (a request of its own only when it did not): an
     # idle pass is one request for the config and one page.
     if changed_only and (total[0] if total[0] is not None else client.task_count(monitor.project)) \
@@ -274,7 +269,7 @@ def full_pass(client: LabelStudioClient, monitor: ProjectMonitor, *, controls: M
                           incremental=recount, recount=False)
         again.started_at, again.n_tasks = report.started_at, again.n_tasks + report.n_tasks
         again.n_listed += report.n_listed
-        again.requests = _requests(client) - asked
+        again.requests = client.requests_sent() - asked
         again.seconds["read"] += read - started
         return again
     # a read of changed tasks looked below the watermark (now, or already): the next starts there if it stays
@@ -293,6 +288,6 @@ def full_pass(client: LabelStudioClient, monitor: ProjectMonitor, *, controls: M
     if counts is not None:
         report.n_scored, report.n_flagged = counts
     report.seconds = {"read": read - started, "compute": time.perf_counter() - read}
-    report.requests = _requests(client) - asked
+    report.requests = client.requests_sent() - asked
     monitor.record_pass(report)
     return report

@@ -26,9 +26,10 @@ AnnotatorRows = dict[str, list[dict[str, Any]]]
 """Per control, each annotator's agreement with the others, as rows with names."""
 
 EVENT_PARTS = ("queue", "read", "scoring", "write", "total")
-"""An event's way to its task's meta, timed (:meth:`ProjectMonitor.record_event_latency`): waiting in the queues,
-Label Studio's read of the task, scoring (the state's update, the block and its diff), the meta write (0 when the
-meta was right already), and all of it, from the event's arrival to the write's answer."""
+"""An event's way to its task's meta, timed (:meth:`ProjectMonitor.record_event_latency`): waiting (in the queues,
+for a worker, and behind the writes of the tasks before it in its batch), Label Studio's read of the task, scoring
+(the state's update, the block and its diff), the meta write (0 when the meta was right already), and all of it,
+from the event's arrival to the write's answer; the first four add up to the last."""
 
 
 def percentiles_ms(values: Iterable[float]) -> dict[str, float | int | None]:
@@ -61,7 +62,7 @@ class PassReport:
         Tasks read in full.
     n_listed : int
         Tasks a read of changed tasks listed by their ``updated_at`` (those read in full are the ones the state
-        had not seen: :mod:`plugin.keeper.stamps`).
+        had not seen: :mod:`plugin.state.stamps`).
     requests : int
         Requests the pass sent to Label Studio (its reads; the writes of its stale tasks are the writer's).
     stale : list of int
@@ -162,8 +163,11 @@ class ProjectRecord:
             for part in EVENT_PARTS:
                 self._event_latency[part].append(parts.get(part, 0.0))
 
-    def event_latency_since_told(self) -> dict[str, dict[str, float | int | None]]:
-        """Percentiles of each part of the events recorded since the last call (at most the last 1,000): the log's."""
+    def take_event_latency(self) -> dict[str, dict[str, float | int | None]]:
+        """Take the events recorded since the last take: the percentiles of each part (of 1,000 at most), for the log.
+
+        Each call moves on: the next gives only the events recorded after it.
+        """
         with self._lock:
             new = min(self._events_timed - self._events_told, 1000)
             self._events_told = self._events_timed

@@ -4,8 +4,13 @@ Requests for one task coalesce, one task is never refreshed twice at once (so
 an older write cannot land after a newer one from here), a failure is retried
 with backoff and then left to the next pass, and every outcome is counted by
 the task's monitor (:meth:`plugin.keeper.monitor.ProjectMonitor.record_refreshes`).
-A pass's work waits behind every event's, in small batches, so that an
-annotator's scores follow within a second while a pass rewrites drifted tasks.
+A pass's work (background) waits behind every event's: it starts only while
+no event is being served, runs on every worker but one (one worker, when
+there is only one), in batches no longer than Label Studio writes within
+:data:`plugin.keeper.passes.FRESH_FOR` at its recent pace (so that a batch's
+read is merged into as read), and a batch stops before its next write when an
+event comes, its rest queued again; so that an annotator's scores follow
+within a second while a pass rewrites drifted tasks.
 """
 
 from __future__ import annotations
@@ -20,17 +25,27 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from plugin.keeper.monitor import Outcome, ProjectMonitor, percentiles_ms
-from plugin.keeper.passes import BATCH, refresh_tasks
+from plugin.keeper.passes import BATCH, FRESH_FOR, LEFT, refresh_tasks
 from plugin.labelstudio.client import LabelStudioClient
 
-__all__ = ["BACKGROUND_BATCH", "YIELD_FOR", "TaskWriter"]
+__all__ = ["BACKGROUND_BATCH", "TaskWriter", "background_batch"]
 
 log = logging.getLogger("ls_agreement.writer")
 
 BACKGROUND_BATCH = 8
-"""Most tasks of a pass's work in one batch: its writes run one after another while events wait for a worker."""
-YIELD_FOR = 2.0
-"""Seconds a background write waits at most for events being served (then it goes ahead: passes must finish)."""
+"""Most tasks of a pass's work in one batch (fewer when Label Studio writes slowly: :func:`background_batch`)."""
+
+
+def background_batch(write_seconds: float) -> int:
+    """Tasks in a pass's batch when Label Studio takes ``write_seconds`` for a write.
+
+    As many as it writes within :data:`plugin.keeper.passes.FRESH_FOR`, so that each task is written from its
+    batch's read rather than read again; one at least, :data:`BACKGROUND_BATCH` at most.
+
+    >>> background_batch(0.1), background_batch(0.7), background_batch(5.0)
+    (8, 4, 1)
+    """
+    return max(1, min(BACKGROUND_BATCH, int(FRESH_FOR / max(write_seconds, 1e-3))))
 
 
 @dataclass(order=True)
@@ -83,7 +98,10 @@ class TaskWriter:
         self._queued: dict[tuple[int, int], float | None] = {}  # (project, task) -> when its first event came
         self._running: set[tuple[int, int]] = set()
         self._jobs = 0
-        self._background_jobs = 0  # a pass's work runs on one worker at most: the others stay free for events
+        self._background_jobs = 0  # a pass's work leaves one worker free for events (when there are two or more)
+        self._background_lanes = max(1, self._workers - 1)
+        self._write_seconds = FRESH_FOR  # Label Studio's recent time for a write (an average that forgets); unknown
+        self._writes_timed = 0  # at first, so a pass's first batch is of one task
         self._batch = max(1, batch)
         self._latencies: deque[float] = deque(maxlen=1000)
         self._stopping = False
@@ -188,15 +206,10 @@ class TaskWriter:
         return self._jobs > self._background_jobs or bool(
             self._queue and not self._queue[0].background and self._queue[0].when <= time.monotonic())
 
-    def _yield_to_events(self) -> None:
-        """Wait while events are being served, before a background write.
-
-        A background write waits (up to :data:`YIELD_FOR` seconds) while events are being served: Label Studio
-        then answers an annotator's event without a pass's rewrites beside it."""
-        deadline = time.monotonic() + YIELD_FOR
+    def _no_event_waits(self) -> bool:
+        """Whether a background batch goes on to its next write: no event is being served or due, and no stop."""
         with self._condition:
-            while not self._stopping and self._events_in_flight() and time.monotonic() < deadline:
-                self._condition.wait(min(0.05, max(0.0, deadline - time.monotonic())))
+            return not self._stopping and not self._events_in_flight()
 
     def _job(self, project: int, batch: list[tuple[_Due, float | None]]) -> None:
         monitor = self._monitors.get(project)
@@ -211,31 +224,45 @@ class TaskWriter:
                 self._condition.notify_all()
             return
         background = batch[0][0].background
-        started = time.monotonic()
         timings: dict[int, dict[str, float]] = {}
         try:
             outcomes = dict(refresh_tasks(self._client, monitor, [due.task for due, _ in batch],
                                           dry_run=self._dry_run,
-                                          before_write=self._yield_to_events if background else None,
+                                          go_on=self._no_event_waits if background else None,
                                           on_task=self._task_done, timings=timings))
         except Exception as error:  # noqa: BLE001 (the read failed: every task of the batch is retried)
             outcomes = {due.task: error for due, _ in batch}
-        retries = [due for due, _ in batch
-                   if isinstance(outcomes[due.task], Exception) and due.attempt < len(self._retry_delays)]
+        left = [due for due, _ in batch if outcomes.get(due.task) == LEFT]  # queued again, behind the events
+        outcomes = {task: outcome for task, outcome in outcomes.items() if outcome != LEFT}
+        writes = [parts["write"] for task, parts in timings.items() if outcomes.get(task) == "written"]
+        retries = [due for due, _ in batch if due.task in outcomes
+                   and isinstance(outcomes[due.task], Exception) and due.attempt < len(self._retry_delays)]
         given_up = monitor.record_refreshes(outcomes, retrying=[due.task for due in retries])
         failed_for_good = [(due, given_up[due.task]) for due, _ in batch if due.task in given_up]
         now = time.monotonic()
         events: list[dict[str, float]] = []  # each event's way to its task's meta, by part
         with self._condition:
+            for write in writes:
+                self._writes_timed += 1
+                self._write_seconds += max(0.2, 1 / self._writes_timed) * (write - self._write_seconds)
+            for due in left:
+                self._running.discard((project, due.task))
+                if not self._stopping and (project, due.task) not in self._queued:
+                    self._queued[(project, due.task)] = None
+                    heapq.heappush(self._queue, _Due(True, now, project, due.task, due.attempt))
             for due, since in batch:
+                if due.task not in outcomes:  # left for events: queued again above
+                    continue
                 outcome = outcomes[due.task]
                 self.outcomes["failed" if isinstance(outcome, Exception) else outcome] += 1
                 if since is not None and outcome in ("written", "unchanged"):
                     self._latencies.append(now - since)
                     parts = timings.get(due.task)
                     if parts is not None:
-                        events.append({"queue": started - since, "read": parts["read"], "scoring": parts["scoring"],
-                                       "write": parts["write"], "total": parts["done"] - since})
+                        total = parts["done"] - since  # the wait: for a worker, and behind its batch's writes
+                        events.append({"queue": max(0.0, total - parts["read"] - parts["scoring"] - parts["write"]),
+                                       "read": parts["read"], "scoring": parts["scoring"], "write": parts["write"],
+                                       "total": total})
                 self._running.discard((project, due.task))
             for due in retries:
                 if not self._stopping:
@@ -261,7 +288,8 @@ class TaskWriter:
                         now = time.monotonic()
                         busy = self._jobs >= self._workers or (
                             bool(self._queue) and self._queue[0].background
-                            and (self._background_jobs >= 1 or self._jobs > self._background_jobs))
+                            and (self._background_jobs >= self._background_lanes
+                                 or self._jobs > self._background_jobs))
                         if self._queue and self._queue[0].when <= now and not busy:
                             break
                         wait = self._queue[0].when - now if self._queue and not busy else None
@@ -275,7 +303,7 @@ class TaskWriter:
                     # Spread what is ready over the free workers: a batch's writes run one after another, and a
                     # pass's batches stay small, so that an event never waits long for a worker.
                     ready = sum(1 for due in self._queue if due.when <= now and due.background == background)
-                    size = min(BACKGROUND_BATCH if background else self._batch,
+                    size = min(background_batch(self._write_seconds) if background else self._batch,
                                max(1, -(-ready // max(1, self._workers - self._jobs))))
                     while (self._queue and self._queue[0].when <= now and self._queue[0].background == background
                            and len(batch) < size):

@@ -30,19 +30,19 @@ from bisect import bisect_left
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
 
 from plugin import __version__
 from plugin.clock import parse_time
-from plugin.keeper.monitor import EVENT_PARTS
+from plugin.keeper.monitor import EVENT_PARTS, ProjectMonitor
+from plugin.keeper.writer import TaskWriter
+from plugin.labelstudio.client import LabelStudioClient
+from plugin.service.settings import ServiceSettings
 
-if TYPE_CHECKING:
-    from plugin.service.projects import ServiceState
-
-__all__ = ["BUCKETS", "CONTENT_TYPE", "PREFIX", "ServiceMetrics", "least_accurate"]
+__all__ = ["BUCKETS", "CONTENT_TYPE", "PREFIX", "MonitoredProjects", "ServiceMetrics", "least_accurate"]
 
 PREFIX = "ls_agreement_"
 BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
@@ -51,8 +51,8 @@ CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
 _EVENT_HELP = {
     "total": ("event_to_meta_seconds", "An event's way from its arrival to its task's meta written, or found right."),
-    "queue": ("event_queue_seconds", "An event's wait in the queues (events, coalescing, the writer) before its "
-                                     "task is read."),
+    "queue": ("event_queue_seconds", "An event's waits: in the queues (events, coalescing, the writer), and behind "
+                                     "the writes of its batch's earlier tasks."),
     "read": ("event_read_seconds", "Label Studio's read of an event's task."),
     "scoring": ("event_scoring_seconds", "An event's task scored: the project's state updated, its block and the diff "
                                          "with its meta."),
@@ -128,17 +128,36 @@ def _saved_at(saved: Mapping[str, Any]) -> datetime | None:
     return max((moment for moment in moments if moment is not None), default=None)
 
 
+class MonitoredProjects(Protocol):
+    """What a scrape reads of the service (:class:`plugin.service.projects.ServiceState` is one)."""
+
+    settings: ServiceSettings
+    client: LabelStudioClient
+    writer: TaskWriter
+    monitors: dict[int, ProjectMonitor]
+    lock: Any
+
+    def projects(self) -> list[int]:
+        """The projects monitored."""
+
+    def seen(self) -> list[int]:
+        """The projects the last project list showed."""
+
+    def monitoring(self, project: int) -> bool:
+        """Whether ``project`` is monitored."""
+
+
 class ServiceMetrics:
     """The service's metrics: its registry, what happened between scrapes, and the collector of the rest.
 
     Parameters
     ----------
-    service : ServiceState
+    service : MonitoredProjects
         Read at every scrape (its monitors, writer, client and settings); it tells :meth:`observe_event`,
         :meth:`pass_ended` and :meth:`forget`.
     """
 
-    def __init__(self, service: ServiceState) -> None:
+    def __init__(self, service: MonitoredProjects) -> None:
         self._service = service
         self._lock = threading.Lock()
         self._events = {part: _Histogram() for part in EVENT_PARTS}

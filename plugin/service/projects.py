@@ -366,7 +366,7 @@ class ServiceState:
         listed = f"listed {read.n_listed} changed and " if read.kind == "changed" else ""
         log.info("Project %s: %s pass %sread %d tasks in full in %.1f s (%d requests); %d to write.", project,
                  read.kind, listed, read.n_tasks, read.seconds.get("read", 0.0), read.requests, len(read.stale))
-        events = monitor.event_latency_since_told()
+        events = monitor.take_event_latency()
         if events["total"]["n"]:
             log.info("Project %s: %s", project, event_times(events))
         for what, reason in cycle.errors:

@@ -15,12 +15,14 @@ drift would cost Label Studio writes at every pass while annotation goes on
 0.05, and a write per span task at every pass with 0.01, gamma's sampling
 noise). So a task's meta is rewritten only where something a reviewer acts
 on moves: its counts, SPA, F1 and agreement, its flag and reasons, its
-consensus label, its score in the grid (the mirrored score, within
-:data:`ALPHA_TOLERANCE` where a posterior or a gamma gives part of it), or
-whether a value is defined at all. Alpha, gamma and posterior values in a
-task's meta are those of its block's ``updated_at``: they are brought up to
-date whenever the task is written, and ``/status``, ``sync --json`` and the
-report give them as of now.
+consensus label (unless the refit is unsure of the new one too:
+:data:`CONSENSUS_HOLD`), its score in the grid (the mirrored score, within
+:data:`ALPHA_TOLERANCE` where a gamma gives it, its posterior tie-break
+aside), or whether a value is defined at all. Alpha, gamma and posterior
+values in a task's meta, a consensus label held so, and the posterior
+tie-break of its mirrored score are those of its block's ``updated_at``: they
+are brought up to date whenever the task is written, and ``/status``,
+``sync --json`` and the report give them as of now.
 
 :func:`needed_write` is the one diff: given a task as read and the block it
 should carry, it says what to write (the merged meta, the score mirrored into
@@ -41,15 +43,22 @@ from plugin.state.flags import review_key, same_review_key, task_score_of
 from plugin.state.predictions import HeldPrediction, PredictionWrite, needed_prediction, read_prediction
 from plugin.state.scoring import TaskScore
 
-__all__ = ["ALPHA_TOLERANCE", "DATA_KEY", "META_KEY", "TaskAsRead", "Write", "agreement_block", "diff_key",
+__all__ = ["ALPHA_TOLERANCE", "CONSENSUS_HOLD", "DATA_KEY", "META_KEY", "TaskAsRead", "Write", "agreement_block", "diff_key",
            "escalated_overlap", "merged_meta", "mirrored_score", "needed_write", "task_score"]
 
 META_KEY = "agreement"
 DATA_KEY = "agreement_score"
 """The key of ``data`` the task's score is mirrored into (a Data Manager column the review tab sorts on)."""
 ALPHA_TOLERANCE = 0.05
-"""How far a consensus posterior or a gamma may drift with the project before the mirrored score that holds it is
-rewritten (the review queue's order in the grid)."""
+"""How far a gamma may drift with the project before the mirrored score that holds it is rewritten (the review
+queue's order in the grid)."""
+CONSENSUS_HOLD = 2 / 3
+"""A consensus whose posterior (its least certain item's) is below this is not rewritten for its label alone.
+
+A refit of the annotators' reliabilities moves the label of a task whose annotators split nearly evenly from one
+side to the other and back (two annotators, two labels: a posterior near 0.5 either way); on the demo such flips
+were most of what a pass rewrote. The label is written with the task's next change, and at once when the refit is
+sure of it."""
 _VOLATILE = ("updated_at",)
 _TOLERANT = ("alpha", "gamma", "posterior")
 """Keys whose values move with the whole project (its expected disagreement or disorder, its consensus fit).
@@ -105,15 +114,32 @@ def _same(old: object, new: object, key: str = "") -> bool:
     False
     >>> _same({"alpha": None, "spa": 1.0}, {"alpha": 0.5, "spa": 1.0})  # defined now: a change
     False
+    >>> _same({"consensus": {"label": "a", "posterior": 0.55}}, {"consensus": {"label": "b", "posterior": 0.6}})
+    True
+    >>> _same({"consensus": {"label": "a", "posterior": 0.55}}, {"consensus": {"label": "b", "posterior": 0.9}})
+    False
     """
     if isinstance(old, Mapping) and isinstance(new, Mapping):
         keys = (set(old) | set(new)) - set(_VOLATILE)
+        if key == "consensus" and _unsure(old, new):  # a near tie's label, moved by a refit: held
+            keys.discard("label")
         return all(k in old and k in new and _same(old[k], new[k], k) for k in keys)
     if isinstance(old, list) and isinstance(new, list):  # a label set's posteriors are drifting values too
         return len(old) == len(new) and all(_same(a, b, key) for a, b in zip(old, new, strict=True))
     if key in _TOLERANT and _number(old) and _number(new):
         return True
     return bool(old == new)
+
+
+def _unsure(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
+    """Whether a consensus moved to ``new`` from ``old`` only within a near tie: both labelled, posterior below the hold.
+
+    >>> _unsure({"label": "a"}, {"label": "b", "posterior": 0.5}), _unsure({"label": None}, {"label": "b"})
+    (True, False)
+    """
+    posterior = new.get("posterior")
+    return (old.get("label") is not None and new.get("label") is not None and _number(posterior)
+            and posterior < CONSENSUS_HOLD)  # type: ignore[operator]
 
 
 def _number(value: object) -> bool:
@@ -279,7 +305,7 @@ def escalated_overlap(overlap: object, block: Mapping[str, Any], *, cap: int) ->
 def _same_score(mirrored: object, score: float | None, block: Mapping[str, Any], tolerance: float) -> bool:
     """Whether the mirrored score stands for ``score``.
 
-    It does when equal, when apart only by a consensus posterior's drift within ``tolerance``
+    It does when equal, when apart only by a consensus posterior's drift
     (:func:`plugin.state.flags.same_review_key`), or within ``tolerance`` when a gamma gives it.
 
     A span control flagged on gamma (``flag_on``) moves with every new sample
@@ -294,7 +320,7 @@ def _same_score(mirrored: object, score: float | None, block: Mapping[str, Any],
     if mirrored == score:
         return True
     numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (mirrored, score))
-    if numbers and same_review_key(float(mirrored), float(score), tolerance=tolerance):  # type: ignore[arg-type]
+    if numbers and same_review_key(float(mirrored), float(score)):  # type: ignore[arg-type]
         return True  # a consensus posterior's drift, which the meta counts as no change either
     drifts = any(isinstance(c, Mapping) and c.get("flag_on") == "gamma" for c in (block.get("controls") or {}).values())
     return drifts and numbers and abs(float(mirrored) - float(score)) <= tolerance  # type: ignore[arg-type]

@@ -19,6 +19,9 @@ What a task carries (its meta's ``controls.<name>.consensus``, :meth:`TaskConsen
 
 The posterior is rounded to :data:`POSTERIOR_DIGITS` decimals: a refit moves every posterior a little, and a
 change under that rounding writes nothing to Label Studio.
+
+It is past 600 lines because the batch fit and the live one-task E-step must read the same codes in the same
+way: kept side by side, a change to how items, ground truth or label sets are coded reaches both at once.
 """
 
 from __future__ import annotations

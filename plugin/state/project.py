@@ -65,6 +65,7 @@ from plugin.state.references import (
 )
 from plugin.state.snapshot import ProjectScores, ProjectSnapshot
 from plugin.state.spans import ScoredSpans
+from plugin.state.stamps import Stamps
 from plugin.state.stale import stale_tasks
 from plugin.state.task_scores import ControlColumns, TaskScores, score_values
 from plugin.state.tasks import TaskEntries, TaskEntry
@@ -130,6 +131,8 @@ class ProjectState:
         the count moved.
     flag_counts : tuple of (int, int) or None
         Tasks with a score and flagged tasks, as the last :meth:`stale_tasks` scored every task (``/metrics``).
+    stamps : Stamps
+        Each task's ``updated_at`` as it was taken (:mod:`plugin.state.stamps`), saved with the state.
 
     Not thread-safe: the service holds its lock around every call.
     """
@@ -153,6 +156,7 @@ class ProjectState:
         self.flag_counts: tuple[int, int] | None = None
         self.reference_authors: dict[int, str] = {}
         self.latest_models: dict[int, str] = {}
+        self.stamps = Stamps()  # the updated_at of each task as taken: a pass reads in full only the others
 
     def mapped_with(self, controls: Mapping[str, Control], *, mapping: MappingOptions,
                     scoring: ScoringOptions) -> bool:
@@ -189,7 +193,10 @@ class ProjectState:
             return None
         before = self._held(identifier)
         try:
-            return self._set_task(identifier, task)
+            self.stamps.forget([identifier])  # kept again only once the whole task is taken
+            taken = self._set_task(identifier, task)
+            self.stamps.saw(task)
+            return taken
         finally:  # a task read again as it was is no change; one whose read failed half-way is compared as it is
             if before is None or self._held(identifier) != before:
                 self.changes += 1
@@ -309,6 +316,7 @@ class ProjectState:
 
     def remove_task(self, task: int) -> bool:
         """Forget a task (deleted in Label Studio); return whether it was known."""
+        self.stamps.forget([task])
         entry = self.tasks.pop(task, None)
         if entry is None:
             return False

@@ -14,6 +14,10 @@ spans and multiple choices), the task's alpha term ``1 - d_task / D_e``, where
 expected disagreement (Nørregaard & Derczynski 2022, eq. 5), and for ordered
 labels the weighted agreement. Per task, the mean over its controls
 (:class:`plugin.state.task_scores.TaskScores`) and the flag (:mod:`plugin.state.flags`).
+
+It is past 600 lines because a project's scores and a task's terms share their inputs (the expected disagreement,
+the level of measurement, the weights): computed in one module, a task's alpha term and the project's alpha cannot
+be computed from different ones.
 """
 
 from __future__ import annotations

@@ -31,7 +31,7 @@ counts are kept too, and the project's running per-pair sums of TP and
 summary's F1 is the mean over pairs of those sums' F1, which equals the batch
 :meth:`agreement.span_f1.SpanF1.total` of the same tasks.
 
-At a little over 600 lines, it holds the span tasks and the span measures of each task together, as the one
+Past 600 lines, it holds the span tasks and the span measures of each task together, as the one
 place where a span control's spans are kept and scored; the measures themselves are in :mod:`agreement`.
 """
 

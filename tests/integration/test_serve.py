@@ -10,7 +10,7 @@ import requests
 from label_studio_sdk import LabelStudio
 
 from plugin.labelstudio.client import LabelStudioClient
-from plugin.labelstudio.localserver import free_port, sign_up
+from plugin.labelstudio.localserver import free_port, sign_up, stop_process as stop
 from plugin.mapping.labelconfig import parse_label_config
 from plugin.settings import Connection, MappingOptions, ScoringOptions
 from plugin.state.project import ProjectState
@@ -57,16 +57,6 @@ def start_service(label_studio_url, token, project, port, log, *extra, wait=True
 
 def status_of(url, project):
     return requests.get(f"{url}/status", headers=HEADERS, timeout=5).json()["projects"][str(project)]
-
-
-def stop(process):
-    if process.poll() is None:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
 
 
 def wait_for(predicate, timeout=15.0):

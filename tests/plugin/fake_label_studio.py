@@ -108,6 +108,10 @@ class FakeLabelStudio:
                 on_total(sum(t["project"] == project for t in self.store.values()))
             return found
 
+    def requests_sent(self):
+        """Requests made so far, as the client counts those its thread sent (the fake's tests read on one thread)."""
+        return sum(self.calls.values())
+
     def task_count(self, project):
         self.calls["task_count"] += 1
         self._maybe_fail("tasks")

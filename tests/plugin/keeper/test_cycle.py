@@ -114,7 +114,7 @@ def test_an_idle_project_s_passes_read_no_task_once_the_margin_below_its_last_ch
     assert fake.reads[0] == ("changed", 1) and "3" in monitor.state.tasks[5].annotators
 
 
-def test_an_idle_pass_asks_label_studio_for_the_config_and_one_page_only():
+def test_an_idle_pass_asks_label_studio_for_the_config_and_one_page_only(monkeypatch):
     # each request a pass of an idle project makes: its config (a changed one is re-mapped) and one page of the
     # tasks newest first (none newer than the last read), which also gives the task count (a lost deletion). Before,
     # also the count on its own and the "Below ground truth" tab, unchanged, set again (views listed, one updated).
@@ -149,6 +149,10 @@ def test_an_idle_pass_asks_label_studio_for_the_config_and_one_page_only():
     assert cycle().read.kind == "full" and "mixed" in str(monitor.controls()["sentiment"])
     for t in range(1, 30):
         fake.annotate(t, _truth(1000 + t, t, 3, "pos"))
+    cycle()  # within TAB_SETTLE of the last update: the tab waits (who is below flaps while annotation goes on)
+    assert fake.calls["ensure_view"] == 0 and fake.views[(1, "Below ground truth")]["filters"]["items"][0][
+        "value"] == 0
+    monkeypatch.setattr("plugin.keeper.cycle.TAB_SETTLE", 0.0)  # as TAB_SETTLE seconds later
     cycle()
     assert fake.calls["ensure_view"] == 1
     assert fake.views[(1, "Below ground truth")]["filters"]["items"][0]["value"] == 2

@@ -18,12 +18,12 @@ def test_the_log_s_event_times_cover_the_events_since_it_last_told():
     for seconds in (0.1, 0.2, 0.3):
         monitor.record_event_latency({"queue": seconds / 10, "read": seconds / 2, "scoring": 0.01, "write": 0.02,
                                       "total": seconds})
-    told = monitor.event_latency_since_told()
+    told = monitor.take_event_latency()
     assert told["total"] == {"p50": 200.0, "p95": 300.0, "n": 3} and told["queue"]["p50"] == 20.0
     monitor.record_event_latency({"queue": 0.0, "read": 0.5, "scoring": 0.0, "write": 0.0, "total": 0.9})
-    again = monitor.event_latency_since_told()
+    again = monitor.take_event_latency()
     assert again["total"] == {"p50": 900.0, "p95": 900.0, "n": 1} and again["read"]["p50"] == 500.0
-    assert monitor.event_latency_since_told()["total"]["n"] == 0
+    assert monitor.take_event_latency()["total"]["n"] == 0
     assert monitor.status()["event_latency_ms"]["total"]["n"] == 4  # /status keeps the last 1,000
 
 

@@ -57,8 +57,9 @@ def test_a_sync_restores_the_last_one_s_state_and_reads_only_the_tasks_changed_s
     assert stale == [7]  # alphas moved with the project's expected disagreement: a drift that is no change)
     third, text = sync(fake, files(tmp_path))
     assert fake.reads[0][0] == "changed" and fake.reads[0][1] <= 2, fake.reads  # task 7, and the newest again
-    assert third.read == {"kind": "changed", "n_tasks": fake.reads[0][1]}
-    assert f"Read {fake.reads[0][1]} tasks changed since the saved state of" in text and "(30 tasks restored)" in text
+    # the saved state holds each task's stamp: only task 7 is read in full
+    assert third.read == {"kind": "changed", "n_tasks": 1}
+    assert "Read 1 tasks changed since the saved state of" in text and "(30 tasks restored)" in text
     assert third.tasks_written == len(stale) and fake.meta(7)["agreement"]["n_annotations"] == 3
     batch = in_label_studio(fake)
     assert batch.stale_tasks() == []  # every block in Label Studio, task 7's too, as a full read computes it
@@ -94,8 +95,8 @@ def test_a_task_deleted_while_no_sync_ran_takes_a_full_read(fake, tmp_path):
     del fake.store[30]
     report, text = sync(fake, files(tmp_path))
     assert [kind for kind, _ in fake.reads] == ["changed", "changed", "all"] and fake.reads[-1] == ("all", 29)
-    # the second listing's tasks were read in full by the first (their stamps seen): not read again
-    assert report.read == {"kind": "full", "n_tasks": fake.reads[0][1] + fake.reads[-1][1]}
+    # the listings' tasks are held as they are (the saved state's stamps): only the full read reads in full
+    assert report.read == {"kind": "full", "n_tasks": 29}
     assert "restored" in report.saved_state
     assert (f"Read every task ({report.read['n_tasks']} tasks read): a saved state was restored, but the project's "
             "task count differed from it (tasks deleted since)." in text)
@@ -109,9 +110,9 @@ def test_tasks_created_since_the_state_was_read_are_read_as_changed_not_every_ta
         fake.add_task({"id": task, "meta": {}, "annotations": [annotation(2 * task, task, 1, "pos"),
                                                                annotation(2 * task + 1, task, 2, "neg")]})
     report, text = sync(fake, files(tmp_path))
-    assert fake.reads == [("changed", report.read["n_tasks"])] and report.read["kind"] == "changed"
-    assert 2 <= report.read["n_tasks"] <= 4  # the two, and the newest again
-    assert f"Read {report.read['n_tasks']} tasks changed since the saved state of " in text
+    assert [kind for kind, _ in fake.reads] == ["changed"] and 2 <= fake.reads[0][1] <= 4  # listed: the newest too
+    assert report.read == {"kind": "changed", "n_tasks": 2}  # read in full: the two new ones alone
+    assert "Read 2 tasks changed since the saved state of " in text
     assert len(report.scores.tasks) == 32 and in_label_studio(fake).stale_tasks() == []
     assert report.scores.tasks == in_label_studio(fake).scores().tasks
 
@@ -204,7 +205,8 @@ def test_a_report_reads_from_the_saved_state_writes_nothing_to_label_studio_and_
     fake.reads.clear()
     second = read_project(fake, 1, mapping=MappingOptions(), scoring=SCORING, state=files(tmp_path))
     read = second.last_pass()
-    assert read.kind == "changed" and fake.reads[0] == ("changed", read.n_tasks) and read.n_tasks <= 2
+    assert read.kind == "changed" and fake.reads[0][0] == "changed" and fake.reads[0][1] <= 2
+    assert read.n_listed == fake.reads[0][1] and read.n_tasks == 1  # task 7 alone read in full
     assert fake.writes == [] and second.saved_state()["saved"]["n_tasks"] == 30
     report = monitor_report(fake, second, "http://ls.test")
     batch = project_report(in_label_studio(fake).snapshot(), project=1, url="http://ls.test",

@@ -125,3 +125,79 @@ def test_progress_moves_task_by_task_within_one_batch():
         writer.stop()
     assert writer.outcomes["written"] == 30 and writer.written_so_far == 30
     assert len({n for n in seen if 0 < n < 30}) >= 10  # intermediate values, not one jump
+
+
+def _slow_writes(fake, seconds):
+    """Label Studio taking ``seconds`` for each meta write; returns the most writes it served at once."""
+    import threading
+    import time
+
+    original, lock, state = fake.update_meta, threading.Lock(), {"now": 0, "most": 0}
+
+    def update_meta(task, meta, **options):
+        with lock:
+            state["now"] += 1
+            state["most"] = max(state["most"], state["now"])
+        try:
+            time.sleep(seconds)
+            return original(task, meta, **options)
+        finally:
+            with lock:
+                state["now"] -= 1
+
+    fake.update_meta = update_meta
+    return state
+
+
+def _many(n):
+    return FakeLabelStudio([{"id": t, "meta": {}, "annotations": [annotation(10 * t, t, 1, "pos")]}
+                            for t in range(1, n + 1)])
+
+
+def test_an_event_s_write_goes_before_the_rest_of_a_pass_s_batch():
+    import time
+
+    fake = _many(12)
+    monitor = read(fake)
+    _slow_writes(fake, 0.05)
+    writer = TaskWriter(fake, {1: monitor}, workers=1, coalesce_seconds=0.0)
+    writer.start()
+    try:
+        writer.request(1, range(1, 12), background=True)
+        while len(fake.writes) < 2:  # the pass's first batch is being written
+            time.sleep(0.005)
+        writer.request(1, [12], since=time.monotonic())
+        assert writer.wait_idle(10)
+    finally:
+        writer.stop()
+    # the batch stopped before its next write: the event's task came within a write or two, not after the batch
+    assert fake.writes.index(12) <= 4 and sorted(fake.writes) == list(range(1, 13))
+    assert writer.outcomes == {"written": 12} and monitor.counted("written") == 12
+    assert monitor.counted("left for events") == 0
+
+
+def _pass_s_work(n, *, workers, write_seconds):
+    """``n`` tasks written as a pass's work, each write taking ``write_seconds``; the fake, and most writes at once."""
+    fake = _many(n)
+    monitor = read(fake)
+    served = _slow_writes(fake, write_seconds)
+    writer = TaskWriter(fake, {1: monitor}, workers=workers, coalesce_seconds=0.0)
+    writer.start()
+    try:
+        writer.request(1, range(1, n + 1), background=True)
+        assert writer.wait_idle(30)
+    finally:
+        writer.stop()
+    assert sorted(fake.writes) == list(range(1, n + 1))
+    return fake, served["most"]
+
+
+def test_a_pass_s_work_takes_every_worker_but_one_and_one_when_there_is_one():
+    assert _pass_s_work(40, workers=3, write_seconds=0.02)[1] == 2
+    assert _pass_s_work(40, workers=1, write_seconds=0.02)[1] == 1
+
+
+def test_a_pass_s_batches_shrink_when_label_studio_writes_slowly():
+    # six writes fill FRESH_FOR: after a first batch of one, batches of six or fewer, none read again before a write
+    fake, _ = _pass_s_work(9, workers=1, write_seconds=0.5)
+    assert fake.calls["task"] == 0

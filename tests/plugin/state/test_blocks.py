@@ -107,18 +107,20 @@ def test_the_mirrored_score_is_the_lowest_control_agreement_merged_into_the_data
                         review=EVERYTHING) is None
 
 
-def test_a_mirrored_score_apart_by_a_posterior_s_drift_within_the_tolerance_needs_no_write():
-    def block(posterior, n_annotations=2):
+def test_a_mirrored_score_apart_by_a_posterior_s_drift_alone_needs_no_write():
+    def block(posterior, n_annotations=2, spa=0.25):
         return {**FLAGGED, "n_annotations": n_annotations,
-                "controls": {"sentiment": {"spa": 0.25, "consensus": {"label": "a", "posterior": posterior}}}}
+                "controls": {"sentiment": {"spa": spa, "consensus": {"label": "a", "posterior": posterior}}}}
 
     held = TaskAsRead(meta={"agreement": block(0.62)}, data_score=0.25006202, overlap=5)
     mirror = ReviewOptions(mirror_to_data=True)
     assert needed_write(held, block(0.62), review=mirror) is None
-    assert not getattr(needed_write(held, block(0.63), review=mirror), "mirror", False)  # the data stays
-    assert not getattr(needed_write(held, block(0.66), review=mirror), "mirror", False)  # within 0.05
-    assert needed_write(held, block(0.68), review=mirror).score == 0.25006802
+    for posterior in (0.63, 0.68, 0.99, 0.0):  # a refit's drift: the data stays as written
+        assert needed_write(held, block(posterior), review=mirror) is None
     assert needed_write(held, block(0.62, 3), review=mirror).score == 0.25006203  # one more annotation
+    assert needed_write(held, block(0.62, spa=0.5), review=mirror).score == 0.50006202  # another score
+    # once written for another reason, the data carries the posterior as of that write
+    assert needed_write(held, block(0.9, 3), review=mirror).score == 0.25009003
 
 
 def test_a_score_that_became_undefined_is_removed_from_the_data():
@@ -158,3 +160,22 @@ def test_a_mirrored_gamma_drifting_within_the_tolerance_needs_no_write():
     f1 = {"n_annotations": 2, "flagged": False, "controls": {"ner": {"spa": 1.0, "f1_overlap": 0.9944,
                                                                      "flag_on": "f1_overlap"}}}
     assert needed_write(TaskAsRead(meta={"agreement": f1}, data_score=0.995), f1, review=mirror).score == 0.99410002
+
+
+def test_a_refit_that_moves_a_near_tie_s_consensus_label_writes_nothing_until_the_task_changes():
+    def block(label, posterior, n_annotations=2, spa=0.0):
+        return {**FLAGGED, "n_annotations": n_annotations, "controls": {"sentiment": {
+            "spa": spa, "consensus": {"label": label, "posterior": posterior, "method": "dawid-skene"}}}}
+
+    held = TaskAsRead(meta={"agreement": block("pos", 0.55)})
+    review = ReviewOptions()
+    assert needed_write(held, block("neg", 0.6), review=review) is None  # the refit is unsure of "neg" too
+    sure = needed_write(held, block("neg", 0.8), review=review)  # the refit is sure: written
+    assert sure.meta["agreement"]["controls"]["sentiment"]["consensus"]["label"] == "neg"
+    # a new annotation writes the task, and its label as the refit has it, sure or not
+    again = needed_write(held, block("neg", 0.6, n_annotations=3, spa=1 / 3), review=review)
+    assert again.meta["agreement"]["controls"]["sentiment"]["consensus"] == {
+        "label": "neg", "posterior": 0.6, "method": "dawid-skene"}
+    # a consensus that was undefined, or becomes so, is always written
+    assert needed_write(TaskAsRead(meta={"agreement": block(None, None)}), block("neg", 0.6), review=review)
+    assert needed_write(held, block(None, None), review=review)

@@ -1,13 +1,19 @@
-"""A pass reads in full only the tasks whose version the state has not seen (plugin.keeper.stamps)."""
+"""A pass reads in full only the tasks whose version the state has not seen (plugin.state.stamps)."""
+
+import pickle
 
 from plugin.keeper.cycle import run_cycle
 from plugin.keeper.monitor import ProjectMonitor
 from plugin.keeper.passes import refresh_tasks
-from plugin.keeper.stamps import Stamps
+from plugin.state.stamps import Stamps, answer_holds_read
+from plugin.mapping.labelconfig import parse_label_config
 from plugin.settings import MappingOptions, ReviewOptions, ScoringOptions
+from plugin.state.project import ProjectState
 from tests.plugin.fake_label_studio import FakeLabelStudio, annotation
 
 STAMP = "2026-01-01T00:00:00Z"
+CHOICES = ('<View><Text name="t" value="$text"/><Choices name="sentiment" toName="t">'
+           '<Choice value="pos"/><Choice value="neg"/></Choices></View>')
 
 
 def _task(identifier, *annotations, updated_at=STAMP):
@@ -20,26 +26,40 @@ def test_a_write_s_answer_with_the_annotations_read_is_seen_and_one_with_another
     stamps = Stamps()
     stamps.saw(read)
     assert stamps.unseen([{"id": 1, "updated_at": STAMP}]) == []
-    assert stamps.wrote(_task(1, first, updated_at="2026-01-01T00:01:00Z"), read)
+    answer = _task(1, first, updated_at="2026-01-01T00:01:00Z")
+    assert answer_holds_read(answer, read)
+    stamps.saw(answer)
     assert stamps.unseen([{"id": 1, "updated_at": "2026-01-01T00:01:00.000000Z"}]) == []
-    # an annotation saved between the read and the write: the write's stamp hides it, so the task stays unseen
+    # an annotation saved between the read and the write: the write's stamp would hide it
     late = {"id": 6, "updated_at": "2026-01-01T00:00:30Z"}
-    assert not stamps.wrote(_task(1, first, late, updated_at="2026-01-01T00:02:00Z"), read)
-    assert stamps.unseen([{"id": 1, "updated_at": "2026-01-01T00:02:00Z"}]) == [1]
+    assert not answer_holds_read(_task(1, first, late, updated_at="2026-01-01T00:02:00Z"), read)
     # an annotation edited in between (same id, a later updated_at) is a change too
-    stamps.saw(read)
     edited = {"id": 5, "updated_at": "2026-01-01T00:00:40Z"}
-    assert not stamps.wrote(_task(1, edited, updated_at="2026-01-01T00:03:00Z"), read)
-    assert stamps.unseen([{"id": 1, "updated_at": "2026-01-01T00:03:00Z"}]) == [1]
+    assert not answer_holds_read(_task(1, edited, updated_at="2026-01-01T00:03:00Z"), read)
 
 
-def test_an_answer_without_annotations_or_a_stamp_is_never_taken_as_seen():
+def test_an_answer_without_annotations_or_a_stamp_never_holds_the_read():
     read = _task(1)
+    assert not answer_holds_read({"id": 1, "updated_at": STAMP}, read)
+    assert not answer_holds_read({"id": 1, "annotations": []}, read)
+    assert not answer_holds_read({"id": "1", "annotations": [], "updated_at": STAMP}, read)
     stamps = Stamps()
-    assert not stamps.wrote({"id": 1, "updated_at": STAMP}, read)
-    assert not stamps.wrote({"id": 1, "annotations": []}, read)
-    assert stamps.unseen([{"id": 1, "updated_at": STAMP}]) == [1]
-    assert len(stamps) == 0
+    stamps.saw({"id": 1})  # a read without a stamp is never seen
+    assert stamps.unseen([{"id": 1, "updated_at": STAMP}]) == [1] and len(stamps) == 0
+
+
+def test_a_state_keeps_the_stamp_of_each_task_it_holds_and_saves_them_with_it():
+    state = ProjectState(1, parse_label_config(CHOICES), mapping=MappingOptions(), scoring=ScoringOptions())
+    state.set_task(_task(1, annotation(5, 1, 1, "pos"), updated_at="2026-01-01T00:00:00Z"))
+    state.set_task(_task(2, updated_at="2026-01-01T00:00:00Z"))
+    state.set_task({"id": 3, "project": 2, "updated_at": STAMP})  # another project's: refused, no stamp
+    listed = [{"id": t, "updated_at": STAMP} for t in (1, 2, 3)]
+    assert state.stamps.unseen(listed) == [3]
+    state.remove_task(2)
+    assert state.stamps.unseen(listed) == [2, 3]
+    restored = pickle.loads(pickle.dumps(state))
+    assert restored.stamps.unseen(listed) == [2, 3]
+    assert restored.stamps.unseen([{"id": 1, "updated_at": "2026-01-01T00:00:01Z"}]) == [1]
 
 
 def _fake():

@@ -1,4 +1,4 @@
-"""Which version of each task the state holds: a pass reads in full only the tasks it has not seen.
+"""Which version of each task a state holds: a pass reads in full only the tasks it has not seen.
 
 Label Studio moves a task's ``updated_at`` on every change: an annotation
 created, updated or deleted, and this service's own write of its meta. A pass
@@ -8,9 +8,13 @@ and reads in full only those whose stamp differs from the one the state
 holds: a task an event already brought, or whose only change is the meta this
 service wrote, is not read again.
 
+The stamps belong to the state (:attr:`plugin.state.project.ProjectState.stamps`): a task taken into it keeps its
+stamp, a task removed loses it, and they are saved and restored with it, so the first pass after a restart reads
+only what changed while no service ran.
+
 A write's own stamp is taken from Label Studio's answer to it, and only when
 that answer holds the annotations the state was given (each annotation's id
-and ``updated_at``): an annotation saved between the read and the write moves
+and ``updated_at``, :func:`answer_holds_read`): an annotation saved between the read and the write moves
 the task's stamp before the write does, and would otherwise be hidden behind
 it. Such a task stays unseen, and the next pass reads it.
 """
@@ -18,12 +22,20 @@ it. Such a task stays unseen, and the next pass reads it.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from plugin.clock import parse_time
 
-__all__ = ["Stamps", "annotation_stamps"]
+__all__ = ["Stamps", "annotation_stamps", "answer_holds_read"]
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def _micros(moment: datetime) -> int:
+    """A stamp as whole microseconds since 1970 (an int is exact and smaller than a datetime, kept per task)."""
+    delta = moment - _EPOCH
+    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
 
 
 def annotation_stamps(task: Mapping[str, Any]) -> frozenset[tuple[Any, datetime | None]] | None:
@@ -40,40 +52,39 @@ def annotation_stamps(task: Mapping[str, Any]) -> frozenset[tuple[Any, datetime 
     return frozenset((a.get("id"), parse_time(a.get("updated_at"))) for a in annotations if isinstance(a, Mapping))
 
 
+def answer_holds_read(answer: Mapping[str, Any], read: Mapping[str, Any]) -> bool:
+    """Whether a write's ``answer`` holds the annotations of ``read``, the task as read for that write, and a stamp.
+
+    >>> read = {"id": 1, "annotations": [{"id": 5, "updated_at": "2026-01-01T00:00:01Z"}]}
+    >>> answer_holds_read({**read, "updated_at": "2026-01-01T00:01:00Z"}, read)
+    True
+    >>> answer_holds_read({**read, "updated_at": "2026-01-01T00:01:00Z", "annotations": []}, read)
+    False
+    """
+    held = annotation_stamps(read)
+    return (isinstance(answer.get("id"), int) and held is not None and annotation_stamps(answer) == held
+            and parse_time(answer.get("updated_at")) is not None)
+
+
 class Stamps:
-    """The ``updated_at`` of each task as the state last took it (not thread-safe: the monitor's lock holds it)."""
+    """The ``updated_at`` of each task as a state last took it (not thread-safe: the state's owner locks it)."""
 
     def __init__(self) -> None:
-        self._seen: dict[int, datetime] = {}
+        self._seen: dict[int, int] = {}
 
     def __len__(self) -> int:
         return len(self._seen)
 
     def saw(self, task: Mapping[str, Any]) -> None:
-        """Keep the stamp of ``task``, as it was just read in full and taken into the state."""
+        """Keep the stamp of ``task``, as it was just taken into the state in full."""
         identifier, moment = task.get("id"), parse_time(task.get("updated_at"))
         if isinstance(identifier, int) and moment is not None:
-            self._seen[identifier] = moment
+            self._seen[identifier] = _micros(moment)
         elif isinstance(identifier, int):  # a read without a stamp: the next listing's is never this one
             self._seen.pop(identifier, None)
 
-    def wrote(self, answer: Mapping[str, Any], read: Mapping[str, Any]) -> bool:
-        """Keep the stamp of a write's ``answer`` if it holds the annotations of ``read``; whether it did.
-
-        ``read`` is the task as read for that write: its annotations are what the state was given.
-        """
-        identifier = answer.get("id")
-        held, now = annotation_stamps(read), annotation_stamps(answer)
-        if not isinstance(identifier, int) or held is None or now != held \
-                or parse_time(answer.get("updated_at")) is None:
-            if isinstance(identifier, int):
-                self._seen.pop(identifier, None)
-            return False
-        self.saw(answer)
-        return True
-
     def forget(self, tasks: Iterable[int]) -> None:
-        """Drop the stamps of ``tasks`` (deleted, or taken into a state that was then replaced)."""
+        """Drop the stamps of ``tasks`` (removed, or whose version the state may not hold)."""
         for task in tasks:
             self._seen.pop(task, None)
 
@@ -86,7 +97,7 @@ class Stamps:
         (True, False)
         """
         held, moment = self._seen.get(task.get("id")), parse_time(task.get("updated_at"))  # type: ignore[arg-type]
-        return held is not None and moment is not None and held > moment
+        return held is not None and moment is not None and held > _micros(moment)
 
     def unseen(self, listed: Iterable[Mapping[str, Any]]) -> list[int]:
         """The ids of ``listed`` tasks (``id`` and ``updated_at``) whose stamp the state does not hold.
@@ -100,6 +111,7 @@ class Stamps:
         for task in listed:
             identifier = task.get("id")
             if isinstance(identifier, int) and (
-                    (moment := parse_time(task.get("updated_at"))) is None or self._seen.get(identifier) != moment):
+                    (moment := parse_time(task.get("updated_at"))) is None
+                    or self._seen.get(identifier) != _micros(moment)):
                 out.append(identifier)
         return out
