@@ -5,18 +5,22 @@ an older write cannot land after a newer one from here), a failure is retried
 with backoff and then left to the next pass, and every outcome is counted by
 the task's monitor (:meth:`plugin.keeper.monitor.ProjectMonitor.record_refreshes`).
 A pass's work (background) waits behind every event's: it starts only while
-no event is being served, runs on every worker but one (one worker, when
-there is only one), in batches no longer than Label Studio writes within
-:data:`plugin.keeper.passes.FRESH_FOR` at its recent pace (so that a batch's
-read is merged into as read), and a batch stops before its next write when an
-event comes, its rest queued again; so that an annotator's scores follow
-within a second while a pass rewrites drifted tasks.
+no event is being served, runs on every worker but one while events come (one
+worker, when there is only one; every worker after :data:`LULL` seconds
+without an event, as once annotation stops), in batches no longer than Label
+Studio writes within :data:`plugin.keeper.passes.FRESH_FOR` at its recent pace
+(so that a batch's read is merged into as read), and a batch stops before its
+next write when an event comes, its rest queued again; so that an annotator's
+scores follow within a second while a pass rewrites drifted tasks. Events'
+batches are bounded the same way, once a write's time is known
+(:func:`batch_size`).
 """
 
 from __future__ import annotations
 
 import heapq
 import logging
+import math
 import threading
 import time
 from collections import Counter, deque
@@ -28,24 +32,27 @@ from plugin.keeper.monitor import Outcome, ProjectMonitor, percentiles_ms
 from plugin.keeper.passes import BATCH, FRESH_FOR, LEFT, refresh_tasks
 from plugin.labelstudio.client import LabelStudioClient
 
-__all__ = ["BACKGROUND_BATCH", "TaskWriter", "background_batch"]
+__all__ = ["BACKGROUND_BATCH", "LULL", "TaskWriter", "batch_size"]
 
 log = logging.getLogger("ls_agreement.writer")
 
 BACKGROUND_BATCH = 8
-"""Most tasks of a pass's work in one batch (fewer when Label Studio writes slowly: :func:`background_batch`)."""
+"""Most tasks of a pass's work in one batch (fewer when Label Studio writes slowly: :func:`batch_size`)."""
+LULL = 5.0
+"""Seconds without an event after which a pass's work runs on every worker, not every worker but one."""
 
 
-def background_batch(write_seconds: float) -> int:
-    """Tasks in a pass's batch when Label Studio takes ``write_seconds`` for a write.
+def batch_size(write_seconds: float, *, most: int = BACKGROUND_BATCH) -> int:
+    """Tasks in one batch when Label Studio takes ``write_seconds`` for a write.
 
     As many as it writes within :data:`plugin.keeper.passes.FRESH_FOR`, so that each task is written from its
-    batch's read rather than read again; one at least, :data:`BACKGROUND_BATCH` at most.
+    batch's read rather than read again (a read more for each); one at least, ``most`` at most
+    (:data:`BACKGROUND_BATCH` for a pass's work, which stops only between writes).
 
-    >>> background_batch(0.1), background_batch(0.7), background_batch(5.0)
-    (8, 4, 1)
+    >>> batch_size(0.1), batch_size(0.7), batch_size(5.0), batch_size(0.1, most=100)
+    (8, 4, 1, 30)
     """
-    return max(1, min(BACKGROUND_BATCH, int(FRESH_FOR / max(write_seconds, 1e-3))))
+    return max(1, min(most, int(FRESH_FOR / max(write_seconds, 1e-3))))
 
 
 @dataclass(order=True)
@@ -100,6 +107,7 @@ class TaskWriter:
         self._jobs = 0
         self._background_jobs = 0  # a pass's work leaves one worker free for events (when there are two or more)
         self._background_lanes = max(1, self._workers - 1)
+        self._last_event = -math.inf  # when an event last asked for a refresh (time.monotonic)
         self._write_seconds = FRESH_FOR  # Label Studio's recent time for a write (an average that forgets); unknown
         self._writes_timed = 0  # at first, so a pass's first batch is of one task
         self._batch = max(1, batch)
@@ -138,6 +146,8 @@ class TaskWriter:
         """
         now = time.monotonic()
         with self._condition:
+            if since is not None:
+                self._last_event = now
             for task in tasks:
                 key = (project, task)
                 if key not in self._queued:
@@ -205,6 +215,11 @@ class TaskWriter:
         # the heap's first entry is an event's whenever one is queued (events sort before background work)
         return self._jobs > self._background_jobs or bool(
             self._queue and not self._queue[0].background and self._queue[0].when <= time.monotonic())
+
+    def _lanes_for_background(self, now: float) -> int:
+        """Workers a pass's work may take: every one after a :data:`LULL`, else every one but one (call with the
+        condition held)."""
+        return self._workers if now - self._last_event >= LULL else self._background_lanes
 
     def _no_event_waits(self) -> bool:
         """Whether a background batch goes on to its next write: no event is being served or due, and no stop."""
@@ -288,7 +303,7 @@ class TaskWriter:
                         now = time.monotonic()
                         busy = self._jobs >= self._workers or (
                             bool(self._queue) and self._queue[0].background
-                            and (self._background_jobs >= self._background_lanes
+                            and (self._background_jobs >= self._lanes_for_background(now)
                                  or self._jobs > self._background_jobs))
                         if self._queue and self._queue[0].when <= now and not busy:
                             break
@@ -301,10 +316,17 @@ class TaskWriter:
                     later: list[_Due] = []
                     now = time.monotonic()
                     # Spread what is ready over the free workers: a batch's writes run one after another, and a
-                    # pass's batches stay small, so that an event never waits long for a worker.
+                    # pass's batches stay small, so that an event never waits long for a worker. No batch is longer
+                    # than Label Studio writes within FRESH_FOR: past it each write would read its task again, and
+                    # a queue that grew (Label Studio slowed by a full read) would cost a read more an event.
                     ready = sum(1 for due in self._queue if due.when <= now and due.background == background)
-                    size = min(background_batch(self._write_seconds) if background else self._batch,
-                               max(1, -(-ready // max(1, self._workers - self._jobs))))
+                    if background:
+                        longest = batch_size(self._write_seconds)
+                    elif self._dry_run or not self._writes_timed:  # nothing written, or no write timed yet
+                        longest = self._batch
+                    else:
+                        longest = batch_size(self._write_seconds, most=self._batch)
+                    size = min(longest, max(1, -(-ready // max(1, self._workers - self._jobs))))
                     while (self._queue and self._queue[0].when <= now and self._queue[0].background == background
                            and len(batch) < size):
                         due = heapq.heappop(self._queue)

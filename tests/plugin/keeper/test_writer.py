@@ -154,14 +154,20 @@ def _many(n):
                             for t in range(1, n + 1)])
 
 
+def _slow_writer(n, write_seconds):
+    """``n`` tasks read, Label Studio taking ``write_seconds`` for each write, and a writer of one worker started."""
+    fake = _many(n)
+    monitor = read(fake)
+    _slow_writes(fake, write_seconds)
+    writer = TaskWriter(fake, {1: monitor}, workers=1, coalesce_seconds=0.0)
+    writer.start()
+    return fake, monitor, writer
+
+
 def test_an_event_s_write_goes_before_the_rest_of_a_pass_s_batch():
     import time
 
-    fake = _many(12)
-    monitor = read(fake)
-    _slow_writes(fake, 0.05)
-    writer = TaskWriter(fake, {1: monitor}, workers=1, coalesce_seconds=0.0)
-    writer.start()
+    fake, monitor, writer = _slow_writer(12, 0.05)
     try:
         writer.request(1, range(1, 12), background=True)
         while len(fake.writes) < 2:  # the pass's first batch is being written
@@ -176,28 +182,55 @@ def test_an_event_s_write_goes_before_the_rest_of_a_pass_s_batch():
     assert monitor.counted("left for events") == 0
 
 
-def _pass_s_work(n, *, workers, write_seconds):
-    """``n`` tasks written as a pass's work, each write taking ``write_seconds``; the fake, and most writes at once."""
-    fake = _many(n)
+def _pass_s_work(n, *, workers, write_seconds, after_an_event=True):
+    """``n`` tasks written as a pass's work, each write taking ``write_seconds``; the fake, and most writes at once.
+
+    ``after_an_event``: an event was served just before (annotation goes on), else none ever came (a lull).
+    """
+    import time
+
+    fake = _many(n + 1)
     monitor = read(fake)
-    served = _slow_writes(fake, write_seconds)
     writer = TaskWriter(fake, {1: monitor}, workers=workers, coalesce_seconds=0.0)
     writer.start()
     try:
+        if after_an_event:
+            writer.request(1, [n + 1], since=time.monotonic())
+            assert writer.wait_idle(10)
+        served = _slow_writes(fake, write_seconds)
         writer.request(1, range(1, n + 1), background=True)
         assert writer.wait_idle(30)
     finally:
         writer.stop()
-    assert sorted(fake.writes) == list(range(1, n + 1))
+    assert sorted(fake.writes) == list(range(1, n + 1 + after_an_event))
     return fake, served["most"]
 
 
-def test_a_pass_s_work_takes_every_worker_but_one_and_one_when_there_is_one():
-    assert _pass_s_work(40, workers=3, write_seconds=0.02)[1] == 2
+def test_a_pass_s_work_takes_every_worker_but_one_while_events_come_and_every_worker_in_a_lull():
+    assert _pass_s_work(40, workers=3, write_seconds=0.02)[1] == 2  # 0.8 s of writes, well within LULL
     assert _pass_s_work(40, workers=1, write_seconds=0.02)[1] == 1
+    assert _pass_s_work(40, workers=3, write_seconds=0.02, after_an_event=False)[1] == 3
 
 
 def test_a_pass_s_batches_shrink_when_label_studio_writes_slowly():
     # six writes fill FRESH_FOR: after a first batch of one, batches of six or fewer, none read again before a write
-    fake, _ = _pass_s_work(9, workers=1, write_seconds=0.5)
+    fake, _ = _pass_s_work(9, workers=1, write_seconds=0.5, after_an_event=False)
     assert fake.calls["task"] == 0
+
+
+def test_events_batches_shrink_when_label_studio_writes_slowly():
+    # a queue of events is read in batches Label Studio writes within FRESH_FOR (3 s: six writes of 0.5 s), so
+    # that none of its tasks is read a second time before its write, as a batch of all eight would
+    import time
+
+    fake, _, writer = _slow_writer(9, 0.5)
+    try:
+        writer.request(1, [1], since=time.monotonic())  # the first write tells the writer Label Studio's pace
+        assert writer.wait_idle(10)
+        writer.request(1, range(2, 10), since=time.monotonic())
+        assert writer.wait_idle(20)
+    finally:
+        writer.stop()
+    assert sorted(fake.writes) == list(range(1, 10)) and writer.outcomes == {"written": 9}
+    assert fake.calls["task"] == 0  # no task read again before its write
+    assert fake.calls["tasks_by_id"] == 3  # batches of 1, then 6 and 2
