@@ -7,8 +7,9 @@ of tasks: each annotation, in the order it was made, is an event (the task as re
 computed with the consensus fit held since the last pass, and written when :func:`plugin.state.blocks.needed_write`
 says so); every ``--per-pass`` annotations a pass fits the project again and writes every task it finds stale, and
 one more pass follows the last annotation. Printed: the event writes, the passes' writes (per pass), meta writes an
-annotation, and what the passes' writes changed, by key of the agreement block (a write counts once per key it
-changes). The demo itself, against Label Studio, gives the same count within a few writes (BENCHMARKS.md).
+annotation, how many of the passes' writes changed a consensus label (and of those, on a task with one annotation),
+and what the passes' writes changed, by key of the agreement block (a write counts once per key it changes). The
+demo itself, against Label Studio, gives the same count within a few writes (BENCHMARKS.md).
 
     python bench/refit_writes.py [--per-pass 44]
 
@@ -69,6 +70,7 @@ def main() -> None:
     state = ProjectState.from_tasks([copy.deepcopy(t) for t in held.values()], controls, mapping=MappingOptions(),
                                     scoring=ScoringOptions(min_gt_accuracy=0.7, min_gt_items=3))
     why: Counter[str] = Counter()
+    labels: Counter[str] = Counter()  # the passes' writes that changed a consensus label
 
     def write(task_id: int, *, count: bool) -> bool:
         block = state.blocks([task_id], updated_at=now_iso())[task_id]
@@ -80,6 +82,9 @@ def main() -> None:
             old = (task.get("meta") or {}).get("agreement") or {}
             keys = changed_keys(old, block) if wanted.meta is not None else set()
             why.update(keys or {"data.agreement_score (the mirrored score alone)"})
+            if any(key.endswith("consensus.label") for key in keys):
+                labels["a consensus label"] += 1
+                labels["a consensus label, on a task with one annotation"] += block.get("n_annotations") == 1
         if wanted.meta is not None:
             task["meta"] = wanted.meta
         if wanted.mirror:
@@ -93,12 +98,13 @@ def main() -> None:
         held[task_id]["annotations"].append(annotation)
         state.set_task(copy.deepcopy(held[task_id]))
         event_writes += write(task_id, count=False)
-        if done % args.per_pass == 0 or done == len(events):
+        if done % args.per_pass == 0:
             per_pass.append(sum(write(task, count=True) for task in state.stale_tasks(review=REVIEW)))
     per_pass.append(sum(write(task, count=True) for task in state.stale_tasks(review=REVIEW)))
     print(f"{len(events)} annotations, a pass every {args.per_pass}: {event_writes} event writes, "
           f"{sum(per_pass)} pass writes ({', '.join(map(str, per_pass))}); "
           f"{(event_writes + sum(per_pass)) / len(events):.3f} meta writes an annotation")
+    print("passes' writes that changed " + "; ".join(f"{what}: {n}" for what, n in labels.items()))
     print("what the passes' writes changed (a write counts once per key):")
     for key, n in why.most_common():
         print(f"  {n:4d}  {key}")

@@ -16,9 +16,9 @@ drift would cost Label Studio writes at every pass while annotation goes on
 noise). So a task's meta is rewritten only where something a reviewer acts
 on moves: its counts, SPA, F1 and agreement, its flag and reasons, its
 consensus label (unless the refit is unsure of the new one too:
-:data:`CONSENSUS_HOLD`, or the task has one annotation), its score in the
-grid (the mirrored score, within :data:`ALPHA_TOLERANCE` where a gamma gives
-it, its posterior tie-break aside), or whether a value is defined at all. Alpha, gamma and posterior
+:data:`CONSENSUS_HOLD`), its score in the grid (the mirrored score, within
+:data:`ALPHA_TOLERANCE` where a gamma gives it, its posterior tie-break
+aside), or whether a value is defined at all. Alpha, gamma and posterior
 values in a task's meta, a consensus label held so, and the posterior
 tie-break of its mirrored score are those of its block's ``updated_at``: they
 are brought up to date whenever the task is written, and ``/status``,
@@ -58,7 +58,7 @@ CONSENSUS_HOLD = 2 / 3
 A refit of the annotators' reliabilities moves the label of a task whose annotators split nearly evenly from one
 side to the other and back (two annotators, two labels: a posterior near 0.5 either way); on the demo such flips
 were most of what a pass rewrote. The label is written with the task's next change, and at once when the refit is
-sure of it. A task with one annotation is held so whatever the posterior (:func:`_unsure`)."""
+sure of it."""
 _VOLATILE = ("updated_at",)
 _TOLERANT = ("alpha", "gamma", "posterior")
 """Keys whose values move with the whole project (its expected disagreement or disorder, its consensus fit).
@@ -101,12 +101,11 @@ def diff_key(meta: object) -> bytes:
     return json.dumps(meta, separators=(",", ":"), sort_keys=True, allow_nan=False).encode()
 
 
-def _same(old: object, new: object, key: str = "", *, alone: bool = False) -> bool:
+def _same(old: object, new: object, key: str = "") -> bool:
     """Whether two blocks are equal for a reviewer, ``updated_at`` aside.
 
     ``alpha``, ``gamma`` and ``posterior`` values (and a list of them) count as equal while both are numbers: they
-    drift with the whole project (see the module's notes). A consensus label that a refit alone moved is held
-    (:func:`_unsure`): ``alone`` says the block is of a task with one annotation, before and after.
+    drift with the whole project (see the module's notes).
 
     >>> _same({"consensus": {"label": "a", "posterior": [0.9, 0.6]}}, {"consensus": {"label": "a",
     ...       "posterior": [0.7, 0.6]}})
@@ -119,45 +118,28 @@ def _same(old: object, new: object, key: str = "", *, alone: bool = False) -> bo
     True
     >>> _same({"consensus": {"label": "a", "posterior": 0.55}}, {"consensus": {"label": "b", "posterior": 0.9}})
     False
-    >>> one = {"n_annotations": 1, "controls": {"c": {"consensus": {"label": "a", "posterior": 1.0}}}}
-    >>> _same(one, {"n_annotations": 1, "controls": {"c": {"consensus": {"label": "b", "posterior": 0.9}}}})
-    True
     """
     if isinstance(old, Mapping) and isinstance(new, Mapping):
         keys = (set(old) | set(new)) - set(_VOLATILE)
-        # one annotation, as it was: the block's consensus labels are that annotator's answers weighed by a fit
-        alone = alone or (_single(old) and _single(new))
-        if key == "consensus" and _unsure(old, new, alone=alone):  # a label moved by a refit alone: held
+        if key == "consensus" and _unsure(old, new):  # a near tie's label, moved by a refit: held
             keys.discard("label")
-        return all(k in old and k in new and _same(old[k], new[k], k, alone=alone) for k in keys)
+        return all(k in old and k in new and _same(old[k], new[k], k) for k in keys)
     if isinstance(old, list) and isinstance(new, list):  # a label set's posteriors are drifting values too
-        return len(old) == len(new) and all(_same(a, b, key, alone=alone) for a, b in zip(old, new, strict=True))
+        return len(old) == len(new) and all(_same(a, b, key) for a, b in zip(old, new, strict=True))
     if key in _TOLERANT and _number(old) and _number(new):
         return True
     return bool(old == new)
 
 
-def _unsure(old: Mapping[str, Any], new: Mapping[str, Any], *, alone: bool = False) -> bool:
-    """Whether a consensus label moved to ``new`` from ``old`` is held: both labelled, and unsure or ``alone``.
-
-    Unsure: a near tie, the new posterior below :data:`CONSENSUS_HOLD`. ``alone``: the task has one annotation,
-    whose answer a refit weighs by the annotator's fitted reliability and the labels' shares, which move with
-    every refit while annotation goes on; on the demo these were nearly half of what a pass still rewrote. Either
-    way the label is written with the task's next change (its second annotation, for one alone).
+def _unsure(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
+    """Whether a consensus moved to ``new`` from ``old`` only within a near tie: both labelled, posterior below the hold.
 
     >>> _unsure({"label": "a"}, {"label": "b", "posterior": 0.5}), _unsure({"label": None}, {"label": "b"})
     (True, False)
-    >>> _unsure({"label": "a"}, {"label": "b", "posterior": 0.9}, alone=True)
-    True
     """
     posterior = new.get("posterior")
-    return (old.get("label") is not None and new.get("label") is not None
-            and (alone or (_number(posterior) and posterior < CONSENSUS_HOLD)))  # type: ignore[operator]
-
-
-def _single(block: Mapping[str, Any]) -> bool:
-    """Whether ``block`` is a task's agreement block of one annotation."""
-    return block.get("n_annotations") == 1
+    return (old.get("label") is not None and new.get("label") is not None and _number(posterior)
+            and posterior < CONSENSUS_HOLD)  # type: ignore[operator]
 
 
 def _number(value: object) -> bool:

@@ -181,21 +181,14 @@ def test_a_refit_that_moves_a_near_tie_s_consensus_label_writes_nothing_until_th
     assert needed_write(held, block(None, None), review=review)
 
 
-def test_a_refit_that_moves_the_consensus_label_of_a_task_with_one_annotation_writes_nothing_until_its_second():
-    def block(label, posterior, n_annotations=1):
-        return {"n_annotations": n_annotations, "flagged": False, "spa": None, "alpha": None, "controls": {
-            "entities": {"spa": None, "consensus": {"label": label, "posterior": posterior, "method": "dawid-skene"}}}}
 
-    held = TaskAsRead(meta={"agreement": block(["PER", "ORG"], 1.0)})
-    review = ReviewOptions()
-    # the refit weighs the one annotator's answer anew, however sure it is: held
-    assert needed_write(held, block(["PER", "no span"], 0.89), review=review) is None
-    # the second annotation writes the label as the refit has it
-    second = needed_write(held, block(["PER", "no span"], 0.89, n_annotations=2), review=review)
-    assert second.meta["agreement"]["controls"]["entities"]["consensus"]["label"] == ["PER", "no span"]
-    # a consensus that becomes defined or undefined is written, one annotation or not
-    assert needed_write(TaskAsRead(meta={"agreement": block(None, None)}), block(["PER"], 0.9), review=review)
-    assert needed_write(held, block(None, None), review=review)
-    # two annotations as before: a sure refit is written (the near-tie hold alone applies)
-    two = TaskAsRead(meta={"agreement": block(["PER", "ORG"], 1.0, n_annotations=2)})
-    assert needed_write(two, block(["PER", "no span"], 0.89, n_annotations=2), review=review)
+def test_the_consensus_label_of_a_task_with_one_annotation_is_written_when_it_moves_surely():
+    # The block does not say which answer it was computed from: with one annotation, an edit of that answer changes
+    # nothing in it but the consensus label, so a label moved surely is written, whether a refit or an edit moved it
+    def block(label, posterior):
+        return {"n_annotations": 1, "flagged": False, "spa": None, "alpha": None, "controls": {
+            "sentiment": {"spa": None, "consensus": {"label": label, "posterior": posterior, "method": "dawid-skene"}}}}
+
+    held = TaskAsRead(meta={"agreement": block("pos", 0.86)})
+    edited = needed_write(held, block("neg", 0.74), review=ReviewOptions())  # the annotator changed their answer
+    assert edited.meta["agreement"]["controls"]["sentiment"]["consensus"]["label"] == "neg"
