@@ -7,14 +7,16 @@ service's route does), each kind of request is sent ``--rounds`` times, one kind
 * ``create``: an annotator's annotation (Label Studio calls the webhook inside it);
 * ``read``: the service's read of that task after the event (:meth:`LabelStudioClient.tasks_by_id`, one task);
 * ``write meta``: the service's write of the task's agreement block (:meth:`LabelStudioClient.update_meta`);
-* ``write meta and data``: the same with the score mirrored into ``data`` (``--mirror-to-data``, as the demo runs).
+* ``write meta and data``: the same with the score mirrored into ``data`` (``--mirror-to-data``, as the demo runs);
+* ``write meta, full queryset``: the meta write without ``?review=true`` (as the service sent it before), for
+  comparison.
 
 For each kind: the wall time (median and 95th percentile), and Label Studio's CPU time per request (user and system
 time of its process group, from ``/proc``, over the kind's requests). Then what a pace of annotations asks of Label
 Studio's CPU: annotations a second times (create + read + writes an annotation times a write), in cores; a
 server that is asked for more than the CPU it gets queues, and the service's events wait in that queue.
 
-    python bench/ls_share.py [--rounds 100] [--server production] [--pace 2.2] [--writes 1.13]
+    python bench/ls_share.py [--rounds 100] [--server production] [--pace 2.2] [--writes 1.08]
 
 Under ``bench/busy.py`` (one CPU burner per core) it gives the same with every core busy.
 """
@@ -31,6 +33,7 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+import requests
 from label_studio_sdk import LabelStudio
 
 from plugin.clock import now_iso
@@ -131,6 +134,12 @@ def main() -> None:
             blocks = state.blocks(updated_at=now_iso())
             rows["write meta"] = measured(leader, [
                 lambda task=task: client.update_meta(task, {**read[task]["meta"], "agreement": blocks[task]})
+                for task in tasks])
+            full = requests.Session()
+            full.headers["Authorization"] = f"Token {server.token}"
+            rows["write meta, full queryset"] = measured(leader, [
+                lambda task=task: full.patch(f"{server.url}/api/tasks/{task}/", timeout=120, json={
+                    "meta": {**read[task]["meta"], "agreement": blocks[task]}}).raise_for_status()
                 for task in tasks])
             rows["write meta and data"] = measured(leader, [
                 lambda task=task: client.update_meta(task, {**read[task]["meta"], "agreement": blocks[task]},

@@ -213,14 +213,14 @@ def test_a_pass_s_work_takes_every_worker_but_one_while_events_come_and_every_wo
 
 
 def test_a_pass_s_batches_shrink_when_label_studio_writes_slowly():
-    # six writes fill FRESH_FOR: after a first batch of one, batches of six or fewer, none read again before a write
+    # five or six writes fill FRESH_FOR: after a first batch of one, batches no longer, none read again before a write
     fake, _ = _pass_s_work(9, workers=1, write_seconds=0.5, after_an_event=False)
     assert fake.calls["task"] == 0
 
 
 def test_events_batches_shrink_when_label_studio_writes_slowly():
-    # a queue of events is read in batches Label Studio writes within FRESH_FOR (3 s: six writes of 0.5 s), so
-    # that none of its tasks is read a second time before its write, as a batch of all eight would
+    # a queue of events is read in batches Label Studio writes within FRESH_FOR (3 s: five writes of a little over
+    # 0.5 s), so that none of its tasks is read a second time before its write, as a batch of all eight would
     import time
 
     fake, _, writer = _slow_writer(9, 0.5)
@@ -233,4 +233,4 @@ def test_events_batches_shrink_when_label_studio_writes_slowly():
         writer.stop()
     assert sorted(fake.writes) == list(range(1, 10)) and writer.outcomes == {"written": 9}
     assert fake.calls["task"] == 0  # no task read again before its write
-    assert fake.calls["tasks_by_id"] == 3  # batches of 1, then 6 and 2
+    assert fake.calls["tasks_by_id"] == 3  # batches of 1, then 5 and 3
