@@ -181,7 +181,6 @@ def test_a_refit_that_moves_a_near_tie_s_consensus_label_writes_nothing_until_th
     assert needed_write(held, block(None, None), review=review)
 
 
-
 def test_the_consensus_label_of_a_task_with_one_annotation_is_written_when_it_moves_surely():
     # The block does not say which answer it was computed from: with one annotation, an edit of that answer changes
     # nothing in it but the consensus label, so a label moved surely is written, whether a refit or an edit moved it
