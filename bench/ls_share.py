@@ -36,6 +36,7 @@ from pathlib import Path
 import requests
 from label_studio_sdk import LabelStudio
 
+from live_latency import percentile  # the same percentile as the latency bench (bench/ is on the path)
 from plugin.clock import now_iso
 from plugin.demo import CONFIG, annotate, make_truths
 from plugin.labelstudio.client import LabelStudioClient
@@ -83,11 +84,6 @@ def measured(leader: int, calls: list[Callable[[], object]]) -> tuple[list[float
         call()
         walls.append(time.perf_counter() - started)
     return walls, (group_cpu(leader) - before) / len(calls)
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
 def main() -> None:
