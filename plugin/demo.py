@@ -30,6 +30,7 @@ from typing import Any, TextIO, cast
 import requests
 from label_studio_sdk import LabelStudio
 
+from plugin.keeper.passes import READ_AGAIN
 from plugin.labelstudio import localserver
 from plugin.labelstudio.client import LabelStudioClient, LabelStudioError
 from plugin.settings import Connection, MappingOptions, ScoringOptions, SettingsError
@@ -275,11 +276,15 @@ def live_cost_lines(status: dict[str, Any], *, project: int, annotations: int, d
     times = ", ".join(f"{part} {_ms(parts[part].get('p50'))}/{_ms(parts[part].get('p95'))}"
                       for part in ("queue", "read", "scoring", "write") if part in parts)
     writes = status.get("writes") or {}
-    written = int(writes.get("written", 0))
+    again = int(writes.get(READ_AGAIN, 0))
+    written = int(writes.get("written", 0)) + again
     lines = [f"where an event's time went, ms median/95th: {times}"] if times else []
     per = f"{written / annotations:.2f} an annotation; " if annotations else ""
     lines.append(f"meta writes: {written:,} for {annotations:,} annotations ({per}"
                  f"{int(writes.get('unchanged', 0)):,} refreshes found the meta right)")
+    if again:
+        lines.append(f"of which {again:,} written from an event, then again from a read (Label Studio's answer held "
+                     f"other annotations)")
     if drained is not None:
         lines.append(f"the writes waiting drained {drained:.0f} s after the last annotation "
                      f"(a pass every {interval:.0f} s)")

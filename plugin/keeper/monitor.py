@@ -25,8 +25,10 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from plugin.keeper.event_path import EventPath, EventTasks
+from plugin.keeper.recent import RecentTasks
 from plugin.keeper.record import EVENT_PARTS, AnnotatorRows, Outcome, PassReport, ProjectRecord, percentiles_ms
 from plugin.keeper.saving import SavedStateKeeper
+from plugin.labelstudio.events import SavedAnnotation
 from plugin.mapping import MappedControl
 from plugin.mapping.labelconfig import Control
 from plugin.settings import MappingOptions, ProjectOptions, ReviewOptions, ScoringOptions
@@ -67,6 +69,8 @@ class ProjectMonitor(EventPath, SavedStateKeeper, ProjectRecord):
         self._deferred: set[int] = set()  # refreshed while a pass was reading (or before the first): again after it
         self._reading = False
         self._remap_to: dict[str, Any] | None = None  # a changed config: events wait for a pass mapped with it
+        self._recent = RecentTasks()
+        self._said: dict[int, tuple[float, list[SavedAnnotation]] | None] = {}
         self.passes = 0
         self.tabs_set: dict[str, object] = {}
         self._memory: int | None = None
@@ -155,6 +159,8 @@ class ProjectMonitor(EventPath, SavedStateKeeper, ProjectRecord):
             assert self.state is not None
             if not self.state.stamps.holds_newer(task):  # else an event's read of it came after this one: kept
                 self.state.set_task(task)
+                if task.get("id") in self._recent:  # the newer read, for the task's next event
+                    self._recent.keep(task)
 
     def install(self, state: ProjectState, *, watermark: datetime | None,
                 margin_read: datetime | None = None) -> list[int]:

@@ -5,8 +5,11 @@ webhook that never came, a write that failed or landed late, a restart). So
 every write follows the same steps:
 
 1. **Refresh** a task: read it from Label Studio (its annotations and its meta
-   as they are now), and replace it in the project's state. An event only
-   says which task to refresh; nothing of a payload beyond ids is believed.
+   as they are now), and replace it in the project's state. An annotation's
+   event may stand for the read (:mod:`plugin.keeper.recent`): then the write
+   below is checked against Label Studio's answer, which holds the task as the
+   write left it, and the task is read and written again when the answer holds
+   other annotations than the event said.
 2. **Compute** the agreement block the task should carry.
 3. **Diff** it against the meta just read, and **write** the merged meta only
    when the block differs (alpha within its tolerance). Keys other clients
@@ -38,7 +41,8 @@ from plugin.state.blocks import TaskAsRead, needed_write
 from plugin.state.predictions import MODEL_VERSION
 from plugin.state.project import ProjectState
 
-__all__ = ["BATCH", "FRESH_FOR", "LEFT", "WATERMARK_MARGIN", "Progress", "full_pass", "refresh_tasks", "updated_at"]
+__all__ = ["BATCH", "FRESH_FOR", "LEFT", "READ_AGAIN", "WATERMARK_MARGIN", "Progress", "full_pass", "refresh_tasks",
+           "updated_at"]
 
 Progress = Callable[[str, int, int], None]
 """``progress(stage, done, total)``: a stage is "fetch" or "write"."""
@@ -46,6 +50,9 @@ Progress = Callable[[str, int, int], None]
 
 LEFT = "left for events"
 """The outcome of a task :func:`refresh_tasks` did not write because its caller stopped it for events."""
+READ_AGAIN = "written from its event, read again"
+"""The outcome of a task written from its events' provisional read that Label Studio's answer did not confirm: its
+caller refreshes it again, from a read (:mod:`plugin.keeper.recent`)."""
 FRESH_FOR = 3.0
 """Seconds a batch read's meta is merged into as it is; older, the task is read again just before its write."""
 BATCH = 100
@@ -58,6 +65,10 @@ def refresh_tasks(client: LabelStudioClient, monitor: ProjectMonitor, tasks: Seq
                   timings: dict[int, dict[str, float]] | None = None) -> dict[int, Outcome]:
     """Read ``tasks`` from Label Studio (one request), update the state, and write each block that differs.
 
+    A task whose events say all of it (:meth:`plugin.keeper.monitor.ProjectMonitor.provisional`) is not read,
+    unless in a dry run: its write is checked against Label Studio's answer (:data:`READ_AGAIN` when that holds
+    other annotations or predictions), and when its events' read asks for no write, or for a prediction's or an
+    escalation's, it is read first.
     The meta of a task is merged into as read, if that read is less than
     :data:`FRESH_FOR` old; otherwise the task is read again just before its
     write (a batch with many writes), so another client's keys are lost only
@@ -70,7 +81,7 @@ def refresh_tasks(client: LabelStudioClient, monitor: ProjectMonitor, tasks: Seq
     that moves task by task). ``timings``, when given, receives per task refreshed the seconds of its parts
     (time.monotonic): ``read``, Label Studio's read of it (the batch's, and its read again before a late write);
     ``scoring``, the state's update and its block (the batch's) and the diff with its meta; ``write``, its meta
-    write (0 without one); and ``done``, when its outcome was known.
+    write (0 without one); and ``done``, when its outcome was known. A task taken from its events has no read.
 
     Returns
     -------
@@ -78,7 +89,7 @@ def refresh_tasks(client: LabelStudioClient, monitor: ProjectMonitor, tasks: Seq
         Per task: "written", "unchanged", "gone" (deleted since it was read),
         "not a task of this project" (deleted before it was ever read, or of
         another project: an event named it), "deferred" (the project was never
-        read yet; the task is refreshed after the first pass), :data:`LEFT`, or the
+        read yet; the task is refreshed after the first pass), :data:`LEFT`, :data:`READ_AGAIN`, or the
         exception its write raised.
 
     Raises
@@ -89,23 +100,32 @@ def refresh_tasks(client: LabelStudioClient, monitor: ProjectMonitor, tasks: Seq
     """
     if monitor.defer_unread(tasks):
         return dict.fromkeys(tasks, "deferred")
+    from_events = monitor.provisional(tasks)
+    if dry_run:  # nothing is written, so nothing would check the events' read
+        from_events = {}
+    unread = [task for task in tasks if task not in from_events]
     started = time.monotonic()
-    fresh = {task["id"]: task for task in client.tasks_by_id(monitor.project, tasks)
-             if isinstance(task, Mapping) and task.get("id") in tasks}
+    fresh: dict[int, Mapping[str, Any]] = {
+        task["id"]: task for task in (client.tasks_by_id(monitor.project, unread) if unread else [])
+        if isinstance(task, Mapping) and task.get("id") in unread}
     read_at = time.monotonic()
-    gone, blocks = monitor.refresh(tasks, fresh)
+    fresh.update({task: read for task, (read, _) in from_events.items()})
+    gone, blocks = monitor.refresh(tasks, fresh, provisional=from_events)
     scored_at = time.monotonic()
     timed = timings if timings is not None else {}
+    read_seconds = {task: 0.0 if task in from_events else read_at - started for task in tasks}
     for task in gone:
-        timed[task] = {"read": read_at - started, "scoring": scored_at - read_at, "write": 0.0, "done": scored_at}
+        timed[task] = {"read": read_seconds[task], "scoring": scored_at - read_at, "write": 0.0, "done": scored_at}
     out: dict[int, Outcome] = dict(gone)
     for done, (task, block) in enumerate(blocks.items()):
         if go_on is not None and done and not go_on():
             out.update(dict.fromkeys(list(blocks)[done:], LEFT))
             break
-        parts = timed[task] = {"read": read_at - started, "scoring": scored_at - read_at, "write": 0.0}
+        parts = timed[task] = {"read": read_seconds[task], "scoring": scored_at - read_at, "write": 0.0}
         try:
-            out[task] = _write(client, monitor, task, block, fresh[task], read_at, dry_run=dry_run, parts=parts)
+            out[task] = _write(client, monitor, task, block, fresh[task],
+                               from_events[task][1] if task in from_events else read_at, dry_run=dry_run,
+                               parts=parts, provisional=task in from_events)
         except Exception as error:  # noqa: BLE001 (this task's failure, reported to the caller)
             out[task] = error
         parts["done"] = time.monotonic()
@@ -116,25 +136,47 @@ def refresh_tasks(client: LabelStudioClient, monitor: ProjectMonitor, tasks: Seq
     return out
 
 
+def _read_again(client: LabelStudioClient, monitor: ProjectMonitor, task: int,
+                parts: dict[str, float]) -> tuple[str | None, Mapping[str, Any], Mapping[str, Any], float]:
+    """Read ``task`` again and refresh it: its outcome if it is gone, else its block, the read and when it was read."""
+    started = time.monotonic()
+    again = client.task(task)
+    read_at = time.monotonic()
+    gone, blocks = monitor.refresh([task], {task: again} if again is not None else {})
+    parts["read"] += read_at - started
+    parts["scoring"] += time.monotonic() - read_at
+    if task in gone:
+        return gone[task], {}, {}, read_at
+    assert again is not None
+    return None, blocks[task], again, read_at
+
+
 def _write(client: LabelStudioClient, monitor: ProjectMonitor, task: int, block: Mapping[str, Any],
-           read: Mapping[str, Any], read_at: float, *, dry_run: bool, parts: dict[str, float]) -> str:
-    """Write one task's block if its meta differs; ``parts`` gains the seconds of each step (:func:`refresh_tasks`)."""
-    if time.monotonic() - read_at > FRESH_FOR:
-        started = time.monotonic()
-        again = client.task(task)
-        read_at = time.monotonic()
-        gone, blocks = monitor.refresh([task], {task: again} if again is not None else {})
-        parts["read"] += read_at - started
-        parts["scoring"] += time.monotonic() - read_at
-        if task in gone:
-            return gone[task]
-        block, read = blocks[task], again
+           read: Mapping[str, Any], read_at: float, *, dry_run: bool, parts: dict[str, float],
+           provisional: bool = False) -> str:
+    """Write one task's block if its meta differs; ``parts`` gains the seconds of each step (:func:`refresh_tasks`).
+
+    ``provisional``: ``read`` is what the task's events said of it (``read_at``, when the first came).
+    """
+    too_old = time.monotonic() - read_at > FRESH_FOR
     diffed = time.monotonic()
-    write = needed_write(TaskAsRead.of(read), block, review=monitor.review, controls=monitor.controls())
+    write = None if too_old else needed_write(TaskAsRead.of(read), block, review=monitor.review,
+                                              controls=monitor.controls())
+    if too_old or provisional and (write is None or write.prediction is not None or write.overlap is not None):
+        # read it again: its meta is too old to merge into (another client's keys), or no write's answer would check
+        # its events' read, or a prediction or an escalation would go out from it
+        parts["scoring"] += time.monotonic() - diffed
+        gone, block, read, read_at = _read_again(client, monitor, task, parts)
+        if gone is not None:
+            return gone
+        provisional = False
+        diffed = time.monotonic()
+        write = needed_write(TaskAsRead.of(read), block, review=monitor.review, controls=monitor.controls())
     sent = time.monotonic()
     parts["scoring"] += sent - diffed
     if write is None:
         return "unchanged"
+    confirmed = True
     if not dry_run:
         current = read.get("meta")
         if write.prediction is not None:  # first: the meta's write then answers with the task as both left it
@@ -147,13 +189,13 @@ def _write(client: LabelStudioClient, monitor: ProjectMonitor, task: int, block:
                                         if isinstance(current, Mapping) else {}, data=write.data(read.get("data")),
                                         overlap=write.overlap)
             if isinstance(answer, Mapping):  # the task as written, taken as read: a pass does not read it again
-                monitor.wrote(answer, read)
+                confirmed = monitor.wrote(answer, read, provisional=provisional)
         if write.overlap is not None:
             monitor.count("escalated")
         # from the read of the meta to the write's answer: where another client's write is lost
         monitor.record_window(time.monotonic() - read_at)
     parts["write"] += time.monotonic() - sent
-    return "written"
+    return READ_AGAIN if provisional and not confirmed else "written"
 
 
 def _read_changed(client: LabelStudioClient, monitor: ProjectMonitor, since: datetime | None, report: PassReport, *,
@@ -176,6 +218,7 @@ def _read_changed(client: LabelStudioClient, monitor: ProjectMonitor, since: dat
         for task in client.tasks_by_id(monitor.project, unseen[start:start + BATCH]):
             if isinstance(task, Mapping):
                 monitor.set_task(task)
+                monitor.remember(task)
                 report.n_tasks += 1
         if progress is not None:
             progress("fetch changed", min(start + BATCH, len(unseen)), len(unseen))
@@ -253,6 +296,7 @@ def full_pass(client: LabelStudioClient, monitor: ProjectMonitor, *, controls: M
         else:
             for task in client.tasks(monitor.project, on_total=lambda n: total.__setitem__(0, n), max_rate=max_rate):
                 target.set_task(task)  # with its stamp (plugin.state.stamps): installed below, whichever way
+                monitor.remember(task)
                 newest = _newest(newest, task)
                 report.n_tasks += 1
                 if progress is not None:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from plugin.keeper.memory import deep_size
+from plugin.keeper.recent import RecentTasks
 from plugin.labelstudio.errors import one_line
 from plugin.state.project import ProjectState
 
@@ -121,6 +122,7 @@ class ProjectRecord:
     passes: int
     _installs: int
     _memory: int | None
+    _recent: RecentTasks
     _remap_to: dict[str, Any] | None
 
     def __init__(self) -> None:
@@ -225,8 +227,9 @@ class ProjectRecord:
                 self._references = references or {}
                 self._published_from = source
             self.passes += 1
-            # what the state holds, estimated from samples of its large maps (milliseconds, whatever its size)
-            self._memory = deep_size(self.state) if self.state is not None else None
+            # what the state holds, estimated from samples of its large maps (milliseconds, whatever its size), and
+            # the tasks kept for events to stand for their reads
+            self._memory = deep_size(self.state) + self._recent.bytes if self.state is not None else None
             return self._references
 
     def published_from(self) -> object:

@@ -29,7 +29,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from plugin.keeper.monitor import Outcome, ProjectMonitor, percentiles_ms
-from plugin.keeper.passes import BATCH, FRESH_FOR, LEFT, refresh_tasks
+from plugin.keeper.passes import BATCH, FRESH_FOR, LEFT, READ_AGAIN, refresh_tasks
 from plugin.labelstudio.client import LabelStudioClient
 
 __all__ = ["BACKGROUND_BATCH", "LULL", "TaskWriter", "batch_size"]
@@ -201,8 +201,8 @@ class TaskWriter:
             self._condition.notify_all()
 
     def _task_done(self, task: int, outcome: Outcome) -> None:
-        with self._condition:
-            self._written_so_far += not isinstance(outcome, Exception)
+        with self._condition:  # a task written again after Label Studio's answer counts once, when it is
+            self._written_so_far += not isinstance(outcome, Exception) and outcome != READ_AGAIN
 
     @property
     def written_so_far(self) -> int:
@@ -270,6 +270,13 @@ class TaskWriter:
                     continue
                 outcome = outcomes[due.task]
                 self.outcomes["failed" if isinstance(outcome, Exception) else outcome] += 1
+                key = (project, due.task)
+                if outcome == READ_AGAIN and not self._stopping:  # at once, from a read, as its event's
+                    self._running.discard(key)
+                    if self._queued.get(key) is None:  # not queued since, or by a pass: this request stands for it
+                        self._queued[key] = since
+                        heapq.heappush(self._queue, _Due(since is None, now, project, due.task))
+                    continue
                 if since is not None and outcome in ("written", "unchanged"):
                     self._latencies.append(now - since)
                     parts = timings.get(due.task)

@@ -1,8 +1,12 @@
-"""Webhook payloads, parsed at the edge into small events that carry ids only.
+"""Webhook payloads, parsed at the edge into small events: the ids they name, and what an annotation's says.
 
-An event says which tasks to read again; it is never the source of a score
-or of meta. The annotation, task and project objects of a payload are read
-for their ids and dropped (the ``project`` object carries the project's token).
+An event says which tasks to refresh. The ``project`` object of a payload is
+read for its id and dropped (it carries the project's token). An annotation
+created or updated one at a time (ANNOTATION_CREATED, ANNOTATION_UPDATED) also
+keeps the annotation as Label Studio saved it and the task's own fields as it
+left them (:class:`SavedAnnotation`): the task's refresh may take them for a
+read of it, and a score made from them reaches the task only through a write
+whose answer Label Studio checks them against (:mod:`plugin.keeper.recent`).
 
 The body must be UTF-8 JSON without NaN or Infinity; ids must be positive
 integers. Anything else is a
@@ -13,10 +17,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
-__all__ = ["EVENTS", "BadEvent", "Event", "parse_body", "parse_event"]
+__all__ = ["EVENTS", "BadEvent", "Event", "SavedAnnotation", "parse_body", "parse_event"]
 
 EVENTS = ("ANNOTATION_CREATED", "ANNOTATIONS_CREATED", "ANNOTATION_UPDATED", "ANNOTATIONS_DELETED", "TASKS_DELETED",
           "PROJECT_UPDATED")
@@ -29,6 +33,26 @@ _MAX_ID = 2**63 - 1
 
 class BadEvent(ValueError):
     """A webhook body that is not a valid event; the message is the one-line reason."""
+
+
+@dataclass(frozen=True)
+class SavedAnnotation:
+    """One annotation as an event's payload gives it, with its task's own fields (no other annotation).
+
+    Attributes
+    ----------
+    task : int
+        The annotation's task.
+    annotation : dict
+        The annotation as Label Studio saved it (the fields a read of the task gives it).
+    task_fields : dict
+        The task's fields as the save left them: ``data``, ``meta``, ``updated_at``, and its counts of
+        annotations (``total_annotations``, ``cancelled_annotations``) and predictions (``total_predictions``).
+    """
+
+    task: int
+    annotation: dict[str, Any]
+    task_fields: dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -47,6 +71,9 @@ class Event:
         Annotations deleted (ANNOTATIONS_DELETED names only these).
     deleted_tasks : tuple of int
         Tasks deleted.
+    saved : tuple of SavedAnnotation
+        What an ANNOTATION_CREATED or ANNOTATION_UPDATED payload says of its annotation and task, when it says
+        it in the shape Label Studio sends (else empty: the task is read).
     """
 
     action: str
@@ -54,6 +81,7 @@ class Event:
     tasks: tuple[int, ...] = ()
     annotations: tuple[int, ...] = ()
     deleted_tasks: tuple[int, ...] = ()
+    saved: tuple[SavedAnnotation, ...] = field(default=(), compare=False, repr=False)
 
 
 def _reject_constant(name: str) -> NoReturn:
@@ -121,6 +149,29 @@ def _annotation_tasks(payload: Mapping[str, Any], action: str) -> tuple[int, ...
     return tuple(dict.fromkeys(tasks))
 
 
+_COUNTS = ("total_annotations", "cancelled_annotations", "total_predictions")
+
+
+def _saved(payload: Mapping[str, Any], task: int) -> tuple[SavedAnnotation, ...]:
+    """What a one-annotation payload says of its annotation and task, or nothing if it is not in Label Studio's shape.
+
+    >>> fields = {"id": 3, "updated_at": "2026-01-01T00:00:00Z", "meta": {}, "data": {"text": "a"},
+    ...           "total_annotations": 1, "cancelled_annotations": 0, "total_predictions": 0}
+    >>> [s.task for s in _saved({"annotation": {"id": 9, "task": 3, "result": []}, "task": fields}, 3)]
+    [3]
+    >>> _saved({"annotation": {"id": 9, "task": 3, "result": []}, "task": {**fields, "total_predictions": None}}, 3)
+    ()
+    """
+    annotation, fields = payload.get("annotation"), payload.get("task")
+    if not isinstance(annotation, Mapping) or not isinstance(fields, Mapping) or fields.get("id") != task:
+        return ()
+    if not isinstance(annotation.get("result"), list) or not isinstance(fields.get("updated_at"), str) or any(
+            isinstance(fields.get(count), bool) or not isinstance(fields.get(count), int) or fields[count] < 0
+            for count in _COUNTS):
+        return ()
+    return (SavedAnnotation(task, dict(annotation), dict(fields)),)
+
+
 def parse_event(payload: Any) -> Event | None:
     """The event a payload describes, or None for an action the service does not follow.
 
@@ -143,4 +194,6 @@ def parse_event(payload: Any) -> Event | None:
         if project is None:
             raise BadEvent("PROJECT_UPDATED needs the project's id.")
         return Event(action, project)
-    return Event(action, project, tasks=_annotation_tasks(payload, action))
+    tasks = _annotation_tasks(payload, action)
+    saved = _saved(payload, tasks[0]) if action in ("ANNOTATION_CREATED", "ANNOTATION_UPDATED") and tasks else ()
+    return Event(action, project, tasks=tasks, saved=saved)

@@ -171,6 +171,7 @@ class EventQueue:
                 self._request_pass(monitor.project)
             else:
                 tasks.update(deleted)
+            monitor.hold(event, tasks)
             self.writer.request(monitor.project, tasks, since=received)
             requested |= tasks
         return requested

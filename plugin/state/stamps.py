@@ -21,13 +21,14 @@ it. Such a task stays unseen, and the next pass reads it.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
 from plugin.clock import parse_time
 
-__all__ = ["Stamps", "annotation_stamps", "answer_holds_read"]
+__all__ = ["Stamps", "annotation_stamps", "answer_holds_read", "task_contents"]
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
@@ -52,8 +53,48 @@ def annotation_stamps(task: Mapping[str, Any]) -> frozenset[tuple[Any, datetime 
     return frozenset((a.get("id"), parse_time(a.get("updated_at"))) for a in annotations if isinstance(a, Mapping))
 
 
-def answer_holds_read(answer: Mapping[str, Any], read: Mapping[str, Any]) -> bool:
+_ANNOTATION_FIELDS = ("result", "was_cancelled", "ground_truth", "completed_by", "created_at", "import_id",
+                      "updated_by")
+"""What scoring reads of an annotation besides its id and ``updated_at``."""
+_PREDICTION_FIELDS = ("result", "model_version", "score", "created_at", "updated_at")
+"""What scoring reads of a prediction besides its id."""
+_ABSENT = "absent"  # a field left out, told apart from one given as null (``updated_by``: imported or not)
+
+
+def _contents(entries: Any, fields: tuple[str, ...]) -> frozenset[tuple[Any, ...]] | None:
+    if not isinstance(entries, list):
+        return None
+    try:
+        return frozenset((e.get("id"), *(json.dumps(e[name], sort_keys=True) if name in e else _ABSENT
+                                         for name in fields)) for e in entries if isinstance(e, Mapping))
+    except (TypeError, ValueError):  # not JSON: held by nothing
+        return frozenset({(object(),)})
+
+
+def task_contents(task: Mapping[str, Any]) -> tuple[Any, ...] | None:
+    """What scoring reads of ``task``: each annotation (its ``updated_at`` included) and prediction, its overlap.
+
+    None when it gives no annotations.
+
+    >>> read = {"annotations": [{"id": 2, "updated_at": "2026-01-01T00:00:00Z", "result": [{"value": 1}]}]}
+    >>> task_contents(read) == task_contents({"annotations": [{**read["annotations"][0], "x": 1}]})
+    True
+    >>> task_contents(read) == task_contents({"annotations": [{**read["annotations"][0], "result": []}]})
+    False
+    >>> task_contents(read) == task_contents({**read, "overlap": 2})
+    False
+    """
+    annotations = _contents(task.get("annotations"), ("updated_at", *_ANNOTATION_FIELDS))
+    if annotations is None:
+        return None
+    return annotations, _contents(task.get("predictions") or [], _PREDICTION_FIELDS), task.get("overlap")
+
+
+def answer_holds_read(answer: Mapping[str, Any], read: Mapping[str, Any], *, whole: bool = False) -> bool:
     """Whether a write's ``answer`` holds the annotations of ``read``, the task as read for that write, and a stamp.
+
+    Their ids and ``updated_at``; with ``whole``, all that scoring reads of the task (:func:`task_contents`: for a
+    ``read`` its events gave, which a forged event could have made up, and predictions an older read gave).
 
     >>> read = {"id": 1, "annotations": [{"id": 5, "updated_at": "2026-01-01T00:00:01Z"}]}
     >>> answer_holds_read({**read, "updated_at": "2026-01-01T00:01:00Z"}, read)
@@ -61,8 +102,9 @@ def answer_holds_read(answer: Mapping[str, Any], read: Mapping[str, Any]) -> boo
     >>> answer_holds_read({**read, "updated_at": "2026-01-01T00:01:00Z", "annotations": []}, read)
     False
     """
-    held = annotation_stamps(read)
-    return (isinstance(answer.get("id"), int) and held is not None and annotation_stamps(answer) == held
+    key = task_contents if whole else annotation_stamps
+    held = key(read)
+    return (isinstance(answer.get("id"), int) and held is not None and key(answer) == held
             and parse_time(answer.get("updated_at")) is not None)
 
 

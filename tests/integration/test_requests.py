@@ -33,7 +33,7 @@ from plugin.labelstudio.client import CHANGED_PROBE, LabelStudioClient
 from plugin.labelstudio.localserver import free_port, sign_up
 from plugin.settings import Connection
 from tests.faultproxy import FaultProxy
-from tests.integration.test_serve import CONFIG, results, start_service, status_of, stop
+from tests.integration.test_serve import CONFIG, HEADERS, results, start_service, status_of, stop
 
 PAGE = 10  # tasks per page (--page-size)
 N_TASKS = 2 * PAGE  # exactly two pages
@@ -236,5 +236,49 @@ def test_a_pass_after_its_own_writes_lists_the_tasks_and_reads_none_in_full(worl
     # the config, and pages of stamps (those changed within the margin below the newest read: every task here)
     assert after.read.requests == len(asked) and {path for _, path, _ in asked} == {f"/api/projects/{project}",
                                                                                     "/api/tasks"}, asked
+    logged = logged_since(server, offset)
+    assert "Invalid page" not in logged and "Traceback" not in logged, logged[-3000:]
+
+
+def test_an_annotation_costs_one_write_and_no_read(world, tmp_path):
+    # An annotation's webhook carries the annotation and the task's own fields; with the task's other annotations
+    # as last read (here: none, or the first annotation's write's answer), the service writes without reading, and
+    # Label Studio's answer to the write confirms what it was computed from.
+    server, project, tasks = world["server"], world["project"], world["tasks"][12:16]
+    annotators = [LabelStudio(base_url=server.url, api_key=sign_up(server.url, f"cost{i}@example.com")[1])
+                  for i in range(2)]
+    admin = world["admin"]
+    offset = server_log(server).stat().st_size
+    log = open(tmp_path / "service.log", "wb")  # noqa: SIM115
+    with FaultProxy(server.url) as proxy:
+        process, url = start_service(proxy.url, server.token, project, free_port(), log,
+                                     "--reconcile-interval", "1000", "--discover-interval", "1000")
+        try:
+            deadline = time.monotonic() + 60
+            while status_of(url, project)["pending_writes"] or not status_of(url, project)["passes"]:
+                assert time.monotonic() < deadline
+                time.sleep(0.1)
+            proxy.reset_counters()
+            for who, client in enumerate(annotators):
+                for n, task in enumerate(tasks):
+                    client.annotations.create(id=task, result=results("pos" if (n + who) % 2 else "neg"))
+            deadline = time.monotonic() + 30
+            while any((admin.tasks.get(id=task).meta or {}).get("agreement", {}).get("n_annotations") != 2
+                      for task in tasks) or status_of(url, project)["pending_writes"]:
+                assert time.monotonic() < deadline, status_of(url, project)
+                time.sleep(0.2)
+            writes = requests.get(f"{url}/status", headers=HEADERS, timeout=5).json()["writes"]
+            during = proxy.log  # before the stop's removal of its webhook
+        finally:
+            stop(process)
+            log.close()
+        asked = Counter(kind(e, project) + (" selectedItems" if "selectedItems" in (e.query or "") else "")
+                        for e in during)
+        assert no_errors(proxy.log) == []
+    assert asked == {"PATCH /api/tasks/{id}/": 2 * len(tasks)}, asked
+    assert "written from its event, read again" not in writes, writes
+    for task in tasks:  # what a read of every task gives
+        meta = admin.tasks.get(id=task).meta
+        assert meta["agreement"]["controls"]["sentiment"]["spa"] == 0.0, meta
     logged = logged_since(server, offset)
     assert "Invalid page" not in logged and "Traceback" not in logged, logged[-3000:]

@@ -128,7 +128,8 @@ class FakeLabelStudio:
         self.calls["tasks_by_id"] += 1
         self._maybe_fail("task")
         with self.lock:
-            return [copy.deepcopy(self.store[i]) for i in ids if i in self.store and self.store[i]["project"] == project]
+            return [{"predictions": [], **copy.deepcopy(self.store[i])} for i in ids
+                    if i in self.store and self.store[i]["project"] == project]
 
     def update_meta(self, task, meta, *, data=None, overlap=None):
         self.calls["update_meta"] += 1
@@ -141,7 +142,8 @@ class FakeLabelStudio:
             if data is not None:
                 self.store[task]["data"] = copy.deepcopy(data)
             self._touch(task)
-            return copy.deepcopy(self.store[task])  # Label Studio answers with the task as written
+            # Label Studio answers with the task as written, its annotations and predictions included
+            return {"predictions": [], **copy.deepcopy(self.store[task])}
 
     def write_prediction(self, task, *, model_version, prediction, results, score, delete=()):
         self.calls["write_prediction"] += 1
@@ -207,6 +209,23 @@ class FakeLabelStudio:
     def meta(self, task):
         with self.lock:
             return copy.deepcopy(self.store[task]["meta"])
+
+    def payload(self, task, annotation_id, action="ANNOTATION_CREATED"):
+        """The webhook Label Studio sends for an annotation saved: the annotation, the task's own fields, the project.
+
+        As 1.23 sends it: the task without its annotations and predictions, with their counts.
+        """
+        with self.lock:
+            held = self.store[task]
+            annotations = held.get("annotations", [])
+            fields = {key: copy.deepcopy(value) for key, value in held.items()
+                      if key not in ("annotations", "predictions")}
+            fields.update(total_annotations=sum(not a.get("was_cancelled") for a in annotations),
+                          cancelled_annotations=sum(bool(a.get("was_cancelled")) for a in annotations),
+                          total_predictions=len(held.get("predictions", [])))
+            return {"action": action, "project": {"id": held["project"], "token": "project-token-never-kept"},
+                    "annotation": copy.deepcopy(next(a for a in annotations if a["id"] == annotation_id)),
+                    "task": fields}
 
 
 def annotation(identifier, task, annotator, choice, second="00"):
