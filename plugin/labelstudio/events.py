@@ -57,7 +57,7 @@ class SavedAnnotation:
 
 @dataclass(frozen=True)
 class Event:
-    """A validated webhook event: the ids it names, nothing else.
+    """A validated webhook event: the ids it names, and what an annotation's payload says of it.
 
     Attributes
     ----------
