@@ -264,12 +264,14 @@ def live_cost_lines(status: dict[str, Any], *, project: int, annotations: int, d
                     interval: float) -> list[str]:
     """What the live path cost, from ``/status``: where events' time went, writes per annotation, the drain.
 
-    >>> status = {"writes": {"written": 780, "unchanged": 20}, "projects": {"1": {"event_latency_ms": {
+    >>> status = {"writes": {"written": 770, "written from its event, read again": 10, "unchanged": 20},
+    ...           "projects": {"1": {"event_latency_ms": {
     ...     "queue": {"p50": 4.0, "p95": 30.0}, "read": {"p50": 60.0, "p95": 200.0},
     ...     "scoring": {"p50": 20.0, "p95": 50.0}, "write": {"p50": 90.0, "p95": 300.0}}}}}
     >>> print("\\n".join(live_cost_lines(status, project=1, annotations=750, drained=3.2, interval=20)))
     where an event's time went, ms median/95th: queue 4/30, read 60/200, scoring 20/50, write 90/300
     meta writes: 780 for 750 annotations (1.04 an annotation; 20 refreshes found the meta right)
+    of which 10 written from an event, then again from a read (Label Studio's answer differed from the event)
     the writes waiting drained 3 s after the last annotation (a pass every 20 s)
     """
     parts = ((status.get("projects") or {}).get(str(project)) or {}).get("event_latency_ms") or {}
@@ -283,8 +285,8 @@ def live_cost_lines(status: dict[str, Any], *, project: int, annotations: int, d
     lines.append(f"meta writes: {written:,} for {annotations:,} annotations ({per}"
                  f"{int(writes.get('unchanged', 0)):,} refreshes found the meta right)")
     if again:
-        lines.append(f"of which {again:,} written from an event, then again from a read (Label Studio's answer held "
-                     f"other annotations)")
+        lines.append(f"of which {again:,} written from an event, then again from a read (Label Studio's answer "
+                     f"differed from the event)")
     if drained is not None:
         lines.append(f"the writes waiting drained {drained:.0f} s after the last annotation "
                      f"(a pass every {interval:.0f} s)")
