@@ -4,21 +4,25 @@ Label Studio's webhook for an annotation created or updated one at a time
 carries the annotation as saved and the task's own fields as the save left
 them (its data, meta and ``updated_at``, and how many annotations and
 predictions it has), but not its other annotations. Those are kept from the
-task's last read, for the tasks read most recently (:class:`RecentTasks`,
-bounded in bytes for each project); a task the state holds with no annotation and that has no
-prediction needs none. :func:`provisional_read` puts them together into the
-task as a read would give it, or gives None when they do not add up: an
-annotation or a prediction missing (an event lost, an annotation deleted),
-and then the task is read.
+task's last read or write, for the tasks read most recently
+(:class:`RecentTasks`, bounded in bytes for each project); a task the state
+holds with no annotation and no prediction needs none, and a pass keeps the
+predictions of tasks with no annotation while there is room.
+:func:`provisional_read` puts them together into the task as a read would
+give it, or gives None when they do not add up: an annotation or a
+prediction missing (an event lost, an annotation deleted), and then the task
+is read.
 
-Nothing made from it is believed. A write made from it is checked against
+No score made from it is believed unchecked: a write made from it is checked against
 Label Studio's answer, which holds the task as the write left it
 (:func:`plugin.state.stamps.answer_holds_read`); when the answer holds other
-annotations the task is read again and written from that read, and a
-provisional read that asks for no write, or for a prediction's, is confirmed
-by a read first (:func:`plugin.keeper.passes.refresh_tasks`). So what reaches
-a task is always what Label Studio's own answer holds, as with a read; the
-event saves the read.
+annotations or predictions, or another overlap, the task is read again and
+written from that read, and a provisional read that asks for no write, or
+for a prediction's or an escalation's, is confirmed by a read first
+(:func:`plugin.keeper.passes.refresh_tasks`). So the scores a task keeps are
+computed from what Label Studio's own answer holds, as with a read; the
+event saves the read. The meta they are merged into, and the data, are the
+event's (docs/serve.md says what a forged event can do with them).
 """
 
 from __future__ import annotations
