@@ -117,19 +117,37 @@ class EventPath:
         """
         found: dict[int, tuple[dict[str, Any], float]] = {}
         with self._lock:
-            state = self.state
             for task in tasks:
                 said = self._said.pop(task, None)
-                if said is None or state is None or self._remap_to is not None or task not in state.tasks or any(
-                        saved.task_fields.get("project") not in (None, self.project) for saved in said[1]):
-                    continue  # read: another project's task is refused from a read, not removed for an event's
-                last = self._recent.last_read(task)
-                if last is None and not state.tasks[task].annotations:
-                    last = {"annotations": [], "predictions": [], "meta": None, "updated_at": None}
-                read = provisional_read(said[1], last) if last is not None else None
+                if said is None or not self._said_stands(task, said):
+                    continue
+                read = provisional_read(said[1], self._recent.last_read(task) or {
+                    "annotations": [], "predictions": [], "meta": None, "updated_at": None})
                 if read is not None:
                     found[task] = (read, said[0])
         return found
+
+    def needs_read(self, task: int) -> bool:
+        """Whether the refresh of ``task`` reads it: what its events said, held now, cannot stand for a read.
+
+        False leaves one check to :meth:`provisional`: that the events' annotations and the task's counts add up.
+        """
+        with self._lock:
+            said = self._said.get(task)
+            return said is None or not self._said_stands(task, said)
+
+    def _said_stands(self, task: int, said: tuple[float, list[SavedAnnotation]]) -> bool:
+        """Whether what events ``said`` of ``task`` can stand for its read (call with the lock held).
+
+        Not for a task of a project unread or being re-mapped, one the state does not hold, one an event gives
+        another project's fields for (refused from a read, not removed for an event's), and one with annotations
+        that is not kept as last read (:class:`plugin.keeper.recent.RecentTasks`).
+        """
+        state = self.state
+        if state is None or self._remap_to is not None or task not in state.tasks or any(
+                saved.task_fields.get("project") not in (None, self.project) for saved in said[1]):
+            return False
+        return task in self._recent or not state.tasks[task].annotations
 
     def remember(self, task: Mapping[str, Any]) -> None:
         """Keep a task a pass read with predictions and no annotation, unless kept already, while there is room.

@@ -66,9 +66,9 @@ def refresh_tasks(client: LabelStudioClient, monitor: ProjectMonitor, tasks: Seq
     """Read ``tasks`` from Label Studio (one request), update the state, and write each block that differs.
 
     A task whose events say all of it (:meth:`plugin.keeper.monitor.ProjectMonitor.provisional`) is not read,
-    unless in a dry run: its write is checked against Label Studio's answer (:data:`READ_AGAIN` when that holds
-    other annotations or predictions), and when its events' read asks for no write, or for a prediction's or an
-    escalation's, it is read first.
+    unless in a dry run or its first event is over :data:`FRESH_FOR` old (then read with the batch): its write is
+    checked against Label Studio's answer (:data:`READ_AGAIN` when that holds other annotations or predictions), and
+    when its events' read asks for no write, or for a prediction's or an escalation's, it is read first.
     The meta of a task is merged into as read, if that read is less than
     :data:`FRESH_FOR` old; otherwise the task is read again just before its
     write (a batch with many writes), so another client's keys are lost only
@@ -103,6 +103,8 @@ def refresh_tasks(client: LabelStudioClient, monitor: ProjectMonitor, tasks: Seq
     from_events = monitor.provisional(tasks)
     if dry_run:  # nothing is written, so nothing would check the events' read
         from_events = {}
+    # an event over FRESH_FOR old is read with the batch, in one request, rather than each on its own before its write
+    from_events = {task: said for task, said in from_events.items() if time.monotonic() - said[1] <= FRESH_FOR}
     unread = [task for task in tasks if task not in from_events]
     started = time.monotonic()
     fresh: dict[int, Mapping[str, Any]] = {

@@ -12,8 +12,9 @@ Studio writes within :data:`plugin.keeper.passes.FRESH_FOR` at its recent pace
 (so that a batch's read is merged into as read), and a batch stops before its
 next write when an event comes, its rest queued again; so that an annotator's
 scores follow within a second while a pass rewrites drifted tasks. Events'
-batches are bounded the same way, once a write's time is known
-(:func:`batch_size`).
+batches, which share one read, are bounded the same way once a write's time is
+known (:func:`batch_size`); an event whose task needs no read is a batch of
+its own, so that it never waits behind another's write while a worker is free.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import math
 import threading
 import time
 from collections import Counter, deque
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
@@ -62,6 +63,7 @@ class _Due:
     project: int = field(compare=False)
     task: int = field(compare=False)
     attempt: int = field(compare=False, default=0)
+    alone: bool = field(compare=False, default=False)  # an event's task that needs no read: a batch of its own
 
 
 class TaskWriter:
@@ -138,11 +140,13 @@ class TaskWriter:
     # --- requests ---
 
     def request(self, project: int, tasks: Iterable[int], *, since: float | None = None,
-                background: bool = False) -> None:
+                background: bool = False, alone: Collection[int] = ()) -> None:
         """Refresh ``tasks`` of ``project`` soon; ``since`` is when the event that asked came (for latency).
 
         ``background`` work (a pass's stale tasks) waits behind every event's, and is done in small batches,
-        so that an annotator's scores follow within a second while a pass rewrites drifted tasks.
+        so that an annotator's scores follow within a second while a pass rewrites drifted tasks. An event's
+        tasks in ``alone`` need no read (:meth:`plugin.keeper.event_path.EventPath.needs_read`): each is a batch
+        of its own, written as soon as a worker is free rather than after the writes of a batch that shares a read.
         """
         now = time.monotonic()
         with self._condition:
@@ -152,11 +156,12 @@ class TaskWriter:
                 key = (project, task)
                 if key not in self._queued:
                     self._queued[key] = since
-                    heapq.heappush(self._queue, _Due(background, now + self._coalesce, project, task))
+                    heapq.heappush(self._queue, _Due(background, now + self._coalesce, project, task,
+                                                     alone=task in alone))
                 elif since is not None and self._queued[key] is None:
                     self._queued[key] = since
                     # an event for a task a pass queued: it moves to the front
-                    heapq.heappush(self._queue, _Due(False, now + self._coalesce, project, task))
+                    heapq.heappush(self._queue, _Due(False, now + self._coalesce, project, task, alone=task in alone))
             self._condition.notify_all()
 
     @property
@@ -220,6 +225,13 @@ class TaskWriter:
         """Workers a pass's work may take: every one after a :data:`LULL`, else every one but one (call with the
         condition held)."""
         return self._workers if now - self._last_event >= LULL else self._background_lanes
+
+    def _alone(self, due: _Due, now: float) -> bool:
+        """Whether ``due`` is a batch of its own: an event's task that needs no read, its event no more than
+        :data:`plugin.keeper.passes.FRESH_FOR` old (an older one is read with its batch, in one request, rather
+        than each on its own before its write; call with the condition held)."""
+        since = self._queued.get((due.project, due.task))
+        return due.alone and since is not None and now - since <= FRESH_FOR
 
     def _no_event_waits(self) -> bool:
         """Whether a background batch goes on to its next write: no event is being served or due, and no stop."""
@@ -334,20 +346,26 @@ class TaskWriter:
                     else:
                         longest = batch_size(self._write_seconds, most=self._batch)
                     size = min(longest, max(1, -(-ready // max(1, self._workers - self._jobs))))
+                    solo = False  # the batch is one event's task that needs no read
                     while (self._queue and self._queue[0].when <= now and self._queue[0].background == background
-                           and len(batch) < size):
+                           and len(batch) < size and not solo):
                         due = heapq.heappop(self._queue)
                         key = (due.project, due.task)
                         if key not in self._queued:  # a stale entry: the task moved to the front and was done
+                            continue
+                        alone = self._alone(due, now)
+                        if batch and alone:  # its own batch, on the next free worker
+                            later.append(due)
                             continue
                         if due.project != project or key in self._running or any(d.task == due.task
                                                                                    for d, _ in batch):
                             # another project's, or being refreshed: later, never two at once
                             later.append(due if due.project != project else
-                                         _Due(due.background, now + self._coalesce, *key, due.attempt))
+                                         _Due(due.background, now + self._coalesce, *key, due.attempt, due.alone))
                             continue
                         batch.append((due, self._queued.pop(key, None)))
                         self._running.add(key)
+                        solo = alone
                     for due in later:
                         heapq.heappush(self._queue, due)
                     if not batch:

@@ -172,7 +172,8 @@ class EventQueue:
             else:
                 tasks.update(deleted)
             monitor.hold(event, tasks)
-            self.writer.request(monitor.project, tasks, since=received)
+            self.writer.request(monitor.project, tasks, since=received,
+                                alone=[task for task in tasks if not monitor.needs_read(task)])
             requested |= tasks
         return requested
 

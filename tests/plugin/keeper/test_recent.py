@@ -1,7 +1,10 @@
 """An annotation's event standing for a read of its task: written without a read, and checked by the write's answer."""
 
+import time
+
 import pytest
 
+from plugin.keeper import writer as writer_module
 from plugin.keeper.monitor import ProjectMonitor
 from plugin.keeper.passes import READ_AGAIN, full_pass
 from plugin.keeper.recent import RecentTasks, provisional_read
@@ -23,14 +26,19 @@ def read(fake):
     return monitor
 
 
-def events(fake, monitor, *payloads, dry_run=False):
-    """Each payload as the service takes it (held, then a refresh asked for), the writer run until idle."""
+def events(fake, monitor, *payloads, dry_run=False, ago=0.0):
+    """Each payload as the service takes it (held, then a refresh asked for), the writer run until idle.
+
+    ``ago``: seconds since the events came, for the writer (the monitor's own clock is patched for that).
+    """
     writer = TaskWriter(fake, {1: monitor}, workers=1, coalesce_seconds=0.05, dry_run=dry_run)
     for payload in payloads:
         event = parse_event(payload)
-        tasks = set(event.tasks) | {monitor.state.task_of_annotation(a) for a in event.annotations}
+        tasks = set(event.tasks) | {task for a in event.annotations
+                                    if (task := monitor.state.task_of_annotation(a)) is not None}
         monitor.hold(event, tasks)
-        writer.request(1, tasks, since=0.0)
+        writer.request(1, tasks, since=time.monotonic() - ago,
+                       alone=[task for task in tasks if not monitor.needs_read(task)])
     writer.start()
     try:
         assert writer.wait_idle(10)
@@ -125,15 +133,14 @@ def test_an_event_that_asks_for_no_write_is_confirmed_by_a_read(fake):
 
 
 def test_a_deletion_among_a_task_s_events_makes_its_refresh_a_read(fake):
-    monitor = read(fake)
-    fake.annotate(1, annotation(10, 1, 1, "pos"))
+    monitor = with_one_annotation(fake)
     fake.annotate(1, annotation(11, 1, 2, "neg"))
-    said = fake.payload(1, 11)
-    fake.delete_annotation(11)
+    said = fake.payload(1, 11)  # adds up with annotation 10 as kept: without the deletion, it would stand for a read
+    fake.delete_annotation(10)
     before = reads(fake)
-    events(fake, monitor, said, {"action": "ANNOTATIONS_DELETED", "project": {"id": 1}, "annotations": [{"id": 11}]})
-    assert reads(fake) == before + 1
-    assert fake.meta(1)["agreement"]["n_annotations"] == 1
+    events(fake, monitor, said, {"action": "ANNOTATIONS_DELETED", "project": {"id": 1}, "annotations": [{"id": 10}]})
+    assert reads(fake) == before + 1  # one read, before the write: no write from the events to be read again
+    assert fake.meta(1)["agreement"]["n_annotations"] == 1 and fake.writes == [1, 1]
 
 
 def test_a_dry_run_reads_what_it_would_write(fake):
@@ -293,15 +300,22 @@ def test_a_failed_write_from_an_event_is_retried_from_a_read(fake):
     assert written(fake, 1) == as_read_now(fake, 1)
 
 
-def test_an_event_older_than_fresh_for_is_read_before_its_write(fake, monkeypatch):
-    import plugin.keeper.passes as passes
+def test_events_older_than_fresh_for_are_read_in_one_request_before_their_writes(fake, monkeypatch):
+    import plugin.keeper.event_path as event_path
+
+    class TenSecondsAgo:
+        @staticmethod
+        def monotonic():
+            return time.monotonic() - 10.0
 
     monitor = read(fake)
-    fake.annotate(1, annotation(10, 1, 1, "pos"))
-    monkeypatch.setattr(passes, "FRESH_FOR", -1.0)  # every event's meta is too old to merge into
+    for task in (1, 2, 3):
+        fake.annotate(task, annotation(10 * task, task, 1, "pos"))
+    monkeypatch.setattr(event_path, "time", TenSecondsAgo)  # each event came 10 s ago: its meta too old to merge into
     before = reads(fake)
-    events(fake, monitor, fake.payload(1, 10))
-    assert reads(fake) == before + 1 and written(fake, 1) == as_read_now(fake, 1)
+    events(fake, monitor, *(fake.payload(task, 10 * task) for task in (1, 2, 3)), ago=10.0)
+    assert reads(fake) == before + 1 and fake.calls["tasks_by_id"] - before == 1  # the three in one request
+    assert all(written(fake, task) == as_read_now(fake, task) for task in (1, 2, 3))
 
 
 def test_too_many_events_on_one_task_or_an_unread_project_make_a_read(fake):
@@ -315,3 +329,31 @@ def test_too_many_events_on_one_task_or_an_unread_project_make_a_read(fake):
     unread = ProjectMonitor(1, mapping=MappingOptions(), scoring=ScoringOptions(n_resamples=20))
     unread.hold(parse_event(fake.payload(1, 10)), {1})
     assert unread._said == {1: None}
+
+
+def test_an_event_that_needs_no_read_is_refreshed_alone_and_those_that_need_one_share_it(monkeypatch):
+    fake = FakeLabelStudio([{"id": t, "meta": {}, "annotations": []} for t in (1, 2, 3, 4)])
+    monitor = read(fake)
+    for task in (1, 2, 3, 4):
+        fake.annotate(task, annotation(10 * task, task, 1, "pos"))
+    batches = []
+    refresh = writer_module.refresh_tasks
+
+    def recorded(client, monitor, tasks, **options):
+        batches.append(sorted(tasks))
+        return refresh(client, monitor, tasks, **options)
+
+    monkeypatch.setattr(writer_module, "refresh_tasks", recorded)
+    for task in (1, 2):
+        monitor.hold(parse_event(fake.payload(task, 10 * task)), {task})
+    assert [monitor.needs_read(task) for task in (1, 2, 3, 4)] == [False, False, True, True]
+    before = reads(fake)
+    writer = TaskWriter(fake, {1: monitor}, workers=1, coalesce_seconds=0.05)
+    writer.request(1, [1, 2, 3, 4], since=time.monotonic(), alone=[1, 2])
+    writer.start()
+    try:
+        assert writer.wait_idle(10)
+    finally:
+        writer.stop()
+    assert sorted(batches) == [[1], [2], [3, 4]] and reads(fake) == before + 1
+    assert dict(writer.outcomes) == {"written": 4} and sorted(fake.writes) == [1, 2, 3, 4]
