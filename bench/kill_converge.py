@@ -14,9 +14,14 @@ taken at the start: a saved state is refused by other code, so a checkout
 edited during the run would otherwise make the restart read every task.
 
 After the last annotation, a batch ``ls-agreement sync --dry-run`` straight
-against Label Studio is run again and again until it finds nothing to write.
-Prints the time from the last annotation to convergence (the start of the
-dry run that found nothing), the pass interval, the duration of each of the
+against Label Studio is run each time the service is idle (nothing pending)
+after a pass that ended since the last annotation (or since the dry run
+before), until one finds nothing to write. A dry run reads every task in full:
+run back to back, they kept Label Studio busy and slowed the service's writes
+they were waiting for. Converged is when the service's last write was done
+(``/status``, polled every half second): the dry run after it proves Label
+Studio right at its start, and nothing wrote in between. Prints the time from
+the last annotation to convergence, the pass interval, the duration of each of the
 service's passes after the restart (``/status`` ``last_pass``: read and
 compute), whether convergence came within the interval plus the longest of
 those passes, the tasks the service wrote from the last annotation on (its
@@ -148,6 +153,37 @@ class PassWatch:
         """The passes the service of ``generation`` reported, in order."""
         seen = {s.last_pass["started_at"]: s.last_pass for s in self.of(generation) if s.last_pass}
         return [seen[key] for key in sorted(seen)]
+
+    def idle_after(self, generation: int, since: float) -> Sample | None:
+        """The first answer after a pass ended past ``since`` with nothing pending (None: not yet).
+
+        A pass ended past ``since`` when an answer after it gives a ``last_pass`` other than the one given at
+        ``since``; its stale tasks are handed to the writer just after, so the answer looked for is one second
+        later at least.
+        """
+        kept = self.of(generation)
+        before = [s.last_pass for s in kept if s.at <= since]
+        known = before[-1] if before else None
+        ended: float | None = None
+        for sample in (s for s in kept if s.at > since):
+            if ended is None and sample.last_pass is not None and sample.last_pass != known:
+                ended = sample.at
+            if ended is not None and sample.at >= ended + 1.0 and sample.pending == 0:
+                return sample
+        return None
+
+    def written_by(self, generation: int, until: float) -> float | None:
+        """When the service's last write up to ``until`` was done: the first answer from which on, to ``until``,
+        nothing was pending and the tasks written no longer grew (within the half second between answers)."""
+        kept = [s for s in self.of(generation) if s.at <= until]
+        if not kept:
+            return None
+        settled = kept[-1]
+        for sample in reversed(kept):
+            if sample.pending or sample.written != kept[-1].written:
+                break
+            settled = sample
+        return settled.at
 
     def counted(self, generation: int, since: float) -> tuple[int, int, float]:
         """Events received, tasks written and seconds elapsed, from ``since`` to the last answer."""
@@ -284,17 +320,23 @@ def main() -> None:
 
             checks: list[tuple[float, float, int]] = []
             converged = None
+            generation = 1 if args.kill_after else 0
+            mark = last  # a dry run waits for the service to be idle after a pass that ended past the mark
             while time.monotonic() - last < args.give_up:
+                if watch.idle_after(generation, mark) is None:
+                    time.sleep(0.5)
+                    continue
                 check_started = time.monotonic()
                 left = to_write(code, server.url, server.token, project)
-                checks.append((check_started - last, time.monotonic() - last, left))
+                check_ended = time.monotonic()
+                checks.append((check_started - last, check_ended - last, left))
                 if left == 0:
-                    converged = check_started - last
+                    settled = watch.written_by(generation, check_ended)
+                    converged = max(0.0, (settled if settled is not None else check_started) - last)
                     break
-                time.sleep(1.0)
+                mark = check_ended
             watch.stop.set()
             watch.thread.join(timeout=5)
-            generation = 1 if args.kill_after else 0
             before = [p for p in watch.passes(0) if p["started_at"] not in known]
             after = [p for p in watch.passes(generation) if p["started_at"] not in known]
             longest = max((pass_seconds(p) for p in after), default=0.0)
@@ -321,9 +363,10 @@ def main() -> None:
                 print(f"NOT converged within {args.give_up:.0f} s of the last annotation (interval "
                       f"{args.reconcile_interval:.0f} s + longest pass {longest:.1f} s = {bound:.1f} s)")
             else:
-                print(f"converged {converged:.1f} s after the last annotation (the dry run that found nothing took "
-                      f"{checks[-1][1] - checks[-1][0]:.1f} s); interval {args.reconcile_interval:.0f} s + longest "
-                      f"pass {longest:.1f} s = {bound:.1f} s: {'within' if converged <= bound else 'NOT within'}")
+                print(f"converged {converged:.1f} s after the last annotation (the service's last write; the dry run "
+                      f"that found nothing ran from +{checks[-1][0]:.1f} to +{checks[-1][1]:.1f} s); interval "
+                      f"{args.reconcile_interval:.0f} s + longest pass {longest:.1f} s = {bound:.1f} s: "
+                      f"{'within' if converged <= bound else 'NOT within'}")
             log.flush()
             if args.kill_after:
                 lines = after_restart(log_path)
