@@ -29,7 +29,7 @@ def read(fake):
 def events(fake, monitor, *payloads, dry_run=False, ago=0.0):
     """Each payload as the service takes it (held, then a refresh asked for), the writer run until idle.
 
-    ``ago``: seconds since the events came, for the writer (the monitor's own clock is patched for that).
+    ``ago``: seconds since the events came, as the writer is told (a test patches the monitor's clock to match).
     """
     writer = TaskWriter(fake, {1: monitor}, workers=1, coalesce_seconds=0.05, dry_run=dry_run)
     for payload in payloads:
@@ -312,9 +312,9 @@ def test_events_older_than_fresh_for_are_read_in_one_request_before_their_writes
     for task in (1, 2, 3):
         fake.annotate(task, annotation(10 * task, task, 1, "pos"))
     monkeypatch.setattr(event_path, "time", TenSecondsAgo)  # each event came 10 s ago: its meta too old to merge into
-    before = reads(fake)
+    before = fake.calls["tasks_by_id"], fake.calls["task"]
     events(fake, monitor, *(fake.payload(task, 10 * task) for task in (1, 2, 3)), ago=10.0)
-    assert reads(fake) == before + 1 and fake.calls["tasks_by_id"] - before == 1  # the three in one request
+    assert (fake.calls["tasks_by_id"], fake.calls["task"]) == (before[0] + 1, before[1])  # the three in one request
     assert all(written(fake, task) == as_read_now(fake, task) for task in (1, 2, 3))
 
 
