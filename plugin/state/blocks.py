@@ -17,9 +17,9 @@ noise). So a task's meta is rewritten only where something a reviewer acts
 on moves: its counts, SPA, F1 and agreement, its flag and reasons, its
 consensus label (unless the refit is unsure of the new one too:
 :data:`CONSENSUS_HOLD`; or the task has one annotation, the one the block was
-computed from: :func:`plugin.state.stamps.scored_from`), its score in the grid (the mirrored score, within
-:data:`ALPHA_TOLERANCE` where a gamma gives it, its posterior tie-break
-aside), or whether a value is defined at all. Alpha, gamma and posterior
+computed from: :func:`plugin.state.stamps.scored_from`), its score in the
+grid (the mirrored score, within :data:`ALPHA_TOLERANCE` where a gamma gives
+it, its posterior tie-break aside), or whether a value is defined at all. Alpha, gamma and posterior
 values in a task's meta, a consensus label held so, and the posterior
 tie-break of its mirrored score are those of its block's ``updated_at``: they
 are brought up to date whenever the task is written, and ``/status``,
@@ -46,8 +46,7 @@ from plugin.state.scoring import TaskScore
 from plugin.state.stamps import scored_from
 
 __all__ = ["ALPHA_TOLERANCE", "CONSENSUS_HOLD", "DATA_KEY", "META_KEY", "TaskAsRead", "Write", "agreement_block",
-           "diff_key", "escalated_overlap", "merged_meta", "mirrored_score", "needed_write",
-           "task_score"]
+           "diff_key", "escalated_overlap", "merged_meta", "mirrored_score", "needed_write", "task_score"]
 
 META_KEY = "agreement"
 DATA_KEY = "agreement_score"
@@ -124,7 +123,7 @@ def _same(old: object, new: object, key: str = "", *, held: bool = False) -> boo
     """
     if isinstance(old, Mapping) and isinstance(new, Mapping):
         keys = (set(old) | set(new)) - set(_VOLATILE)
-        if key == "consensus" and (held or _unsure(old, new)):  # a near tie's label, moved by a refit: held
+        if key == "consensus" and (held or _unsure(old, new)):  # a near tie's, or one answer's, label: held
             keys.discard("label")
         return all(k in old and k in new and _same(old[k], new[k], k, held=held) for k in keys)
     if isinstance(old, list) and isinstance(new, list):  # a label set's posteriors are drifting values too

@@ -92,7 +92,7 @@ class TaskEntry:
     prediction : tuple, optional
         The task's consensus prediction as read (:class:`~plugin.state.predictions.HeldPrediction`'s fields).
     basis : bool
-        Whether the meta's block says it was computed from the annotations as read
+        Whether the meta's block says it was computed from the task's one annotation as read
         (:attr:`plugin.state.blocks.TaskAsRead.basis`).
     """
 
@@ -199,7 +199,7 @@ class TaskEntries(MutableMapping[int, TaskEntry]):
         self._skips: dict[int, Counter[str]] = {}
         self._times: dict[int, tuple[str, ...]] = {}
         self._prediction: dict[int, tuple[int, bytes, tuple[int, ...]]] = {}
-        self._basis: dict[int, bool] = {}  # the tasks whose meta's block names their annotations as read
+        self._basis: dict[int, bool] = {}  # the tasks whose meta's block names their one annotation as read
 
     def __getitem__(self, task: int) -> TaskEntry:
         return TaskEntry(self._codes[task], self._people.values, self._meta[task], self._data_score[task],
