@@ -47,7 +47,7 @@ def changed_keys(old: Any, new: Any, prefix: str = "") -> set[str]:
         drifting = prefix.rstrip(".").rsplit(".", 1)[-1] in DRIFTING and None not in (old, new)
         return {prefix.rstrip(".")} if old != new and not drifting else set()
     out: set[str] = set()
-    for key in (set(old) | set(new)) - {"updated_at", "scored_from"}:
+    for key in (set(old) | set(new)) - {"updated_at"}:
         if key not in old or key not in new:
             out.add(prefix + key)
         else:

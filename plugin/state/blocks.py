@@ -16,10 +16,9 @@ drift would cost Label Studio writes at every pass while annotation goes on
 noise). So a task's meta is rewritten only where something a reviewer acts
 on moves: its counts, SPA, F1 and agreement, its flag and reasons, its
 consensus label (unless the refit is unsure of the new one too:
-:data:`CONSENSUS_HOLD`; or the task has one annotation, the one the block was
-computed from: :func:`plugin.state.stamps.scored_from`), its score in the
-grid (the mirrored score, within :data:`ALPHA_TOLERANCE` where a gamma gives
-it, its posterior tie-break aside), or whether a value is defined at all. Alpha, gamma and posterior
+:data:`CONSENSUS_HOLD`), its score in the grid (the mirrored score, within
+:data:`ALPHA_TOLERANCE` where a gamma gives it, its posterior tie-break
+aside), or whether a value is defined at all. Alpha, gamma and posterior
 values in a task's meta, a consensus label held so, and the posterior
 tie-break of its mirrored score are those of its block's ``updated_at``: they
 are brought up to date whenever the task is written, and ``/status``,
@@ -43,7 +42,6 @@ from plugin.settings import ReviewOptions
 from plugin.state.flags import review_key, same_review_key, task_score_of
 from plugin.state.predictions import HeldPrediction, PredictionWrite, needed_prediction, read_prediction
 from plugin.state.scoring import TaskScore
-from plugin.state.stamps import scored_from
 
 __all__ = ["ALPHA_TOLERANCE", "CONSENSUS_HOLD", "DATA_KEY", "META_KEY", "TaskAsRead", "Write", "agreement_block",
            "diff_key", "escalated_overlap", "merged_meta", "mirrored_score", "needed_write", "task_score"]
@@ -61,7 +59,7 @@ A refit of the annotators' reliabilities moves the label of a task whose annotat
 side to the other and back (two annotators, two labels: a posterior near 0.5 either way); on the demo such flips
 were most of what a pass rewrote. The label is written with the task's next change, and at once when the refit is
 sure of it."""
-_VOLATILE = ("updated_at", "scored_from")
+_VOLATILE = ("updated_at",)
 _TOLERANT = ("alpha", "gamma", "posterior")
 """Keys whose values move with the whole project (its expected disagreement or disorder, its consensus fit).
 
@@ -103,11 +101,11 @@ def diff_key(meta: object) -> bytes:
     return json.dumps(meta, separators=(",", ":"), sort_keys=True, allow_nan=False).encode()
 
 
-def _same(old: object, new: object, key: str = "", *, held: bool = False) -> bool:
-    """Whether two blocks are equal for a reviewer, ``updated_at`` and ``scored_from`` aside.
+def _same(old: object, new: object, key: str = "") -> bool:
+    """Whether two blocks are equal for a reviewer, ``updated_at`` aside.
 
     ``alpha``, ``gamma`` and ``posterior`` values (and a list of them) count as equal while both are numbers: they
-    drift with the whole project (see the module's notes). ``held``: consensus labels are not compared.
+    drift with the whole project (see the module's notes).
 
     >>> _same({"consensus": {"label": "a", "posterior": [0.9, 0.6]}}, {"consensus": {"label": "a",
     ...       "posterior": [0.7, 0.6]}})
@@ -123,11 +121,11 @@ def _same(old: object, new: object, key: str = "", *, held: bool = False) -> boo
     """
     if isinstance(old, Mapping) and isinstance(new, Mapping):
         keys = (set(old) | set(new)) - set(_VOLATILE)
-        if key == "consensus" and (held or _unsure(old, new)):  # a near tie's, or one answer's, label: held
+        if key == "consensus" and _unsure(old, new):  # a near tie's label, moved by a refit: held
             keys.discard("label")
-        return all(k in old and k in new and _same(old[k], new[k], k, held=held) for k in keys)
+        return all(k in old and k in new and _same(old[k], new[k], k) for k in keys)
     if isinstance(old, list) and isinstance(new, list):  # a label set's posteriors are drifting values too
-        return len(old) == len(new) and all(_same(a, b, key, held=held) for a, b in zip(old, new, strict=True))
+        return len(old) == len(new) and all(_same(a, b, key) for a, b in zip(old, new, strict=True))
     if key in _TOLERANT and _number(old) and _number(new):
         return True
     return bool(old == new)
@@ -148,23 +146,19 @@ def _number(value: object) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def merged_meta(existing: object, block: Mapping[str, Any], *, source: str | None = None,
-                basis: bool = False) -> dict[str, Any] | None:
+def merged_meta(existing: object, block: Mapping[str, Any]) -> dict[str, Any] | None:
     """The task's new meta with ``block`` merged in, or None when nothing would change.
 
     A task that never had a block and has nothing to score (no annotations)
-    is left alone. The block written says what it was computed from (``scored_from``: ``source``, of a task with
-    one annotation :func:`plugin.state.stamps.scored_from`; null otherwise). When the block in ``existing`` says the
-    task's one annotation as read (``basis``), a refit alone does not rewrite its consensus label: with no new
-    answer on the task, its one answer is not outvoted by annotators' reliabilities fitted again on other tasks.
+    is left alone.
     """
     meta = dict(existing) if isinstance(existing, Mapping) else {}
     current = meta.get(META_KEY)
-    if isinstance(current, Mapping) and _same(current, block, held=basis and block.get("n_annotations") == 1):
+    if isinstance(current, Mapping) and _same(current, block):
         return None
     if current is None and block.get("n_annotations", 0) == 0:
         return None
-    meta[META_KEY] = {**block, "scored_from": source}
+    meta[META_KEY] = dict(block)
     return meta
 
 
@@ -182,37 +176,23 @@ class TaskAsRead:
         The task's ``overlap``: how many annotators Label Studio asks for.
     prediction : HeldPrediction, optional
         The task's consensus prediction (:mod:`plugin.state.predictions`).
-    scored_from : str, optional
-        :func:`plugin.state.stamps.scored_from` of the task as read: what a block written into it says it was
-        computed from.
-    basis : bool
-        Whether the meta's block says it was computed from the task's one annotation as read (its ``scored_from``
-        is :attr:`scored_from`).
     """
 
     meta: object = None
     data_score: object = None
     overlap: object = None
     prediction: HeldPrediction | None = None
-    scored_from: str | None = None
-    basis: bool = False
 
     @classmethod
-    def of(cls, task: Mapping[str, Any], *, to_write: bool = True) -> TaskAsRead:
+    def of(cls, task: Mapping[str, Any]) -> TaskAsRead:
         """What the diff reads of ``task``, a task as Label Studio returns it.
 
-        Without ``to_write`` (a state's entry, only ever compared with) :attr:`scored_from` is left None, and the
-        digest is taken only when the meta's block names one.
-
         >>> TaskAsRead.of({"id": 1, "meta": {"k": 1}, "data": {"text": "x", "agreement_score": 0.5}, "overlap": 2})
-        TaskAsRead(meta={'k': 1}, data_score=0.5, overlap=2, prediction=None, scored_from=None, basis=False)
+        TaskAsRead(meta={'k': 1}, data_score=0.5, overlap=2, prediction=None)
         """
-        data, meta = task.get("data"), task.get("meta")
-        block = meta.get(META_KEY) if isinstance(meta, Mapping) else None
-        named = block.get("scored_from") if isinstance(block, Mapping) else None
-        source = scored_from(task) if to_write or isinstance(named, str) else None
-        return cls(meta, data.get(DATA_KEY) if isinstance(data, Mapping) else None, task.get("overlap"),
-                   read_prediction(task), source if to_write else None, source is not None and named == source)
+        data = task.get("data")
+        return cls(task.get("meta"), data.get(DATA_KEY) if isinstance(data, Mapping) else None, task.get("overlap"),
+                   read_prediction(task))
 
     def diffed(self) -> TaskAsRead:
         """What a state keeps to diff against: the meta's agreement block alone.
@@ -220,13 +200,12 @@ class TaskAsRead:
         The rest of the meta is never compared, and a write merges into a fresh read.
 
         >>> TaskAsRead(meta={"k": 1, "agreement": {"flagged": False}}, overlap=2).diffed()
-        TaskAsRead(meta={'agreement': {'flagged': False}}, data_score=None, overlap=2, prediction=None, \
-scored_from=None, basis=False)
+        TaskAsRead(meta={'agreement': {'flagged': False}}, data_score=None, overlap=2, prediction=None)
         """
         meta = self.meta
         if isinstance(meta, Mapping):
             meta = {META_KEY: meta[META_KEY]} if META_KEY in meta else {}
-        return TaskAsRead(meta, self.data_score, self.overlap, self.prediction, self.scored_from, self.basis)
+        return TaskAsRead(meta, self.data_score, self.overlap, self.prediction)
 
 
 @dataclass(frozen=True)
@@ -279,13 +258,13 @@ def needed_write(task: TaskAsRead, block: Mapping[str, Any], *, review: ReviewOp
     >>> review = ReviewOptions(mirror_to_data=True, escalate=True)
     >>> write = needed_write(TaskAsRead(meta={"k": 1}, overlap=2), block, review=review)
     >>> write.meta, write.score, write.overlap
-    ({'k': 1, 'agreement': {'n_annotations': 2, 'flagged': True, 'controls': {'sentiment': {'spa': 0.0}}, \
-'scored_from': None}}, 0.00010002, 3)
+    ({'k': 1, 'agreement': {'n_annotations': 2, 'flagged': True, 'controls': {'sentiment': {'spa': 0.0}}}}, 0.0001\
+0002, 3)
     >>> needed_write(TaskAsRead(meta={"agreement": block}, data_score=0.00010002, overlap=3), block,
     ...              review=review) is None
     True
     """
-    meta = None if meta_current else merged_meta(task.meta, block, source=task.scored_from, basis=task.basis)
+    meta = None if meta_current else merged_meta(task.meta, block)
     score = mirrored_score(block) if review.mirror_to_data else None
     mirror = review.mirror_to_data and not _same_score(task.data_score, score, block, alpha_tolerance)
     overlap = escalated_overlap(task.overlap, block, cap=review.max_overlap) if review.escalate else None

@@ -21,7 +21,6 @@ it. Such a task stays unseen, and the next pass reads it.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
@@ -29,7 +28,7 @@ from typing import Any
 
 from plugin.clock import parse_time
 
-__all__ = ["Stamps", "annotation_stamps", "answer_holds_read", "scored_from", "task_contents"]
+__all__ = ["Stamps", "annotation_stamps", "answer_holds_read", "task_contents"]
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
@@ -89,32 +88,6 @@ def task_contents(task: Mapping[str, Any]) -> tuple[Any, ...] | None:
     if annotations is None:
         return None
     return annotations, _contents(task.get("predictions") or [], _PREDICTION_FIELDS), task.get("overlap")
-
-
-def scored_from(task: Mapping[str, Any]) -> str | None:
-    """A digest of what scoring reads of ``task``'s one annotation, or None unless it has exactly one.
-
-    Its id, ``updated_at`` and the fields of :func:`task_contents`: an edit, a skip, or another annotation in its
-    place changes it. A block written into the task's meta says it (``scored_from``,
-    :func:`plugin.state.blocks.merged_meta`).
-
-    >>> one = {"annotations": [{"id": 2, "updated_at": "2026-01-01T00:00:00Z", "result": [{"value": 1}]}]}
-    >>> scored_from(one) == scored_from({"annotations": [{**one["annotations"][0], "x": 1}]})
-    True
-    >>> scored_from(one) == scored_from({"annotations": [{**one["annotations"][0], "result": []}]})
-    False
-    >>> scored_from({"annotations": one["annotations"] * 2}) is None
-    True
-    """
-    annotations = task.get("annotations")
-    if not isinstance(annotations, list) or len(annotations) != 1:
-        return None
-    held = _contents(annotations, ("updated_at", *_ANNOTATION_FIELDS))
-    try:
-        text = json.dumps([list(entry) for entry in held or ()])
-    except (TypeError, ValueError):  # not JSON (held by nothing): no digest
-        return None
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def answer_holds_read(answer: Mapping[str, Any], read: Mapping[str, Any], *, whole: bool = False) -> bool:

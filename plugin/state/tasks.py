@@ -91,9 +91,6 @@ class TaskEntry:
         The submission times as read, kept only when one does not read as ISO 8601.
     prediction : tuple, optional
         The task's consensus prediction as read (:class:`~plugin.state.predictions.HeldPrediction`'s fields).
-    basis : bool
-        Whether the meta's block says it was computed from the task's one annotation as read
-        (:attr:`plugin.state.blocks.TaskAsRead.basis`).
     """
 
     codes: bytes
@@ -104,14 +101,13 @@ class TaskEntry:
     skips: Counter[str] | None
     times: tuple[str, ...] | None = None
     prediction: tuple[int, bytes, tuple[int, ...]] | None = None
-    basis: bool = False
 
     @classmethod
     def of(cls, task: Mapping[str, Any], counted: Sequence[Submission], ids: Sequence[int], *, people: Interned,
            skips: Counter[str] | None) -> TaskEntry:
         """The entry of ``task`` as read, its ``counted`` submissions and its annotation ids."""
         instants = [_instant(s.created_at) for s in counted]
-        read = TaskAsRead.of(task, to_write=False).diffed()
+        read = TaskAsRead.of(task).diffed()
         if read.meta is None or read.meta == {}:  # no meta yet (most tasks, until a first write): one key for all
             meta: object = _NO_META if read.meta is None else _EMPTY_META
         else:
@@ -123,7 +119,7 @@ class TaskEntry:
         held = read.prediction
         return cls(codes, people.values, meta, read.data_score, read.overlap, skips,
                    tuple(s.created_at for s in counted) if NO_TIME in instants else None,
-                   (held.id, held.key, held.extra) if held is not None else None, read.basis)
+                   (held.id, held.key, held.extra) if held is not None else None)
 
     def _parts(self) -> tuple[int, np.ndarray]:
         values = np.frombuffer(self.codes, dtype=np.int64)
@@ -162,8 +158,7 @@ class TaskEntry:
         """
         meta = json.loads(self.meta) if isinstance(self.meta, bytes) else self.meta
         return TaskAsRead(meta, self.data_score, self.overlap,
-                          HeldPrediction(*self.prediction) if self.prediction is not None else None,
-                          basis=self.basis)
+                          HeldPrediction(*self.prediction) if self.prediction is not None else None)
 
 
 class TaskEntries(MutableMapping[int, TaskEntry]):
@@ -199,12 +194,11 @@ class TaskEntries(MutableMapping[int, TaskEntry]):
         self._skips: dict[int, Counter[str]] = {}
         self._times: dict[int, tuple[str, ...]] = {}
         self._prediction: dict[int, tuple[int, bytes, tuple[int, ...]]] = {}
-        self._basis: dict[int, bool] = {}  # the tasks whose meta's block names their one annotation as read
 
     def __getitem__(self, task: int) -> TaskEntry:
         return TaskEntry(self._codes[task], self._people.values, self._meta[task], self._data_score[task],
                          self._overlap[task], self._skips.get(task), self._times.get(task),
-                         self._prediction.get(task), task in self._basis)
+                         self._prediction.get(task))
 
     def __setitem__(self, task: int, entry: TaskEntry) -> None:
         old = self._codes.get(task)
@@ -214,7 +208,7 @@ class TaskEntries(MutableMapping[int, TaskEntry]):
         self._data_score[task] = entry.data_score
         self._overlap[task] = entry.overlap
         for held, value in ((self._skips, entry.skips), (self._times, entry.times),
-                            (self._prediction, entry.prediction), (self._basis, entry.basis or None)):
+                            (self._prediction, entry.prediction)):
             if value is None:
                 held.pop(task, None)
             else:
@@ -222,8 +216,7 @@ class TaskEntries(MutableMapping[int, TaskEntry]):
 
     def __delitem__(self, task: int) -> None:
         self._n_annotations -= _counted(self._codes.pop(task))  # KeyError for a task not held, as a dict's
-        for held in (self._meta, self._data_score, self._overlap, self._skips, self._times, self._prediction,
-                     self._basis):
+        for held in (self._meta, self._data_score, self._overlap, self._skips, self._times, self._prediction):
             held.pop(task, None)
 
     def __iter__(self) -> Iterator[int]:
@@ -255,13 +248,11 @@ class TaskEntries(MutableMapping[int, TaskEntry]):
         """What the diff reads of ``task`` as last read, without making its entry.
 
         That is its meta's diff key (:attr:`TaskEntry.meta`), then the type and value of its mirrored score and of
-        its overlap, then its consensus prediction and :attr:`TaskEntry.basis`. It is equal for two reads the diff
-        reads alike: 1, 1.0 and True are equal in Python, but an overlap of 2 asks for one more annotator and one of
-        2.0 does not.
+        its overlap, then its consensus prediction. It is equal for two reads the diff reads alike: 1, 1.0 and True
+        are equal in Python, but an overlap of 2 asks for one more annotator and one of 2.0 does not.
         """
         score, overlap = self._data_score[task], self._overlap[task]
-        return (self._meta[task], type(score), score, type(overlap), overlap, self._prediction.get(task),
-                task in self._basis)
+        return self._meta[task], type(score), score, type(overlap), overlap, self._prediction.get(task)
 
     def skips_by_task(self) -> Mapping[int, Counter[str]]:
         """:attr:`TaskEntry.skips` of the tasks whose reading skipped something (read-only; most have none)."""

@@ -66,7 +66,7 @@ def as_read_now(fake, task):
 
 
 def written(fake, task):
-    return {key: value for key, value in fake.meta(task)["agreement"].items() if key not in ("updated_at", "scored_from")}
+    return {key: value for key, value in fake.meta(task)["agreement"].items() if key != "updated_at"}
 
 
 def test_a_first_annotation_is_written_from_its_event_without_a_read(fake):

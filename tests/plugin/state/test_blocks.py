@@ -3,7 +3,6 @@
 from plugin.settings import ReviewOptions
 from plugin.state.blocks import TaskAsRead, agreement_block, escalated_overlap, merged_meta, needed_write
 from plugin.state.scoring import TaskScore
-from plugin.state.stamps import scored_from
 
 SCORE = TaskScore(task=1, n_annotations=2, spa=0.5, alpha=0.2, flagged=False, reasons=(),
                   controls={"sentiment": {"spa": 0.5, "alpha": 0.2, "n_items": 1}})
@@ -83,7 +82,7 @@ EVERYTHING = ReviewOptions(mirror_to_data=True, escalate=True, max_overlap=4)
 def test_a_task_without_its_block_needs_its_meta_merged():
     write = needed_write(TaskAsRead(meta={"source": "crm"}), FLAGGED, review=ReviewOptions())
     assert write is not None
-    assert write.meta == {"source": "crm", "agreement": {**FLAGGED, "scored_from": None}}
+    assert write.meta == {"source": "crm", "agreement": FLAGGED}
     assert (write.mirror, write.overlap, write.data({"text": "x"})) == (False, None, None)
 
 
@@ -95,8 +94,7 @@ def test_an_alpha_that_drifted_needs_nothing_and_one_that_became_undefined_a_wri
     far = dict(FLAGGED, alpha=0.6)
     assert needed_write(TaskAsRead(meta={"agreement": FLAGGED}), far, review=ReviewOptions()) is None
     gone = dict(FLAGGED, alpha=None)
-    assert needed_write(TaskAsRead(meta={"agreement": FLAGGED}), gone, review=ReviewOptions()).meta["agreement"] == {
-        **gone, "scored_from": None}
+    assert needed_write(TaskAsRead(meta={"agreement": FLAGGED}), gone, review=ReviewOptions()).meta["agreement"] == gone
 
 
 def test_the_mirrored_score_is_the_lowest_control_agreement_merged_into_the_data_as_read():
@@ -183,51 +181,13 @@ def test_a_refit_that_moves_a_near_tie_s_consensus_label_writes_nothing_until_th
     assert needed_write(held, block(None, None), review=review)
 
 
-def _one_annotation_block(label, posterior):
-    return {"n_annotations": 1, "flagged": False, "spa": None, "alpha": None, "controls": {
-        "sentiment": {"spa": None, "consensus": {"label": label, "posterior": posterior, "method": "dawid-skene"}}}}
+def test_the_consensus_label_of_a_task_with_one_annotation_is_written_when_it_moves_surely():
+    # The block does not say which answer it was computed from: with one annotation, an edit of that answer changes
+    # nothing in it but the consensus label, so a label moved surely is written, whether a refit or an edit moved it
+    def block(label, posterior):
+        return {"n_annotations": 1, "flagged": False, "spa": None, "alpha": None, "controls": {
+            "sentiment": {"spa": None, "consensus": {"label": label, "posterior": posterior, "method": "dawid-skene"}}}}
 
-
-def _one_annotation_task(choice, *, second="00", meta=None):
-    return {"id": 1, "meta": meta, "annotations": [
-        {"id": 10, "completed_by": 1, "updated_at": f"2026-01-01T00:00:{second}Z",
-         "result": [{"from_name": "sentiment", "type": "choices", "value": {"choices": [choice]}}]}]}
-
-
-def test_a_refit_alone_keeps_the_consensus_label_of_a_task_with_one_annotation_and_an_edit_writes_it():
-    review = ReviewOptions()
-    first = needed_write(TaskAsRead.of(_one_annotation_task("pos")), _one_annotation_block("pos", 0.86), review=review)
-    written = first.meta["agreement"]
-    assert written["scored_from"] == scored_from(_one_annotation_task("pos")) is not None  # what it came from
-    # a refit alone, surely of another label: the one answer is not outvoted, nothing is written
-    as_written = TaskAsRead.of(_one_annotation_task("pos", meta=first.meta))
-    assert as_written.basis and needed_write(as_written, _one_annotation_block("neg", 0.9), review=review) is None
-    # the annotator edits their answer: the block no longer names it, so the label is compared and written
-    edited = TaskAsRead.of(_one_annotation_task("neg", second="09", meta=first.meta))
-    assert not edited.basis
-    write = needed_write(edited, _one_annotation_block("neg", 0.9), review=review)
-    assert write.meta["agreement"]["controls"]["sentiment"]["consensus"]["label"] == "neg"
-    assert write.meta["agreement"]["scored_from"] == scored_from(_one_annotation_task("neg", second="09"))
-    # an edit saved with the same updated_at (what a forged event could claim) is told apart by its result
-    assert not TaskAsRead.of(_one_annotation_task("neg", meta=first.meta)).basis
-
-
-def test_a_block_that_does_not_say_what_it_came_from_is_not_rewritten_for_that_nor_held():
-    # blocks written before scored_from existed: no write for the key alone, and a label moved surely is written
-    review = ReviewOptions()
-    old = TaskAsRead.of(_one_annotation_task("pos", meta={"agreement": _one_annotation_block("pos", 0.86)}))
-    assert not old.basis and needed_write(old, _one_annotation_block("pos", 0.8), review=review) is None
-    moved = needed_write(old, _one_annotation_block("neg", 0.74), review=review)
-    assert moved.meta["agreement"]["controls"]["sentiment"]["consensus"]["label"] == "neg"
-
-
-def test_a_task_with_two_annotations_has_no_basis_and_its_surely_moved_label_is_written():
-    task = _one_annotation_task("pos")
-    task["annotations"].append({**task["annotations"][0], "id": 11, "completed_by": 2})
-    block = {**_one_annotation_block("pos", 0.9), "n_annotations": 2, "spa": 1.0}
-    write = needed_write(TaskAsRead.of(task), block, review=ReviewOptions())
-    assert write.meta["agreement"]["scored_from"] is None
-    again = TaskAsRead.of({**task, "meta": write.meta})
-    moved = {**block, "controls": {"sentiment": {
-        "spa": 1.0, "consensus": {"label": "neg", "posterior": 0.9, "method": "dawid-skene"}}}}
-    assert not again.basis and needed_write(again, moved, review=ReviewOptions()) is not None
+    held = TaskAsRead(meta={"agreement": block("pos", 0.86)})
+    edited = needed_write(held, block("neg", 0.74), review=ReviewOptions())  # the annotator changed their answer
+    assert edited.meta["agreement"]["controls"]["sentiment"]["consensus"]["label"] == "neg"

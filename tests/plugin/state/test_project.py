@@ -369,9 +369,9 @@ def test_task_entries_read_back_and_stay_out_of_the_garbage_collectors_passes():
                                     scoring=ScoringOptions())
     assert list(state.tasks) == [t["id"] for t in tasks] and len(state.tasks) == 30 and 5 in state.tasks
     held = {name: value for name, value in vars(state.tasks).items() if isinstance(value, dict)}
-    assert len(held) == 8 and all(len(held[name]) == 30 for name in ("_codes", "_meta", "_data_score", "_overlap"))
+    assert len(held) == 7 and all(len(held[name]) == 30 for name in ("_codes", "_meta", "_data_score", "_overlap"))
     assert [name for name, fields in held.items() if gc.is_tracked(fields)] == ["_skips", "_times"]  # no collection
-    assert held["_prediction"] == {} and held["_basis"] == {}  # only tasks with a consensus prediction, a basis
+    assert held["_prediction"] == {}  # only tasks that carry a consensus prediction
     assert list(held["_skips"]) == [5] and list(held["_times"]) == [8] and "yesterday" in held["_times"][8]
     entry = state.tasks[5]
     assert entry.annotators == tuple(sorted(str(a["completed_by"]) for a in tasks[4]["annotations"]))
@@ -383,7 +383,7 @@ def test_task_entries_read_back_and_stay_out_of_the_garbage_collectors_passes():
     state.set_task({**tasks[2], "overlap": 7})  # read again: in its place, every field replaced
     assert state.tasks.codes() == [state.tasks[task].codes for task in state.tasks]
     assert [state.tasks.read_alike(task) for task in state.tasks] == [
-        (e.meta, type(e.data_score), e.data_score, type(e.overlap), e.overlap, e.prediction, e.basis)
+        (e.meta, type(e.data_score), e.data_score, type(e.overlap), e.overlap, e.prediction)
         for e in map(state.tasks.__getitem__, state.tasks)]
     assert list(state.tasks)[2] == 3 and state.tasks.read_alike(3)[3:5] == (int, 7) and state.tasks[3].overlap == 7
 
@@ -413,21 +413,3 @@ def test_a_span_control_counts_its_annotations_apart_from_its_regions():
     live = state.live_summary()["entities"]
     assert live["n_annotations"] == len(pairs) <= state.n_annotations() < live["n_labels"]
     assert live["n_labels"] == sum(len(entities.task_records(task)) for task in entities.records)
-
-
-def test_a_task_s_entry_keeps_whether_its_block_names_its_one_annotation_as_read():
-    from plugin.demo import CONFIG, simulated_export
-    from plugin.state.stamps import scored_from
-
-    task = simulated_export(1, seed=3)[0]
-    task["annotations"] = task["annotations"][:1]
-    task["meta"] = {"agreement": {"scored_from": scored_from(task)}}
-    other = {**copy.deepcopy(task), "id": task["id"] + 1, "meta": {"agreement": {"scored_from": "not this one"}}}
-    state = ProjectState.from_tasks([task, other], parse_label_config(CONFIG), mapping=MappingOptions(),
-                                    scoring=ScoringOptions())
-    assert (state.tasks[task["id"]].basis, state.tasks[task["id"]].read.basis) == (True, True)
-    assert state.tasks.read_alike(task["id"])[-1] and not state.tasks.read_alike(other["id"])[-1]
-    edited = copy.deepcopy(task)
-    edited["annotations"][0]["updated_at"] = "2027-01-01T00:00:00Z"  # saved again since the block was written
-    state.set_task(edited)
-    assert not state.tasks[task["id"]].basis and vars(state.tasks)["_basis"] == {}
