@@ -9,8 +9,26 @@ priors :math:`p_k`, and each item's posterior over its true label, by expectatio
 * M-step: :math:`p_k = \\frac{1}{I} \\sum_i T_{ik}` and
   :math:`\\pi^w_{kl} \\propto \\sum_{i: w \\text{ said } l \\text{ on } i} T_{ik}`, normalised over :math:`l`.
 
+With a prior, each annotator's confusion rows are estimated as a posterior mode rather than by maximum likelihood
+(as Raykar et al. 2010 do with Beta and Dirichlet priors): a row :math:`\\pi^w_{k\\cdot}` over the :math:`L` labels
+has a Dirichlet prior of concentration :math:`1 + a` on the diagonal and :math:`1 + b / (L - 1)` off it, restricted to
+the labels ``w`` used, so that the M-step adds ``prior = (a, b)``, ``b`` shared evenly among the other labels, to the
+expected counts before normalising,
+
+* :math:`\\pi^w_{kl} \\propto a [k = l] + \\frac{b}{L - 1} [k \\neq l]
+  + \\sum_{i: w \\text{ said } l \\text{ on } i} T_{ik}`,
+
+and the EM climbs the log posterior, the log likelihood plus
+:math:`\\sum_{w, k, l} (a [k = l] + \\frac{b}{L - 1} [k \\neq l]) \\log \\pi^w_{kl}` (the prior's log density up to a
+constant), towards a mode of it. A row weighs at most ``a + b`` pseudo-counts however many labels there are, and an
+annotator seen on no item of a true label has that row at the prior's mode, right with probability about
+:math:`a / (a + b)`, instead of a row of zeros and a one that a refit on a few more items can overturn; an item such
+an annotator labelled keeps its consensus from refit to refit more often. ``prior=(0, 0)`` is Dawid and Skene's
+maximum likelihood.
+
 As Dawid and Skene do (section 3), the EM starts from majority vote's proportions; it stops when the evidence
-lower bound per annotation gains less than ``tol``, or after ``n_iter`` steps, as crowd-kit's ``DawidSkene`` does
+lower bound per annotation gains less than ``tol`` (under a prior, the bound plus the prior: :func:`_evidence`), or
+after ``n_iter`` steps, as crowd-kit's ``DawidSkene`` does
 (its cells of a (worker, label) pair that was used are clipped at 1e-10 before normalising, as here), so that the
 two agree within numerical noise (``tests/agreement/test_consensus.py``). Items whose ground truth is known keep
 it: their posterior is that label with probability 1 at every step (semi-supervised).
@@ -25,6 +43,9 @@ the result is the same.
 
 A. P. Dawid and A. M. Skene, "Maximum likelihood estimation of observer error-rates using the EM algorithm",
 Journal of the Royal Statistical Society C 28(1), 20-28 (1979).
+
+V. C. Raykar, S. Yu, L. H. Zhao, G. H. Valadez, C. Florin, L. Bogoni and L. Moy, "Learning from crowds", Journal
+of Machine Learning Research 11, 1297-1322 (2010).
 """
 
 from __future__ import annotations
@@ -131,18 +152,19 @@ def majority_vote(items: ArrayLike, labels: ArrayLike, *, n_items: int | None = 
 
 
 def _m_step(posterior: NDArray[np.float64], at: NDArray[np.intp], weight: NDArray[np.float64],
-            pair: NDArray[np.intp], used: NDArray[np.bool_], n_w: int, n_l: int) -> NDArray[np.float64]:
-    """Each annotator's confusion from the posteriors (the M-step).
+            pair: NDArray[np.intp], used: NDArray[np.bool_], n_w: int, n_l: int,
+            prior: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Each annotator's confusion ``[w, k, l]`` from the posteriors (the M-step).
 
-    Each annotator's confusion ``[w, k, l]`` from the posteriors (M-step), used pairs clipped at :data:`CLIP`.
-
-    ``at`` is each annotation's pattern and ``weight`` how many items share it.
+    ``at`` is each annotation's pattern and ``weight`` how many items share it; ``prior[l, k]`` is added to the
+    expected count of each (annotator, label) pair that was used, and the sum clipped at :data:`CLIP`.
     """
     n_k = posterior.shape[1]
     sums = np.empty((n_w * n_l, n_k))
     weights = posterior[at] * weight[at, None]
     for k in range(n_k):
         sums[:, k] = np.bincount(pair, weights=weights[:, k], minlength=n_w * n_l)
+    sums = (sums.reshape(n_w, n_l, n_k) + prior).reshape(n_w * n_l, n_k)
     sums = np.where(used[:, None], np.maximum(sums, CLIP), 0.0).reshape(n_w, n_l, n_k)
     totals = sums.sum(axis=1, keepdims=True)
     confusion = np.divide(sums, totals, out=np.zeros_like(sums), where=totals > 0)
@@ -181,19 +203,47 @@ def _with_known(posterior: NDArray[np.float64], known: NDArray[np.intp]) -> NDAr
 
 
 def _evidence(posterior: NDArray[np.float64], priors: NDArray[np.float64], logs: NDArray[np.float64],
-              at: NDArray[np.intp], weight: NDArray[np.float64]) -> float:
-    """The evidence lower bound per annotation, as crowd-kit computes it (its stopping rule).
+              at: NDArray[np.intp], weight: NDArray[np.float64], prior_term: float | None = None) -> float:
+    """The stopping rule's evidence lower bound, per annotation.
 
-    Per annotation :math:`\\sum_k T_{ik} (\\log \\pi^w_{kl} + \\log p_k)`, plus the posteriors' entropy; priors
-    and posteriors are taken at least :data:`CLIP` inside the logarithms, and a term of probability 0 counts 0.
+    Without a prior, as crowd-kit computes it, so that the two stop at the same step: per annotation
+    :math:`\\sum_k T_{ik} (\\log \\pi^w_{kl} + \\log p_k)`, plus the posteriors' entropy, priors and posteriors taken at
+    least :data:`CLIP` inside the logarithms, and a term of probability 0 counting 0. That counts an item's
+    :math:`\\log p_k` once per annotation, and the sum can fall from one step to the next. Under a prior
+    (``prior_term``, its log density: :func:`_log_prior`), the bound itself, which no EM step lowers: per item
+    :math:`\\sum_k T_{ik} \\log p_k` once, per annotation :math:`\\sum_k T_{ik} \\log \\pi^w_{kl}`, the posteriors'
+    entropy and the prior.
     """
     weights = posterior[at]
-    terms = np.where(weights > 0, weights * (logs + np.log(np.maximum(priors, CLIP))), 0.0).sum(axis=1)
-    clipped = np.maximum(posterior, CLIP)
-    entropy = -(clipped * np.log(clipped)).sum(axis=1)
-    # products and sums without BLAS: its threads spin for cores that Label Studio holds
     counted = weight[at]
-    return float(((terms * counted).sum() + (entropy * weight).sum()) / counted.sum())
+    # products and sums without BLAS: its threads spin for cores that Label Studio holds
+    if prior_term is None:
+        terms = np.where(weights > 0, weights * (logs + np.log(np.maximum(priors, CLIP))), 0.0).sum(axis=1)
+        clipped = np.maximum(posterior, CLIP)
+        entropy = -(clipped * np.log(clipped)).sum(axis=1)
+        return float(((terms * counted).sum() + (entropy * weight).sum()) / counted.sum())
+    terms = np.where(weights > 0, weights * logs, 0.0).sum(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):  # a posterior of 0 counts 0
+        per_item = np.where(posterior > 0, posterior * (np.log(priors) - np.log(posterior)), 0.0).sum(axis=1)
+    return float(((terms * counted).sum() + (per_item * weight).sum() + prior_term) / counted.sum())
+
+
+def _log_prior(confusion: NDArray[np.float64], prior: NDArray[np.float64]) -> float:
+    """The confusion prior's log density up to a constant: the pseudo-counts times the log confusion, summed."""
+    weights = np.broadcast_to(prior.T, confusion.shape)  # prior[l, k] weighs confusion[w, k, l]
+    on = (weights > 0) & (confusion > 0)
+    return float((weights[on] * np.log(confusion[on])).sum())
+
+
+def _prior_matrix(prior: tuple[float, float], n_l: int) -> NDArray[np.float64]:
+    """The pseudo-counts ``[said l, true k]`` of a prior ``(a, b)``: ``a`` on the diagonal, ``b / (n_l - 1)`` off it."""
+    diagonal, off = (float(value) for value in prior)
+    if not (np.isfinite(diagonal) and np.isfinite(off) and diagonal >= 0 and off >= 0):
+        raise ValueError(f"prior must be two finite pseudo-counts of at least 0 (diagonal, off-diagonal); got "
+                         f"{prior!r}.")
+    matrix = np.full((n_l, n_l), off / max(n_l - 1, 1))
+    np.fill_diagonal(matrix, diagonal)
+    return matrix
 
 
 def _priors(posterior: NDArray[np.float64], weight: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -255,7 +305,8 @@ def _patterns(i: NDArray[np.intp], pair: NDArray[np.intp], known: NDArray[np.int
 
 def dawid_skene(items: ArrayLike, annotators: ArrayLike, labels: ArrayLike, *, n_items: int | None = None,
                 n_annotators: int | None = None, n_labels: int | None = None, known: ArrayLike | None = None,
-                start: Consensus | None = None, n_iter: int = 100, tol: float = 1e-5) -> Consensus:
+                start: Consensus | None = None, prior: tuple[float, float] = (0.0, 0.0), n_iter: int = 100,
+                tol: float = 1e-5) -> Consensus:
     """Dawid-Skene consensus: each item's posterior, each annotator's confusion, and the label priors.
 
     Parameters
@@ -270,6 +321,10 @@ def dawid_skene(items: ArrayLike, annotators: ArrayLike, labels: ArrayLike, *, n
     start : Consensus, optional
         A previous fit of the same items, annotators and labels to start from (a few steps refit it after a
         change); by default, and when an answer given now was impossible in it, the EM starts from majority vote.
+    prior : (float, float)
+        Pseudo-counts ``(a, b)`` added at every M-step to each annotator's expected counts: ``a`` where the label
+        said is the true one, ``b`` shared evenly among the ``n_labels - 1`` others (a Dirichlet prior on each
+        confusion row, over the labels the annotator used). ``(0, 0)``: maximum likelihood.
     n_iter : int
         At most this many EM steps.
     tol : float
@@ -282,6 +337,13 @@ def dawid_skene(items: ArrayLike, annotators: ArrayLike, labels: ArrayLike, *, n
     >>> fit = dawid_skene([0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3], [0, 1, 2] * 4, [1, 1, 0, 1, 1, 0, 0, 0, 0, 1, 1, 0])
     >>> fit.labels.tolist(), annotator_accuracy(fit).round(2).tolist()
     ([1, 1, 0, 1], [1.0, 1.0, 0.25])
+
+    With a prior of two pseudo-counts on the diagonal and one shared off it, four items make nobody certain:
+
+    >>> fit = dawid_skene([0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3], [0, 1, 2] * 4, [1, 1, 0, 1, 1, 0, 0, 0, 0, 1, 1, 0],
+    ...                   prior=(2, 1))
+    >>> fit.labels.tolist(), annotator_accuracy(fit).round(2).tolist()
+    ([1, 1, 0, 1], [0.78, 0.78, 0.23])
     """
     i, w, l_, n_i, n_w, n_l = _codes(items, annotators, labels, n_items, n_annotators, n_labels)
     if not (n_iter >= 0 and tol >= 0):
@@ -289,6 +351,7 @@ def dawid_skene(items: ArrayLike, annotators: ArrayLike, labels: ArrayLike, *, n
     known_codes = np.full(n_i, -1, dtype=np.intp) if known is None else np.asarray(known, dtype=np.intp)
     if known_codes.shape != (n_i,) or (known_codes >= n_l).any() or (known_codes < -1).any():
         raise ValueError(f"known must hold one label code (or -1) for each of the {n_i} items.")
+    pseudo = _prior_matrix(prior, n_l)
     used = np.bincount(w * n_l + l_, minlength=n_w * n_l) > 0
     item_pattern, weight, known_p, at, pairs = _patterns(i, w * n_l + l_, known_codes, n_i)
     said_w, said_l, n_p = pairs // max(n_l, 1), pairs % max(n_l, 1), len(weight)
@@ -298,14 +361,15 @@ def dawid_skene(items: ArrayLike, annotators: ArrayLike, labels: ArrayLike, *, n
     else:
         posterior = _with_known(majority_vote(at, said_l, n_items=n_p, n_labels=n_l).posterior, known_p)
     priors = _priors(posterior, weight) if n_p else np.zeros(n_l)
-    confusion = _m_step(posterior, at, weight, pairs, used, n_w, n_l)
+    confusion = _m_step(posterior, at, weight, pairs, used, n_w, n_l, pseudo)
     loss, steps, converged = -np.inf, 0, False
     while steps < n_iter and n_p:
         posterior = _e_step(priors, _log_terms(confusion, said_w, said_l), at, n_p, known_p)
         priors = _priors(posterior, weight)
-        confusion = _m_step(posterior, at, weight, pairs, used, n_w, n_l)
+        confusion = _m_step(posterior, at, weight, pairs, used, n_w, n_l, pseudo)
         steps += 1
-        new_loss = _evidence(posterior, priors, _log_terms(confusion, said_w, said_l), at, weight)
+        new_loss = _evidence(posterior, priors, _log_terms(confusion, said_w, said_l), at, weight,
+                             _log_prior(confusion, pseudo) if pseudo.any() else None)
         if new_loss - loss < tol:
             converged = True
             break

@@ -11,9 +11,10 @@ annotation, how many of the passes' writes changed a consensus label (and of tho
 and what the passes' writes changed, by key of the agreement block (a write counts once per key it changes). The
 demo itself, against Label Studio, gives the same count within a few writes (BENCHMARKS.md).
 
-    python bench/refit_writes.py [--per-pass 44]
+    python bench/refit_writes.py [--per-pass 44] [--consensus-prior 2,1]
 
-44 annotations a pass: the demo's pace (2.2 annotations a second) over its pass interval (20 s).
+44 annotations a pass: the demo's pace (2.2 annotations a second) over its pass interval (20 s). The consensus prior
+is the service's default (``--consensus-prior``); ``0,0`` replays Dawid-Skene by maximum likelihood.
 """
 
 from __future__ import annotations
@@ -58,7 +59,11 @@ def changed_keys(old: Any, new: Any, prefix: str = "") -> set[str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--per-pass", type=int, default=44, help="annotations between two passes (44)")
+    parser.add_argument("--consensus-prior", default=None, metavar="A,B",
+                        help="Dawid-Skene's pseudo-counts on and off the confusion diagonal (the service's default)")
     args = parser.parse_args()
+    prior = ScoringOptions().consensus_prior if args.consensus_prior is None else tuple(
+        float(value) for value in args.consensus_prior.split(","))
 
     controls = parse_label_config(CONFIG)
     export = simulated_export(300, references=True)
@@ -68,7 +73,8 @@ def main() -> None:
     held = {t["id"]: {**copy.deepcopy(t), "annotations": [a for a in t["annotations"]
                                                           if a["completed_by"] > annotators]} for t in export}
     state = ProjectState.from_tasks([copy.deepcopy(t) for t in held.values()], controls, mapping=MappingOptions(),
-                                    scoring=ScoringOptions(min_gt_accuracy=0.7, min_gt_items=3))
+                                    scoring=ScoringOptions(min_gt_accuracy=0.7, min_gt_items=3,
+                                                           consensus_prior=prior))
     why: Counter[str] = Counter()
     labels: Counter[str] = Counter()  # the passes' writes that changed a consensus label
 
@@ -101,7 +107,8 @@ def main() -> None:
         if done % args.per_pass == 0:
             per_pass.append(sum(write(task, count=True) for task in state.stale_tasks(review=REVIEW)))
     per_pass.append(sum(write(task, count=True) for task in state.stale_tasks(review=REVIEW)))
-    print(f"{len(events)} annotations, a pass every {args.per_pass}: {event_writes} event writes, "
+    print(f"consensus prior {prior}; {len(events)} annotations, a pass every {args.per_pass}: "
+          f"{event_writes} event writes, "
           f"{sum(per_pass)} pass writes ({', '.join(map(str, per_pass))}); "
           f"{(event_writes + sum(per_pass)) / len(events):.3f} meta writes an annotation")
     print("passes' writes that changed " + "; ".join(f"{what}: {n}" for what, n in labels.items()))

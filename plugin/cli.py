@@ -172,6 +172,10 @@ def _add_scoring_options(parser: argparse.ArgumentParser) -> None:
     options.add_argument("--consensus", choices=CONSENSUS_METHODS, default="dawid-skene",
                          help="how each task's consensus label is found in a categorical control: Dawid-Skene "
                               "(default; weighs each annotator by their estimated confusion), majority vote, or off")
+    options.add_argument("--consensus-prior", type=_pseudo_counts, default=(2.0, 1.0), metavar="A,B",
+                         help="Dawid-Skene's pseudo-counts on the diagonal of each annotator's confusion and "
+                              "shared among the cells off it, a prior that keeps an annotator seen on a few items "
+                              "from being certain (2,1; A at least B; 0,0 is maximum likelihood)")
     options.add_argument("--flag-on", choices=FLAG_ON, default="agreement",
                          help="flag a task on its agreement (default: below the threshold), on an uncertain "
                               "consensus (posterior below --min-posterior; the threshold then flags nothing), or both")
@@ -203,6 +207,17 @@ def _add_review_options(parser: argparse.ArgumentParser) -> None:
                         help="the most annotators --escalate asks for on one task (5)")
 
 
+def _pseudo_counts(text: str) -> tuple[float, float]:
+    """``A,B``: two pseudo-counts (checked by :class:`ScoringOptions`)."""
+    parts = text.split(",")
+    try:
+        if len(parts) == 2:
+            return float(parts[0]), float(parts[1])
+    except ValueError:
+        pass
+    raise argparse.ArgumentTypeError(f"takes two numbers A,B, as 2,1; got {text!r}")
+
+
 def _options(args: argparse.Namespace) -> tuple[MappingOptions, ScoringOptions]:
     """The mapping and scoring settings of the flags (each checks itself: :class:`SettingsError`)."""
     thresholds = {}
@@ -225,7 +240,8 @@ def _options(args: argparse.Namespace) -> tuple[MappingOptions, ScoringOptions]:
                                    gamma_alpha=args.gamma_alpha, gamma_beta=args.gamma_beta,
                                    gamma_empty=args.gamma_empty, gamma_samples=args.gamma_samples,
                                    gamma_seed=args.gamma_seed, min_gt_accuracy=args.min_gt_accuracy,
-                                   min_gt_items=args.min_gt_items, consensus=args.consensus, flag_on=args.flag_on,
+                                   min_gt_items=args.min_gt_items, consensus=args.consensus,
+                                   consensus_prior=args.consensus_prior, flag_on=args.flag_on,
                                    min_posterior=args.min_posterior)
 
 

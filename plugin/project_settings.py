@@ -48,6 +48,7 @@ KEYS: dict[str, tuple[str, str, str]] = {
     "min_gt_accuracy": ("scoring", "min_gt_accuracy", "number"),
     "min_gt_items": ("scoring", "min_gt_items", "whole"),
     "consensus": ("scoring", "consensus", "text"),
+    "consensus_prior": ("scoring", "consensus_prior", "pair"),
     "flag_on": ("scoring", "flag_on", "text"),
     "min_posterior": ("scoring", "min_posterior", "number"),
     "absent_span": ("mapping", "absent_span", "text"),
@@ -64,7 +65,7 @@ KEYS: dict[str, tuple[str, str, str]] = {
 """Each setting the file may hold: the options it belongs to, its field there, and its kind."""
 
 _KINDS = {"number": "a number", "numbers": "a table of control names to numbers", "bool": "true or false",
-          "text": "a string", "whole": "a whole number"}
+          "text": "a string", "whole": "a whole number", "pair": "two numbers, as [2, 1]"}
 
 
 @dataclass(frozen=True)
@@ -89,6 +90,9 @@ def _checked(value: Any, kind: str, key: str, where: str) -> Any:
         return value
     if kind == "text" and isinstance(value, str):
         return value
+    if kind == "pair" and isinstance(value, list) and len(value) == 2 and all(
+            isinstance(v, int | float) and not isinstance(v, bool) for v in value):
+        return float(value[0]), float(value[1])
     if kind == "numbers" and isinstance(value, Mapping) and all(
             isinstance(k, str) and isinstance(v, int | float) and not isinstance(v, bool) for k, v in value.items()):
         return {k: float(v) for k, v in value.items()}

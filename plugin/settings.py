@@ -166,6 +166,12 @@ class ScoringOptions:
     min_gt_items : int
     consensus : {"dawid-skene", "majority", "off"}
         How each categorical control's consensus label is found (:mod:`plugin.state.consensus`).
+    consensus_prior : (float, float)
+        Dawid-Skene's pseudo-counts on the diagonal of each annotator's confusion and shared among the cells off
+        it: a Dirichlet prior on its rows (:func:`agreement.consensus.dawid_skene`); ``(0, 0)`` is maximum
+        likelihood, and the diagonal's may not be below the others'. The default, (2, 1), makes a row with no
+        answers right with probability 2/3 and an annotator seen on a handful of items neither certainly right
+        nor certainly wrong, so that a refit on a few more items turns fewer labels of tasks nobody touched.
     flag_on : {"agreement", "posterior", "both"}
         Which rules flag a task: its agreement (the threshold, and constant low when ``flag_constant_low``), its
         consensus being uncertain (a control's consensus posterior below ``min_posterior``), or both.
@@ -189,6 +195,7 @@ class ScoringOptions:
     min_gt_accuracy: float | None = None
     min_gt_items: int = 10
     consensus: ConsensusMethod = "dawid-skene"
+    consensus_prior: tuple[float, float] = (2.0, 1.0)
     flag_on: FlagOn = "agreement"
     min_posterior: float = 0.9
 
@@ -205,6 +212,16 @@ class ScoringOptions:
         if self.consensus not in CONSENSUS_METHODS:
             raise SettingsError(f"The consensus (--consensus) must be one of {', '.join(CONSENSUS_METHODS)}; got "
                                 f"{self.consensus!r}.")
+        prior = tuple(self.consensus_prior) if isinstance(self.consensus_prior, list | tuple) else ()
+        if not (len(prior) == 2 and all(isinstance(value, int | float) and not isinstance(value, bool)
+                                        and math.isfinite(value) and value >= 0 for value in prior)):
+            raise SettingsError("The consensus prior (--consensus-prior) must be two finite pseudo-counts of at least "
+                                f"0, on and off the diagonal; got {self.consensus_prior!r}.")
+        if prior[0] < prior[1]:
+            raise SettingsError("The consensus prior's pseudo-counts on the diagonal (--consensus-prior A,B) must be "
+                                "at least those off it: a prior that expects annotators to be wrong turns the "
+                                f"consensus upside down; got {prior[0]:g},{prior[1]:g}.")
+        object.__setattr__(self, "consensus_prior", (float(prior[0]), float(prior[1])))
         if self.flag_on not in FLAG_ON:
             raise SettingsError(f"What flags a task (--flag-on) must be one of {', '.join(FLAG_ON)}; got "
                                 f"{self.flag_on!r}.")

@@ -309,6 +309,17 @@ def _references(report: Report) -> str:
     return "".join(parts)
 
 
+def _prior_note(prior: object) -> str:
+    """What the report says of the confusion prior in use (``--consensus-prior``)."""
+    a, b = (float(value) for value in prior) if isinstance(prior, list | tuple) and len(prior) == 2 else (0.0, 0.0)
+    if a == b == 0:
+        return "Each matrix is its maximum-likelihood estimate (<code>--consensus-prior 0,0</code>)."
+    return (f"Each matrix carries a prior (<code>--consensus-prior {a:g},{b:g}</code>: {a:g} pseudo-counts on the "
+            f"diagonal, {b:g} shared among the other labels), so that a few items make nobody certainly right or "
+            f"wrong: an annotator right on all of n items of a true label has that row's diagonal at "
+            f"(n + {a:g}) / (n + {a + b:g}) where they used every label.")
+
+
 def _consensus(report: Report) -> str:
     """Whom to trust per control, the least trusted annotators' confusion, and the least certain tasks."""
     if report.consensus.empty:
@@ -317,7 +328,8 @@ def _consensus(report: Report) -> str:
               "Dawid-Skene (1979) estimates, without ground truth, each annotator's confusion matrix and from it "
               "the probability that their label is the true one (<em>fit's accuracy</em>: the matrix's diagonal "
               "weighted by the labels' estimated priors, a model's estimate from how the annotators agree, not a "
-              "count of right answers). Where ground truth covers some of their items, their <em>accuracy on "
+              "count of right answers). " + _prior_note(report.overview.get("consensus_prior"))
+              + " Where ground truth covers some of their items, their <em>accuracy on "
               "ground truth</em> is beside it: the share of those items where they gave its label, the same "
               "figure over the same items as in Against references. A task's <em>posterior</em> is the "
               "probability of its consensus label (majority vote: its share of the votes); a low one means the "

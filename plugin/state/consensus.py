@@ -299,7 +299,8 @@ class ConsensusFit:
 
 
 def fit_items(rows: np.ndarray, n_items: int, *, known: np.ndarray, method: str, labels: Sequence[Any],
-              annotators: Sequence[str], n_categories: int = 0) -> tuple[ConsensusFit, ItemConsensus]:
+              annotators: Sequence[str], n_categories: int = 0,
+              prior: tuple[float, float] = (0.0, 0.0)) -> tuple[ConsensusFit, ItemConsensus]:
     """Fit a control's consensus over every item, from scratch: its model and each item's consensus.
 
     Parameters
@@ -315,6 +316,9 @@ def fit_items(rows: np.ndarray, n_items: int, *, known: np.ndarray, method: str,
         The values of the label and annotator codes.
     n_categories : int
         How many of the first labels are the config's categories.
+    prior : (float, float)
+        Dawid-Skene's pseudo-counts on each annotator's confusion diagonal and shared off it
+        (:func:`agreement.consensus.dawid_skene`); by default none, maximum likelihood.
     """
     n_l, n_w = len(labels), len(annotators)
     note = consensus_skipped("nominal", n_l, method)
@@ -323,7 +327,8 @@ def fit_items(rows: np.ndarray, n_items: int, *, known: np.ndarray, method: str,
               "n_known": int((known >= 0).sum()), "n_categories": n_categories}
     ranks = _ranks(labels, n_categories)  # ties are broken alike whatever order the labels were read in
     if method == "dawid-skene" and note is None:
-        fit = dawid_skene(items, who, said, n_items=n_items, n_annotators=n_w, n_labels=n_l, known=known)
+        fit = dawid_skene(items, who, said, n_items=n_items, n_annotators=n_w, n_labels=n_l, known=known,
+                          prior=prior)
         # each item under the fit's final parameters, as a live change is scored with them (the fit's own
         # posteriors are those of its last E-step, one M-step behind)
         items_out = held_in_blocks(fit, items, who, said, n_items=n_items, known=known, ranks=ranks)

@@ -443,7 +443,7 @@ class ControlState:
             for key, column in values.items():
                 spans[key][at] = column
             flag_on = SPAN_FLAG_KEYS.get(scoring.span_flag_on)
-        consensus = self._consensus(wanted, every_task=every_task, method=(scoring or ScoringOptions()).consensus,
+        consensus = self._consensus(wanted, every_task=every_task, scoring=scoring or ScoringOptions(),
                                     stacked=stacked)
         return ControlColumns(has_items, has_spans, spa, alpha, n_items, agreement=agreement, item_class=item_class,
                               spans=spans, flag_on=flag_on, consensus=consensus,
@@ -465,7 +465,7 @@ class ControlState:
                               label_set=self.control.multiple and self.categories == (NO, YES),
                               config_labels=tuple(self.control.labels or ()), spans=spans)
 
-    def _consensus(self, tasks: np.ndarray, *, every_task: bool, method: str,
+    def _consensus(self, tasks: np.ndarray, *, every_task: bool, scoring: ScoringOptions,
                    stacked: Stacked | None = None) -> TaskConsensus | None:
         """Each of ``tasks``' consensus (:mod:`plugin.state.consensus`); None where the control has none.
 
@@ -473,11 +473,12 @@ class ControlState:
         model held (fit first if there is none yet), O(their annotations). ``stacked`` is :meth:`stacked` of
         ``tasks``, when the caller decoded them already.
         """
+        method = scoring.consensus
         if not has_consensus(self.level, method):
             self.consensus = None
             return None
         if self.consensus is None and not every_task:
-            self._consensus(np.array(list(self.records), dtype=np.int64), every_task=True, method=method)
+            self._consensus(np.array(list(self.records), dtype=np.int64), every_task=True, scoring=scoring)
         ids = tasks.tolist()
         rows, per_blob, _, key_codes = (stacked if stacked is not None else self.stacked(ids)).rows
         per_task = np.zeros(len(ids), dtype=np.intp)
@@ -488,7 +489,7 @@ class ControlState:
         if every_task or self.consensus is None:
             self.consensus, items = fit_items(rows, n_items, known=fit_known, method=method,
                                               labels=self.labels.values, annotators=self.annotators.values,
-                                              n_categories=len(self.categories or ()))
+                                              n_categories=len(self.categories or ()), prior=scoring.consensus_prior)
         else:
             items = held_items(self.consensus, rows, n_items, known=fit_known, n_labels=len(self.labels.values),
                                labels=self.labels.values, numbers=self._label_numbers(self.labels.values))

@@ -1,4 +1,5 @@
-"""Consensus: majority vote and Dawid-Skene against crowd-kit 1.4.2, and their invariances."""
+"""Consensus: majority vote and Dawid-Skene against crowd-kit 1.4.2, its posterior mode under a prior against
+scipy's optimiser, and their invariances."""
 
 import json
 from pathlib import Path
@@ -7,8 +8,10 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from scipy.optimize import minimize
+from scipy.special import log_softmax, logsumexp
 
-from agreement.consensus import annotator_accuracy, dawid_skene, held_posterior, majority_vote
+from agreement.consensus import Consensus, annotator_accuracy, dawid_skene, held_posterior, majority_vote
 from tests.profiles import examples
 
 # Recorded by tests/data/crowdkit_reference.py in an environment of its own (crowd-kit 1.4.2; the command is there).
@@ -88,6 +91,144 @@ def test_a_few_steps_from_the_last_fit_come_near_the_fit_from_scratch():
     assert np.abs(live.posterior - batch.posterior).mean() < np.abs(cold.posterior - batch.posterior).mean()
 
 
+def test_with_every_item_known_the_confusion_is_the_prior_s_mode_raykar_s_formula():
+    # Raykar et al. (2010) with Beta(3, 2) priors on one annotator's sensitivity and specificity: sensitivity
+    # (a1 - 1 + sum_i mu_i y_i) / (a1 + a2 - 2 + sum_i mu_i), specificity likewise. Five items of known label
+    # 1, 1, 1, 0, 0, on which the annotator said 1, 1, 0, 0, 1: sensitivity (2 + 2) / (3 + 3) = 2/3, specificity
+    # (2 + 1) / (3 + 2) = 3/5. Here: pseudo-counts (2, 1), the concentrations minus one.
+    fit = dawid_skene(np.arange(5), np.zeros(5, dtype=int), [1, 1, 0, 0, 1], known=[1, 1, 1, 0, 0], prior=(2, 1))
+    np.testing.assert_allclose(fit.confusion[0], [[3 / 5, 2 / 5], [1 / 3, 2 / 3]], atol=1e-12)
+    np.testing.assert_allclose(fit.priors, [2 / 5, 3 / 5], atol=1e-12)
+    # maximum likelihood: the counts alone (2/3 and 1/2)
+    plain = dawid_skene(np.arange(5), np.zeros(5, dtype=int), [1, 1, 0, 0, 1], known=[1, 1, 1, 0, 0])
+    np.testing.assert_allclose(plain.confusion[0], [[1 / 2, 1 / 2], [1 / 3, 2 / 3]], atol=1e-12)
+
+
+def _log_posterior(items, annotators, labels, priors, confusion, prior):
+    """The log posterior the EM climbs, written out: each item's marginal likelihood, and the prior's density."""
+    logs = np.log(confusion[annotators, :, labels])  # (annotations, true labels)
+    per_item = np.stack([np.bincount(items, weights=logs[:, k]) for k in range(len(priors))], axis=1)
+    weights = np.where(np.eye(len(priors), dtype=bool), prior[0], prior[1] / (len(priors) - 1))
+    return logsumexp(np.log(priors) + per_item, axis=1).sum() + (weights * np.log(confusion)).sum()
+
+
+def _unpack(theta, n_w, n_k):
+    return (np.exp(log_softmax(theta[:n_k])),
+            np.exp(log_softmax(theta[n_k:].reshape(n_w, n_k, n_k), axis=2)))
+
+
+@pytest.mark.parametrize(("seed", "n_labels", "prior"), [(1, 2, (2, 1)), (2, 3, (2, 1)), (3, 3, (4, 1)),
+                                                         (4, 2, (1, 1))])
+def test_the_em_under_a_prior_stops_at_a_mode_scipy_s_optimiser_cannot_climb_from(seed, n_labels, prior):
+    # 30 items, 3 annotators who each answer every item (so each uses every label and no cell is left out); with
+    # fewer, a label's prior may head for 0, a mode on the boundary that the EM nears ever more slowly
+    rng = np.random.default_rng(seed)
+    truth = rng.integers(n_labels, size=30)
+    items, annotators = np.repeat(np.arange(30), 3), np.tile(np.arange(3), 30)
+    right = rng.random(90) < np.array([0.9, 0.75, 0.6])[annotators]
+    labels = np.where(right, truth[items], (truth[items] + rng.integers(1, n_labels, size=90)) % n_labels)
+    assert all(len(np.unique(labels[annotators == w])) == n_labels for w in range(3))
+
+    def loss(theta):
+        return -_log_posterior(items, annotators, labels, *_unpack(theta, 3, n_labels), prior)
+
+    def climbed(priors, confusion):
+        theta = np.concatenate([np.log(priors), np.log(confusion).ravel()])
+        return minimize(loss, theta, method="BFGS", options={"gtol": 1e-10})
+
+    # the EM's end is a mode: the optimiser started there finds nothing higher and stays
+    fit = dawid_skene(items, annotators, labels, prior=prior, n_iter=20000, tol=0.0)
+    ours = _log_posterior(items, annotators, labels, fit.priors, fit.confusion, prior)
+    there = climbed(fit.priors, fit.confusion)
+    assert -there.fun == pytest.approx(ours, abs=1e-8)
+    np.testing.assert_allclose(_unpack(there.x, 3, n_labels)[1], fit.confusion, atol=1e-4)
+    # and a mode the optimiser finds from random starts is one the EM, started there, stays at (its M-step is the
+    # mode's condition); the EM from majority vote may end at a lower mode than the best (as EM does)
+    starts = [minimize(loss, rng.normal(size=n_labels + 3 * n_labels ** 2), method="BFGS") for _ in range(4)]
+    best = climbed(*_unpack(min(starts, key=lambda result: result.fun).x, 3, n_labels))
+    priors, confusion = _unpack(best.x, 3, n_labels)
+    held = Consensus(labels=np.zeros(0, dtype=np.intp), posterior=np.zeros((0, n_labels)), priors=priors,
+                     confusion=confusion, iterations=0, converged=True)
+    again = dawid_skene(items, annotators, labels, prior=prior, start=held, n_iter=20000, tol=0.0)
+    assert -best.fun >= ours - 1e-8
+    assert _log_posterior(items, annotators, labels, again.priors, again.confusion, prior) == pytest.approx(
+        -best.fun, abs=1e-7)
+    np.testing.assert_allclose(again.confusion, confusion, atol=1e-4)
+
+
+@settings(max_examples=examples(60), deadline=None)
+@given(st.data())
+def test_each_em_step_under_a_prior_raises_the_log_posterior(data):
+    items, annotators, labels, n_items, n_annotators, n_labels = data.draw(annotations())
+    prior = data.draw(st.tuples(st.sampled_from([0.5, 1.0, 2.0, 4.0]), st.sampled_from([0.5, 1.0, 2.0])))
+    said = np.unique(items)
+    values = []
+    for steps in range(1, 8):
+        fit = dawid_skene(items, annotators, labels, n_items=n_items, n_annotators=n_annotators, n_labels=n_labels,
+                          prior=prior, n_iter=steps, tol=0.0)
+        # the log posterior over the cells each annotator's answers use (the confusion's others are 0)
+        used = fit.confusion > 0
+        confusion = np.where(used, fit.confusion, 1.0)
+        weights = np.where(np.eye(n_labels, dtype=bool), prior[0], prior[1] / (n_labels - 1))[None] * used
+        value = sum(logsumexp(np.log(np.maximum(fit.priors, 1e-300)) + sum(
+            np.log(confusion[w, :, l]) for w, l in zip(annotators[items == item], labels[items == item],
+                                                        strict=True))) for item in said)
+        values.append(value + (weights * np.log(confusion)).sum())
+    assert all(later >= earlier - 1e-9 for earlier, later in zip(values, values[1:], strict=False))
+
+
+def test_a_prior_must_be_two_pseudo_counts_of_at_least_zero():
+    for prior in ((-1, 0), (1, float("nan")), (float("inf"), 1)):
+        with pytest.raises(ValueError, match="two finite pseudo-counts"):
+            dawid_skene([0, 0], [0, 1], [0, 1], prior=prior)
+
+
+def test_a_prior_shrinks_a_thinly_seen_annotator_toward_its_mean_and_keeps_the_majority_s_labels():
+    # beside two annotators who agree on twenty items, a third seen on two, wrong on both: by maximum likelihood
+    # they are certainly wrong (accuracy 0); under the prior each of their rows holds one answer against the
+    # pseudo-counts, about (0 + 2) / (0 + 2 + 1 + 1) = 1/2 on the diagonal
+    items = np.concatenate([np.repeat(np.arange(20), 2), [0, 1]])
+    annotators = np.concatenate([np.tile([0, 1], 20), [2, 2]])
+    labels = np.concatenate([np.repeat(np.arange(20) % 2, 2), [1, 0]])
+    plain = dawid_skene(items, annotators, labels)
+    shrunk = dawid_skene(items, annotators, labels, prior=(2, 1))
+    np.testing.assert_allclose(plain.confusion[2], [[0, 1], [1, 0]], atol=1e-6)
+    np.testing.assert_allclose(shrunk.confusion[2], [[0.5, 0.5], [0.5, 0.5]], atol=0.01)  # items 0, 1: nearly sure
+    assert (plain.labels == np.arange(20) % 2).all() and (shrunk.labels == plain.labels).all()
+    # the two who agree: ten answers a row against the pseudo-counts, about (10 + 2) / (10 + 2 + 1) on the diagonal
+    np.testing.assert_allclose(shrunk.confusion[0], [[12 / 13, 1 / 13], [1 / 13, 12 / 13]], atol=0.01)
+
+
+@pytest.mark.parametrize("n_labels", [3, 20])
+def test_a_row_weighs_the_same_pseudo_counts_whatever_the_number_of_labels(n_labels):
+    # every item's label known (the M-step alone); annotator 1 is right on ten items of label 0 and wrong on the one
+    # item of each other label j, where they say j % (n_labels - 1) + 1 (so they use every label). A row's
+    # pseudo-counts: 2 on the diagonal, 1 shared among the n_labels - 1 cells off it.
+    truth = np.concatenate([np.zeros(10, dtype=int), np.arange(1, n_labels)])
+    n_items = len(truth)
+    said = np.concatenate([np.zeros(10, dtype=int), np.arange(1, n_labels) % (n_labels - 1) + 1])
+    items = np.concatenate([np.repeat(np.arange(n_items), 3), np.arange(n_items)])
+    annotators = np.concatenate([np.tile([0, 2, 3], n_items), np.ones(n_items, dtype=int)])
+    labels = np.concatenate([np.repeat(truth, 3), said])
+    fit = dawid_skene(items, annotators, labels, known=truth, prior=(2, 1))
+    # label 0's row: ten right answers, (10 + 2) / (10 + 2 + 1)
+    assert fit.confusion[1, 0, 0] == pytest.approx(12 / 13, abs=1e-12)
+    # label 1's row: one wrong answer (label 2): (0 + 2) / (1 + 2 + 1) on the diagonal, (1 + 1 / (L - 1)) / 4 on it
+    assert fit.confusion[1, 1, 1] == pytest.approx(2 / 4, abs=1e-12)
+    assert fit.confusion[1, 1, 2] == pytest.approx((1 + 1 / (n_labels - 1)) / 4, abs=1e-12)
+    np.testing.assert_allclose(fit.confusion.sum(axis=2), 1.0, atol=1e-12)
+
+
+def test_a_label_an_annotator_never_used_keeps_a_zero_in_their_confusion_under_a_prior():
+    # annotator 1 says 0 or 1, never 2: their column of label 2 stays 0 and each row sums to 1 over labels 0 and 1
+    items = np.repeat(np.arange(6), 3)
+    annotators = np.tile([0, 1, 2], 6)
+    labels = np.array([0, 0, 0, 1, 1, 1, 2, 1, 2, 0, 0, 0, 1, 1, 1, 2, 0, 2])
+    fit = dawid_skene(items, annotators, labels, prior=(2, 1))
+    assert (fit.confusion[1, :, 2] == 0).all() and (fit.confusion[1, :, :2] > 0).all()
+    np.testing.assert_allclose(fit.confusion.sum(axis=2), 1.0, atol=1e-12)
+
+
 @st.composite
 def annotations(draw):
     n_items, n_annotators, n_labels = draw(st.integers(1, 12)), draw(st.integers(1, 5)), draw(st.integers(2, 4))
@@ -98,14 +239,15 @@ def annotations(draw):
 
 
 @settings(max_examples=examples(60), deadline=None)
-@given(annotations(), st.randoms(use_true_random=False))
-def test_renaming_annotators_or_labels_changes_nothing(drawn, random):
+@given(annotations(), st.randoms(use_true_random=False), st.sampled_from([(0, 0), (2, 1), (0.5, 3)]))
+def test_renaming_annotators_or_labels_changes_nothing(drawn, random, prior):
     items, annotators, labels, n_items, n_annotators, n_labels = drawn
-    fit = dawid_skene(items, annotators, labels, n_items=n_items, n_annotators=n_annotators, n_labels=n_labels)
+    fit = dawid_skene(items, annotators, labels, n_items=n_items, n_annotators=n_annotators, n_labels=n_labels,
+                      prior=prior)
     people = np.array(random.sample(range(n_annotators), n_annotators))
     names = np.array(random.sample(range(n_labels), n_labels))
     renamed = dawid_skene(items, people[annotators], names[labels], n_items=n_items, n_annotators=n_annotators,
-                          n_labels=n_labels)
+                          n_labels=n_labels, prior=prior)
     np.testing.assert_allclose(renamed.posterior[:, names], fit.posterior, atol=1e-9)
     np.testing.assert_allclose(renamed.priors[names], fit.priors, atol=1e-9)
     np.testing.assert_allclose(annotator_accuracy(renamed)[people], annotator_accuracy(fit), atol=1e-9)

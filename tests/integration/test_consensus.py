@@ -91,9 +91,11 @@ def test_serve_keeps_one_consensus_prediction_per_task_and_updates_it(label_stud
     assert rows[("sentiment", "cons0@example.com")] == names["cons0@example.com"]["accuracy"]
     by_task = {r["task"]: r for r in report["tasks"]}
     for task in tasks:
+        # the label is the meta's; the posterior in the meta is as of its block's updated_at, as a refit's drift of
+        # a posterior alone writes nothing (docs/sync.md): here within the few hundredths a refit moves it
         meta = admin.tasks.get(id=str(task)).meta["agreement"]["controls"]["sentiment"]["consensus"]
-        assert (by_task[task]["consensus:sentiment"], by_task[task]["posterior:sentiment"]) == (
-            meta["label"], meta["posterior"])
+        assert by_task[task]["consensus:sentiment"] == meta["label"]
+        assert by_task[task]["posterior:sentiment"] == pytest.approx(meta["posterior"], abs=0.1)
 
 
 def _run(capsys, *args):

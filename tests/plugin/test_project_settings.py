@@ -18,11 +18,13 @@ threshold = 0.6
 control_thresholds = { sentiment = 0.75 }
 escalate = true
 span_alignment = "overlap"
+consensus_prior = [0, 0]
 """
 YAML = """threshold: 0.5
 min_gt_accuracy: 0.7
 projects:
-  3: {threshold: 0.6, control_thresholds: {sentiment: 0.75}, escalate: true, span_alignment: overlap}
+  3: {threshold: 0.6, control_thresholds: {sentiment: 0.75}, escalate: true, span_alignment: overlap,
+      consensus_prior: [0, 0]}
 """
 
 
@@ -42,6 +44,7 @@ def test_toml_and_yaml_say_the_same_and_sections_win_over_the_top_over_the_flags
     assert (three.scoring.threshold, dict(three.scoring.thresholds), three.scoring.min_gt_accuracy) == (
         0.6, {"sentiment": 0.75}, 0.7)
     assert three.review.escalate is True and three.mapping.span_alignment == "overlap"
+    assert three.scoring.consensus_prior == (0.0, 0.0) and other.scoring.consensus_prior == (2.0, 1.0)
     assert toml.for_project(None) == other
 
 
@@ -57,6 +60,8 @@ def test_toml_and_yaml_say_the_same_and_sections_win_over_the_top_over_the_flags
     ("s.yaml", "- 1\n- 2\n", "must hold a table of settings at its top"),
     ("s.yaml", "control_thresholds: {sentiment: yes}\n", "a table of control names to numbers"),
     ("s.yaml", "max_overlap: 2.5\n", "max_overlap must be a whole number"),
+    ("s.toml", "consensus_prior = 2\n", "consensus_prior must be two numbers, as [2, 1]; got 2"),
+    ("s.toml", "consensus_prior = [2, -1]\n", "The consensus prior (--consensus-prior) must be two finite"),
     ("s.json", "{}", "must end in .toml, .yaml or .yml"),
 ])
 def test_bad_files_are_refused_in_one_line_naming_the_place(tmp_path, name, text, message):

@@ -206,6 +206,18 @@ def test_the_page_is_self_contained_and_holds_every_section(drawn):
     assert len(page) < 2_000_000
 
 
+def test_the_consensus_section_names_the_prior_its_accuracies_were_fitted_under(report):
+    built, _ = report
+    assert built.overview["consensus_prior"] == [2.0, 1.0]
+    assert ("<code>--consensus-prior 2,1</code>: 2 pseudo-counts on the diagonal, 1 shared among the other labels"
+            in render_html(built))
+    state = ProjectState(None, parse_label_config(CONFIG), mapping=MappingOptions(),
+                         scoring=ScoringOptions(consensus_prior=(0, 0)))
+    state.load(simulated_export(40, seed=3))
+    plain = build_report(state.snapshot(), source="simulated", generated_at="now")
+    assert "maximum-likelihood estimate (<code>--consensus-prior 0,0</code>)" in render_html(plain)
+
+
 def test_text_from_label_studio_is_escaped():
     config = """<View><Text name="text" value="$text"/><Choices name="c&lt;1" toName="text">
       <Choice value="&lt;script&gt;alert(1)&lt;/script&gt;"/><Choice value="b"/></Choices></View>"""

@@ -80,7 +80,7 @@ def test_a_task_s_consensus_is_dawid_skene_s_label_and_posterior_over_every_task
     tasks, items, annotators, labels = _rows(state, "sentiment")
     control = state.controls["sentiment"]
     fit = dawid_skene(items, annotators, labels, n_labels=len(control.labels.values),
-                      n_annotators=len(control.annotators.values))
+                      n_annotators=len(control.annotators.values), prior=ScoringOptions().consensus_prior)
     for place, task in enumerate(tasks):
         block = scores[task].controls["sentiment"]["consensus"]
         assert block["method"] == "dawid-skene"
@@ -149,10 +149,12 @@ def test_ground_truth_is_known_and_shown_beside_the_estimated_accuracy():
     summary = scores.controls["sentiment"].summary(people={"1": "Ann"})["consensus"]
     assert summary["n_ground_truth"] == 30
     ann = summary["annotators"]["1"]
-    assert ann["name"] == "Ann" and ann["ground_truth_accuracy"] == 1.0 and ann["accuracy"] > 0.95
+    # Ann is always right, on about 18 items a true label: against the prior's pseudo-counts (2 on the diagonal, 1
+    # shared off it) at most (18 + 2) / (18 + 3) = 0.95, less as the fit is unsure of some items' labels
+    assert ann["name"] == "Ann" and ann["ground_truth_accuracy"] == 1.0 and 0.85 < ann["accuracy"] < 0.96
     assert summary["annotators"]["4"]["accuracy"] < 0.6 and summary["annotators"]["4"]["name"] == "4"
     confusion = np.array(ann["confusion"])
-    assert confusion.shape == (3, 3) and np.allclose(confusion.sum(axis=1), 1.0)
+    assert confusion.shape == (3, 3) and np.allclose(confusion.sum(axis=1), 1.0, atol=2e-4)  # 4 decimals a cell
     assert set(summary["priors"]) == set(LABELS) and summary["converged"]
     third = scores.tasks[3].controls["sentiment"]["consensus"]
     assert third == {"label": LABELS[0], "posterior": 1.0, "method": "dawid-skene"}  # task 3: known
