@@ -335,9 +335,8 @@ def _consensus(report: Report) -> str:
               "probability of its consensus label (majority vote: its share of the votes); a low one means the "
               "annotators the model trusts disagree. A label set's consensus gives each label's probability, and "
               "when no label is above 0.5, says so; a span control's gives each span's position.</p>")]
-    columns = [("name", "annotator"), ("accuracy", "fit's accuracy (Dawid-Skene estimate, no ground truth)"),
-               ("ground_truth_accuracy", "accuracy on ground truth (as in Against references)"),
-               ("n_ground_truth", "ground-truth items")]
+    columns = [("name", "annotator"), ("accuracy", "fit's accuracy"),  # the note above says what each one is
+               ("ground_truth_accuracy", "accuracy on ground truth"), ("n_ground_truth", "ground-truth items")]
     for name, part in report.consensus.groupby("control", sort=False):
         method = str(part["method"].iloc[0])
         chart = _chart(charts.trust_figure(part, control=str(name))) if method == "dawid-skene" else ""
