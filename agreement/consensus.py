@@ -236,7 +236,7 @@ def _log_prior(confusion: NDArray[np.float64], prior: NDArray[np.float64]) -> fl
 
 
 def _prior_matrix(prior: tuple[float, float], n_l: int) -> NDArray[np.float64]:
-    """The pseudo-counts ``[said l, true k]`` of a prior ``(a, b)``: ``a`` on the diagonal, ``b / (n_l - 1)`` off it."""
+    """The pseudo-counts ``[said l, true k]`` of a prior ``(a, b)``: ``a`` on the diagonal, ``b / (n_l - 1)`` off."""
     diagonal, off = (float(value) for value in prior)
     if not (np.isfinite(diagonal) and np.isfinite(off) and diagonal >= 0 and off >= 0):
         raise ValueError(f"prior must be two finite pseudo-counts of at least 0 (diagonal, off-diagonal); got "

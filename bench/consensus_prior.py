@@ -2,8 +2,8 @@
 
 Each project is simulated as labeling goes: 30 to 400 items of known true label among 2 to 20 labels (priors drawn
 from a Dirichlet), 4 to 10 annotators of accuracies between 0.45 and 0.95 whose wrong answers follow an error
-distribution of their own, one to three annotations an item. For each prior (pseudo-counts on and off each annotator's confusion diagonal,
-:func:`agreement.consensus.dawid_skene`) it prints:
+distribution of their own, one to three annotations an item. For each prior (pseudo-counts on each annotator's
+confusion diagonal and shared off it, :func:`agreement.consensus.dawid_skene`) it prints:
 
 - the consensus labels' accuracy against the truth, its mean over the projects, and on how many projects it beats
   or loses to maximum likelihood;

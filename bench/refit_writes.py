@@ -60,7 +60,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--per-pass", type=int, default=44, help="annotations between two passes (44)")
     parser.add_argument("--consensus-prior", default=None, metavar="A,B",
-                        help="Dawid-Skene's pseudo-counts on and off the confusion diagonal (the service's default)")
+                        help="Dawid-Skene's pseudo-counts on the confusion diagonal and shared off it (the "
+                             "service's default)")
     args = parser.parse_args()
     prior = ScoringOptions().consensus_prior if args.consensus_prior is None else tuple(
         float(value) for value in args.consensus_prior.split(","))
