@@ -309,9 +309,9 @@ def _references(report: Report) -> str:
     return "".join(parts)
 
 
-def _prior_note(prior: object) -> str:
+def _prior_note(prior: Sequence[float]) -> str:
     """What the report says of the confusion prior in use (``--consensus-prior``)."""
-    a, b = (float(value) for value in prior) if isinstance(prior, list | tuple) and len(prior) == 2 else (0.0, 0.0)
+    a, b = (float(value) for value in prior)
     if a == b == 0:
         return "Each matrix is its maximum-likelihood estimate (<code>--consensus-prior 0,0</code>)."
     return (f"Each matrix carries a prior (<code>--consensus-prior {a:g},{b:g}</code>: {a:g} pseudo-counts on the "
@@ -328,7 +328,7 @@ def _consensus(report: Report) -> str:
               "Dawid-Skene (1979) estimates, without ground truth, each annotator's confusion matrix and from it "
               "the probability that their label is the true one (<em>fit's accuracy</em>: the matrix's diagonal "
               "weighted by the labels' estimated priors, a model's estimate from how the annotators agree, not a "
-              "count of right answers). " + _prior_note(report.overview.get("consensus_prior"))
+              "count of right answers). " + _prior_note(report.overview["consensus_prior"])
               + " Where ground truth covers some of their items, their <em>accuracy on "
               "ground truth</em> is beside it: the share of those items where they gave its label, the same "
               "figure over the same items as in Against references. A task's <em>posterior</em> is the "
