@@ -33,8 +33,13 @@ after ``n_iter`` steps, as crowd-kit's ``DawidSkene`` does
 two agree within numerical noise (``tests/agreement/test_consensus.py``). Items whose ground truth is known keep
 it: their posterior is that label with probability 1 at every step (semi-supervised).
 
-An annotator's estimated accuracy is the probability that their label is the true one,
-:math:`\\sum_k p_k \\pi^w_{kk}`.
+An annotator's estimated accuracy is the expected share of their own answers that are the true label: their
+confusion diagonal weighted by the true labels of the items they answered, in expectation,
+:math:`\\sum_k n^w_k \\pi^w_{kk} / \\sum_k n^w_k` with :math:`n^w_k = \\sum_{i \\in w} T_{ik}` (by maximum
+likelihood, the mean posterior of the labels they said). It estimates, without ground truth, what an accuracy on
+ground truth measures on their items. Weighting by the label priors instead, :math:`\\sum_k p_k \\pi^w_{kk}`, counts
+rows of true labels the annotator never met, which no answer informs: a newcomer right on five items of one label
+of three would read about 0.3.
 
 Everything works on codes: ``items``, ``annotators`` and ``labels`` are integer arrays of one annotation each.
 Items of which the same annotators said the same labels have the same posterior at every step, so the EM runs once
@@ -96,6 +101,9 @@ class Consensus:
     confusion : ndarray of float, shape (annotators, labels, labels)
         ``confusion[w, k, l]``: the probability that annotator ``w`` says ``l`` when the true label is ``k`` (over the
         labels ``w`` used; a row of a true label is uniform over them where nothing informs it).
+    answers : ndarray of float, shape (annotators, labels)
+        ``answers[w, k]``: annotator ``w``'s answers on items whose true label is ``k``, in expectation under the
+        posteriors (a row sums to the annotator's number of answers).
     iterations : int
         EM steps taken.
     converged : bool
@@ -106,6 +114,7 @@ class Consensus:
     posterior: NDArray[np.float64]
     priors: NDArray[np.float64]
     confusion: NDArray[np.float64]
+    answers: NDArray[np.float64]
     iterations: int
     converged: bool
 
@@ -151,6 +160,17 @@ def majority_vote(items: ArrayLike, labels: ArrayLike, *, n_items: int | None = 
     return MajorityVote(labels=winners.astype(np.intp), posterior=posterior, ties=ties & (totals > 0))
 
 
+def _expected_counts(posterior: NDArray[np.float64], at: NDArray[np.intp], weight: NDArray[np.float64],
+                     pair: NDArray[np.intp], n_w: int, n_l: int) -> NDArray[np.float64]:
+    """Each annotator's expected answers ``[w, l, k]``: how often ``w`` said ``l`` on items of true label ``k``."""
+    n_k = posterior.shape[1]
+    sums = np.empty((n_w * n_l, n_k))
+    weights = posterior[at] * weight[at, None]
+    for k in range(n_k):
+        sums[:, k] = np.bincount(pair, weights=weights[:, k], minlength=n_w * n_l)
+    return sums.reshape(n_w, n_l, n_k)
+
+
 def _m_step(posterior: NDArray[np.float64], at: NDArray[np.intp], weight: NDArray[np.float64],
             pair: NDArray[np.intp], used: NDArray[np.bool_], n_w: int, n_l: int,
             prior: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -160,11 +180,7 @@ def _m_step(posterior: NDArray[np.float64], at: NDArray[np.intp], weight: NDArra
     expected count of each (annotator, label) pair that was used, and the sum clipped at :data:`CLIP`.
     """
     n_k = posterior.shape[1]
-    sums = np.empty((n_w * n_l, n_k))
-    weights = posterior[at] * weight[at, None]
-    for k in range(n_k):
-        sums[:, k] = np.bincount(pair, weights=weights[:, k], minlength=n_w * n_l)
-    sums = (sums.reshape(n_w, n_l, n_k) + prior).reshape(n_w * n_l, n_k)
+    sums = (_expected_counts(posterior, at, weight, pair, n_w, n_l) + prior).reshape(n_w * n_l, n_k)
     sums = np.where(used[:, None], np.maximum(sums, CLIP), 0.0).reshape(n_w, n_l, n_k)
     totals = sums.sum(axis=1, keepdims=True)
     confusion = np.divide(sums, totals, out=np.zeros_like(sums), where=totals > 0)
@@ -378,13 +394,31 @@ def dawid_skene(items: ArrayLike, annotators: ArrayLike, labels: ArrayLike, *, n
     by_item = np.zeros((n_i, n_l))
     by_item[annotated] = posterior[item_pattern[annotated]]
     labels_out = np.where(annotated, by_item.argmax(axis=1) if n_l else -1, -1).astype(np.intp)
-    return Consensus(labels=labels_out, posterior=by_item, priors=priors, confusion=confusion, iterations=steps,
-                     converged=converged)
+    answers = _expected_counts(posterior, at, weight, pairs, n_w, n_l).sum(axis=1)
+    return Consensus(labels=labels_out, posterior=by_item, priors=priors, confusion=confusion, answers=answers,
+                     iterations=steps, converged=converged)
 
 
 def annotator_accuracy(consensus: Consensus) -> NDArray[np.float64]:
-    """Each annotator's estimated accuracy, :math:`\\sum_k p_k \\pi^w_{kk}`, shape (annotators,)."""
-    return np.einsum("k,wkk->w", consensus.priors, consensus.confusion)
+    """Each annotator's estimated accuracy on the items they answered, shape (annotators,).
+
+    :math:`\\sum_k n^w_k \\pi^w_{kk} / \\sum_k n^w_k`, with ``consensus.answers`` as :math:`n^w_k`: the share of
+    their answers that are the true label, in expectation under the fit. NaN for an annotator with no answer.
+
+    Examples
+    --------
+    Three annotators who agree on items of label 0, 1 and 0, and a fourth, right on the two items of label 0 (by
+    the label priors, :math:`\\sum_k p_k \\pi^w_{kk}`, she would read 0.67):
+
+    >>> fit = dawid_skene([0, 0, 0, 1, 1, 1, 2, 2, 2, 0, 2], [0, 1, 2] * 3 + [3, 3], [0, 0, 0, 1, 1, 1, 0, 0, 0, 0, 0])
+    >>> annotator_accuracy(fit).round(2).tolist()
+    [1.0, 1.0, 1.0, 1.0]
+    >>> round(float(fit.priors @ fit.confusion[3].diagonal()), 2)
+    0.67
+    """
+    answered = consensus.answers.sum(axis=1)
+    right = np.einsum("wk,wkk->w", consensus.answers, consensus.confusion)
+    return np.divide(right, answered, out=np.full(len(answered), np.nan), where=answered > 0)
 
 
 def held_posterior(fit: Consensus, items: ArrayLike, annotators: ArrayLike, labels: ArrayLike, *,

@@ -118,10 +118,12 @@ def consensus_lines(name: str, consensus: Mapping[str, Any] | None) -> list[str]
     """A control's consensus in a line: its method and the annotators it trusts least (nothing without one)."""
     if not consensus:
         return []
-    accuracy = sorted((row["accuracy"], row["name"]) for row in consensus["annotators"].values() if "accuracy" in row)
+    accuracy = sorted((row["accuracy"], row["name"], row["n_answers"]) for row in consensus["annotators"].values()
+                      if "accuracy" in row)
     if not accuracy:
         return [f"{name}: consensus by majority vote over {consensus['n_items']} items."]
-    least = ", ".join(f"{who} {value:.2f}" for value, who in accuracy[:3])
+    least = ", ".join(f"{who} {value:.2f} ({answers} answer{'' if answers == 1 else 's'})"
+                      for value, who, answers in accuracy[:3])
     known = f", {consensus['n_ground_truth']} items known from ground truth" if consensus["n_ground_truth"] else ""
     steps = "converged" if consensus["converged"] else "not converged"
     line = (f"{name}: consensus by Dawid-Skene over {consensus['n_items']} items ({consensus['iterations']} steps, "

@@ -19,7 +19,7 @@ from plugin.state.task_scores import TaskScores
 __all__ = ["CONSENSUS_COLUMNS", "CONSENSUS_CONFUSION_COLUMNS", "WORST_SHOWN", "consensus_tables",
            "task_consensus_columns"]
 
-CONSENSUS_COLUMNS = ("control", "annotator", "name", "method", "accuracy", "ground_truth_accuracy",
+CONSENSUS_COLUMNS = ("control", "annotator", "name", "method", "n_answers", "accuracy", "ground_truth_accuracy",
                      "n_ground_truth")
 CONSENSUS_CONFUSION_COLUMNS = ("control", "name", "true_label", "said_label", "probability")
 WORST_SHOWN = 3
@@ -36,7 +36,7 @@ def consensus_tables(controls: Mapping[str, ControlScore], people: Mapping[str, 
         summary = score.consensus.summary(people, ground_truth=(score.references or {}).get("ground_truth"))
         labels = summary["labels"]
         mine = [{"control": control, "annotator": key, "name": row["name"], "method": summary["method"],
-                 "accuracy": row.get("accuracy", np.nan),
+                 "n_answers": row.get("n_answers", 0), "accuracy": row.get("accuracy", np.nan),
                  "ground_truth_accuracy": row.get("ground_truth_accuracy", np.nan),
                  "n_ground_truth": row.get("n_ground_truth", 0)} for key, row in summary["annotators"].items()]
         mine.sort(key=lambda r: (np.nan_to_num(r["accuracy"], nan=2.0), r["name"]))

@@ -327,16 +327,18 @@ def _consensus(report: Report) -> str:
     parts = [('<p class="note">Each task\'s consensus label weighs its annotators by how reliable they are: '
               "Dawid-Skene (1979) estimates, without ground truth, each annotator's confusion matrix and from it "
               "the probability that their label is the true one (<em>fit's accuracy</em>: the matrix's diagonal "
-              "weighted by the labels' estimated priors, a model's estimate from how the annotators agree, not a "
-              "count of right answers). " + _prior_note(report.overview["consensus_prior"])
+              "weighted by the true labels of the items they answered, the expected share of their "
+              "<em>answers</em> that are right; a model's estimate from how the annotators agree, not a count "
+              "of right answers). " + _prior_note(report.overview["consensus_prior"])
               + " Where ground truth covers some of their items, their <em>accuracy on "
               "ground truth</em> is beside it: the share of those items where they gave its label, the same "
               "figure over the same items as in Against references. A task's <em>posterior</em> is the "
               "probability of its consensus label (majority vote: its share of the votes); a low one means the "
               "annotators the model trusts disagree. A label set's consensus gives each label's probability, and "
               "when no label is above 0.5, says so; a span control's gives each span's position.</p>")]
-    columns = [("name", "annotator"), ("accuracy", "fit's accuracy"),  # the note above says what each one is
-               ("ground_truth_accuracy", "accuracy on ground truth"), ("n_ground_truth", "ground-truth items")]
+    columns = [("name", "annotator"), ("n_answers", "answers"),  # the note above says what each one is
+               ("accuracy", "fit's accuracy"), ("ground_truth_accuracy", "accuracy on ground truth"),
+               ("n_ground_truth", "ground-truth items")]
     for name, part in report.consensus.groupby("control", sort=False):
         method = str(part["method"].iloc[0])
         chart = _chart(charts.trust_figure(part, control=str(name))) if method == "dawid-skene" else ""

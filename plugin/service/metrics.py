@@ -13,7 +13,8 @@ A scrape costs O(controls + annotators shown) of each project that nobody touche
 project whose tasks changed computes its live summary once, as ``/status`` does (O(annotations)), and a scrape
 waits, as ``/status`` does, while a pass holds the project to score it. No task's score is computed here: flagged
 and scored tasks are the last pass's counts. Each control shows at most ``--metrics-annotators`` annotators'
-accuracy, the least accurate; ``ls_agreement_annotators`` says how many there are.
+accuracy, the least accurate, each with the answers it is estimated on; ``ls_agreement_annotators`` says how many
+there are.
 
 Nothing secret is shown: no label holds the secret, a token, a payload or a task id; annotators are their Label
 Studio user ids (their names and emails stay in ``/status``).
@@ -278,6 +279,8 @@ class ServiceMetrics:
         accuracy = _gauge("annotator_accuracy", "An annotator's estimated accuracy (the consensus's), for the "
                                                 "--metrics-annotators least accurate per control.",
                           [*per_control, "annotator"])
+        answers = _gauge("annotator_answers", "The answers an annotator's estimated accuracy is estimated on, for the "
+                                              "annotators annotator_accuracy shows.", [*per_control, "annotator"])
         annotators = _gauge("annotators", "Annotators the control's consensus estimates an accuracy of.", per_control)
         tasks = _gauge("tasks", "Tasks the project's state holds.", ["project"])
         scored = _gauge("tasks_scored", "Tasks with a score at the last pass.", ["project"])
@@ -309,9 +312,12 @@ class ServiceMetrics:
                         family.add_metric(labels, number)
                 if "consensus" in summary:
                     estimated = summary["consensus"].get("accuracy") or {}
+                    counted = summary["consensus"].get("n_answers") or {}
                     annotators.add_metric(labels, len(estimated))
                     for who, value in least_accurate(estimated, shown):
                         accuracy.add_metric([*labels, who], value)
+                        if (number := _number(counted.get(who))) is not None:
+                            answers.add_metric([*labels, who], number)
             for control in view["not_scored"]:
                 not_scored.add_metric([label, control], 1)
             for control, value in view["thresholds"].items():
@@ -329,5 +335,5 @@ class ServiceMetrics:
         monitored = set(service.projects())  # a project dropped during the scrape keeps nothing
         with self._lock:
             self._known = {project: memo for project, memo in kept.items() if project in monitored}
-        yield from (agreement, lower, upper, threshold, items, annotations, not_scored, accuracy, annotators, tasks,
-                    scored, flagged, skipped, age)
+        yield from (agreement, lower, upper, threshold, items, annotations, not_scored, accuracy, answers, annotators,
+                    tasks, scored, flagged, skipped, age)

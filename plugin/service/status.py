@@ -16,15 +16,15 @@ __all__ = ["project_status", "service_report", "service_status"]
 def project_status(service: ServiceState, monitor: ProjectMonitor) -> dict[str, Any]:
     """One project's part of ``/status``: its monitor's status, its schedule, events and pending writes.
 
-    Each categorical control shows its consensus: the method and each annotator's estimated accuracy as fit at the
-    last pass.
+    Each categorical control shows its consensus: the method and each annotator's estimated accuracy and answers
+    as fit at the last pass.
     """
     out = monitor.status()
     people = service.people.known()
     for control in out["controls"].values():  # annotators by name as last read (none: their ids)
-        if "consensus" in control:
-            control["consensus"]["accuracy"] = {people.get(who, who): value
-                                                for who, value in control["consensus"]["accuracy"].items()}
+        for key in ("accuracy", "n_answers") if "consensus" in control else ():
+            control["consensus"][key] = {people.get(who, who): value
+                                         for who, value in control["consensus"][key].items()}
     out["next_pass_in"] = round(service.next_pass_in(monitor.project), 1)
     out.update(service.events.counts(monitor.project))
     out["pending_writes"] = service.writer.pending_for(monitor.project)

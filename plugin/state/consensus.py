@@ -245,9 +245,10 @@ class ConsensusFit:
     def summary(self, people: Mapping[str, str], *, ground_truth: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """The fit as JSON-ready data: ``sync --json``'s and the report's ``consensus`` of a control.
 
-        ``annotators`` maps each annotator's key to ``name``, ``accuracy`` (Dawid-Skene: :math:`\\sum_k p_k \\pi_{kk}`, the
-        fit's confusion diagonal weighted by its priors: the probability that their label is the true one, estimated
-        without ground truth), ``confusion`` (rows: true label, columns: their label, in ``labels`` order), and
+        ``annotators`` maps each annotator's key to ``name``, ``accuracy`` (Dawid-Skene: the share of their answers
+        that are the true label, estimated without ground truth, :func:`agreement.consensus.annotator_accuracy`),
+        ``n_answers`` (their answers on the control, the items the accuracy is estimated on), ``confusion`` (rows:
+        true label, columns: their label, in ``labels`` order), and
         where ground truth covers some of their items, ``ground_truth_accuracy`` over them with ``n_ground_truth``:
         the control's ``references.ground_truth`` row of the annotator
         (:func:`plugin.state.references.reference_block`, given as ``ground_truth``), the one accuracy on ground
@@ -266,6 +267,7 @@ class ConsensusFit:
                 if not self.fit.confusion[code].any():
                     continue  # an annotator whose every annotation is gone since
                 row["accuracy"] = round(float(accuracy[code]), 4)
+                row["n_answers"] = round(float(self.fit.answers[code].sum()))
                 row["confusion"] = np.round(self.fit.confusion[code][np.ix_(order, order)], 4).tolist()
             known = truth.get(str(annotator))
             if known is not None and known.get("accuracy") is not None:
@@ -295,6 +297,14 @@ class ConsensusFit:
             return {}
         values = annotator_accuracy(self.fit)
         return {people.get(name, name): round(float(values[code]), 4) for code, name in enumerate(self.annotators)
+                if self.fit.confusion[code].any()}
+
+    def answers(self, people: Mapping[str, str]) -> dict[str, int]:
+        """Each annotator's answers the fit weighed, by name (Dawid-Skene; none for majority vote): ``/status``."""
+        if self.fit is None:
+            return {}
+        counts = self.fit.answers.sum(axis=1)
+        return {people.get(name, name): round(float(counts[code])) for code, name in enumerate(self.annotators)
                 if self.fit.confusion[code].any()}
 
 

@@ -659,5 +659,5 @@ class ControlState:
             out["f1"] = self.spans.live_f1(mapping or MappingOptions(), scoring)
         if self.consensus is not None:  # as fit at the last pass
             out["consensus"] = {"method": self.consensus.method, "n_items": self.consensus.n_items,
-                                "accuracy": self.consensus.accuracy({})}
+                                "accuracy": self.consensus.accuracy({}), "n_answers": self.consensus.answers({})}
         return out

@@ -148,7 +148,7 @@ def test_the_em_under_a_prior_stops_at_a_mode_scipy_s_optimiser_cannot_climb_fro
     best = climbed(*_unpack(min(starts, key=lambda result: result.fun).x, 3, n_labels))
     priors, confusion = _unpack(best.x, 3, n_labels)
     held = Consensus(labels=np.zeros(0, dtype=np.intp), posterior=np.zeros((0, n_labels)), priors=priors,
-                     confusion=confusion, iterations=0, converged=True)
+                     confusion=confusion, answers=np.zeros((3, n_labels)), iterations=0, converged=True)
     again = dawid_skene(items, annotators, labels, prior=prior, start=held, n_iter=20000, tol=0.0)
     assert -best.fun >= ours - 1e-8
     assert _log_posterior(items, annotators, labels, again.priors, again.confusion, prior) == pytest.approx(
@@ -255,6 +255,53 @@ def test_renaming_annotators_or_labels_changes_nothing(drawn, random, prior):
                           (labels, names[labels]))
     assert (renamed_vote.ties == vote.ties).all()
     assert (renamed_vote.labels[~vote.ties] == np.where(vote.labels >= 0, names[vote.labels], -1)[~vote.ties]).all()
+
+
+@settings(max_examples=examples(60), deadline=None)
+@given(annotations(), st.data())
+def test_with_every_item_known_an_annotator_s_accuracy_is_their_share_of_right_answers(drawn, data):
+    # maximum likelihood, every answered item's label known: the M-step alone, so the estimate is counted, not
+    # estimated: the share of each annotator's answers that are the item's label; ``answers`` counts them by label
+    items, annotators, labels, n_items, n_annotators, n_labels = drawn
+    truth = np.array(data.draw(st.lists(st.integers(0, n_labels - 1), min_size=n_items, max_size=n_items)))
+    fit = dawid_skene(items, annotators, labels, n_items=n_items, n_annotators=n_annotators, n_labels=n_labels,
+                      known=truth)
+    for who in range(n_annotators):
+        mine = annotators == who
+        counted = np.bincount(truth[items[mine]], minlength=n_labels)
+        np.testing.assert_allclose(fit.answers[who], counted, atol=1e-9)
+        right = (labels[mine] == truth[items[mine]]).mean() if mine.any() else np.nan
+        np.testing.assert_allclose(annotator_accuracy(fit)[who], right, atol=1e-8)
+
+
+@settings(max_examples=examples(60), deadline=None)
+@given(annotations(), st.sampled_from([(0, 0), (2, 1)]))
+def test_an_annotator_s_expected_answers_sum_to_their_answers_and_bound_the_accuracy(drawn, prior):
+    items, annotators, labels, n_items, n_annotators, n_labels = drawn
+    fit = dawid_skene(items, annotators, labels, n_items=n_items, n_annotators=n_annotators, n_labels=n_labels,
+                      prior=prior)
+    np.testing.assert_allclose(fit.answers.sum(axis=1), np.bincount(annotators, minlength=n_annotators), atol=1e-9)
+    accuracy = annotator_accuracy(fit)
+    answered = np.bincount(annotators, minlength=n_annotators) > 0
+    assert np.isnan(accuracy[~answered]).all()
+    assert ((accuracy[answered] >= -1e-12) & (accuracy[answered] <= 1 + 1e-12)).all()
+
+
+def test_a_newcomer_right_on_a_few_items_of_one_label_reads_accurate():
+    # three annotators, 85% right on 300 items of three balanced labels; a fourth joins and labels five items of
+    # true label 0 that the three agreed on, rightly. Her rows of labels 1 and 2 are informed by nothing: weighted by
+    # the label priors her accuracy would read about 1/3 (a false "unreliable"); on her own items it reads what she did
+    items, annotators, labels, truth = _simulate(0, 300, [0.85, 0.85, 0.85], per_item=3)
+    mine = np.flatnonzero((truth == 0) & (np.bincount(items, weights=labels == 0, minlength=300) == 3))[:5]
+    items = np.concatenate([items, mine])
+    annotators = np.concatenate([annotators, np.full(5, 3)])
+    labels = np.concatenate([labels, np.zeros(5, dtype=int)])
+    for prior in ((0, 0), (2, 1)):
+        fit = dawid_skene(items, annotators, labels, prior=prior)
+        assert (fit.labels[mine] == 0).all()
+        assert fit.priors @ fit.confusion[3].diagonal() < 0.4  # the rule this replaces
+        assert annotator_accuracy(fit)[3] > 0.95
+        np.testing.assert_allclose(fit.answers[3], [5, 0, 0], atol=0.05)
 
 
 @settings(max_examples=examples(60), deadline=None)

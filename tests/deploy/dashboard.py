@@ -35,6 +35,7 @@ CONTRACT: dict[str, tuple[str, frozenset[str]]] = {
         ("ls_agreement_tasks_scored", "gauge", ["project"]),
         ("ls_agreement_tasks_flagged", "gauge", ["project"]),
         ("ls_agreement_annotator_accuracy", "gauge", ["project", "control", "annotator"]),
+        ("ls_agreement_annotator_answers", "gauge", ["project", "control", "annotator"]),
         ("ls_agreement_annotators", "gauge", ["project", "control"]),
         ("ls_agreement_skipped_results", "gauge", ["project", "reason"]),
         ("ls_agreement_event_to_meta_seconds", "histogram", ["project"]),

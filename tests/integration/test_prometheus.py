@@ -1,6 +1,7 @@
 """A real Prometheus (Debian's package) scraping ``ls-agreement serve`` with its own ``authorization`` setting, the
 service watching a real Label Studio: the alert on low agreement fires as annotators disagree and resolves as they
-agree again, and every query of the Grafana dashboard returns a series."""
+agree again, every query of the Grafana dashboard returns a series, and the alert on an annotator's accuracy names
+only those with enough answers."""
 
 import shutil
 import subprocess
@@ -70,7 +71,7 @@ def watched(label_studio, tmp_path_factory):
     api = f"http://127.0.0.1:{port}"
     try:
         wait_for(lambda: _ready(api), timeout=30)
-        yield {"users": users, "tasks": tasks, "project": project, "api": api, "url": url}
+        yield {"users": users, "tasks": tasks, "project": project, "api": api, "url": url, "admin": admin}
     finally:
         stop(prometheus)
         stop(service)
@@ -145,3 +146,29 @@ def test_every_dashboard_query_returns_a_series(watched):
     empty = [expr for expr in dashboard_queries(values={"project": str(watched["project"]), "control": "sentiment"})
              if not query(api, expr)]
     assert empty == []
+
+
+def test_the_accuracy_alert_names_only_annotators_with_enough_answers(watched):
+    # the shipped AnnotatorAccuracyLow expression, on the series Prometheus scraped, with its thresholds moved so
+    # that every accuracy qualifies (< 1.01) and only the count of answers decides
+    api, project = watched["api"], watched["project"]
+    left = [t.id for t in watched["admin"].tasks.list(project=project, page_size=100) if not t.total_annotations]
+    annotate(watched, left, agree=True)  # every task answered by both: 28 answers each
+    wait_for(lambda: set(status_of(watched["url"], project)["controls"]["sentiment"]["consensus"]["n_answers"]
+                         .values()) == {28}, timeout=30)
+    shown = status_of(watched["url"], project)["controls"]["sentiment"]["consensus"]
+    assert shown["n_answers"].keys() == shown["accuracy"].keys() == {"watch0@example.com", "watch1@example.com"}
+    expr = next(rule["expr"] for group in yaml.safe_load(RULES.read_text())["groups"] for rule in group["rules"]
+                if rule.get("alert") == "AnnotatorAccuracyLow")
+    assert "< 0.6" in expr and ">= 20" in expr
+
+    def named(answers):
+        return {s["metric"]["annotator"] for s in query(api, expr.replace("< 0.6", "< 1.01").replace(
+            ">= 20", f">= {answers}"))}
+
+    def scraped():
+        return {s["metric"]["annotator"]: float(s["value"][1])
+                for s in query(api, f'ls_agreement_annotator_answers{{project="{project}"}}')}
+
+    wait_for(lambda: len(scraped()) == 2 and set(scraped().values()) == {28.0}, timeout=30)
+    assert named(28) == set(scraped()) and named(29) == set()

@@ -218,6 +218,20 @@ def test_the_consensus_section_names_the_prior_its_accuracies_were_fitted_under(
     assert "maximum-likelihood estimate (<code>--consensus-prior 0,0</code>)" in render_html(plain)
 
 
+def test_the_consensus_table_gives_each_annotator_s_answers_summing_to_the_control_s_labels(report):
+    # an answer is a label given on one of the control's items, as the headline's n_labels counts them: a label
+    # set's yes or no of each label (topics: 4 a task), a span control's each span
+    built, _ = report
+    fitted = built.consensus[built.consensus["method"] == "dawid-skene"]
+    assert set(fitted["control"]) == {"entities", "helpfulness", "sentiment", "topics"}
+    assert (fitted["n_answers"] > 0).all()
+    answered = fitted.groupby("control")["n_answers"].sum()
+    given = built.headline.set_index("control")["n_labels"]
+    assert {control: int(n) for control, n in answered.items()} == {control: int(n) for control, n in given.items()}
+    assert answered["topics"] == 4 * built.headline.set_index("control")["n_annotations"]["topics"]
+    assert '<th class="">answers</th><th class="">fit&#x27;s accuracy</th>' in render_html(built)
+
+
 def test_text_from_label_studio_is_escaped():
     config = """<View><Text name="text" value="$text"/><Choices name="c&lt;1" toName="text">
       <Choice value="&lt;script&gt;alert(1)&lt;/script&gt;"/><Choice value="b"/></Choices></View>"""

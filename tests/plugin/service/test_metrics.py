@@ -22,7 +22,7 @@ CHOICES = ("pos", "neg", "neu")
 # The contract (the names alert rules and dashboards are written against), by type.
 GAUGES = {"build_info", "shard_info", "project_owned", "project_seen", "agreement", "agreement_ci_lower",
           "agreement_ci_upper", "threshold", "items", "annotations", "not_scored", "tasks", "tasks_scored",
-          "tasks_flagged", "annotator_accuracy", "annotators", "skipped_results", "last_pass_timestamp_seconds",
+          "tasks_flagged", "annotator_accuracy", "annotator_answers", "annotators", "skipped_results", "last_pass_timestamp_seconds",
           "label_studio_up", "saved_state_age_seconds", "reconcile_interval_seconds"}
 COUNTERS = {"passes", "label_studio_requests", "writes"}
 HISTOGRAMS = {"event_to_meta_seconds", "event_queue_seconds", "event_read_seconds", "event_scoring_seconds",
@@ -179,6 +179,13 @@ def test_the_scrape_equals_status(fake):
         people = state.people.known()
         assert accuracy and all(project["controls"][control]["consensus"]["accuracy"][people.get(who, who)] == value
                                 for (control, who), value in accuracy.items())
+        answers = series(text, "ls_agreement_annotator_answers", "control", "annotator")
+        assert answers.keys() == accuracy.keys()
+        assert answers == {(control, who): by_id[control]["consensus"]["n_answers"][who] for control, who in answers}
+        assert all(project["controls"][control]["consensus"]["n_answers"][people.get(who, who)] == value
+                   for (control, who), value in answers.items())
+        assert any(people.get(who, who) != who for _, who in answers)  # /status names them, as for the accuracy
+        assert all(value >= 1 for value in answers.values())
         assert series(text, "ls_agreement_tasks") == {(): project["n_tasks"]} == {(): 12}
         assert series(text, "ls_agreement_skipped_results", "reason") == {
             (reason, ): n for reason, n in project["skipped"].items()}

@@ -1,5 +1,7 @@
 """Each task's consensus in the project state: what a pass writes, what an event writes, and what sync shows."""
 
+from collections import Counter
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -20,6 +22,7 @@ from plugin.state.consensus import (
 )
 from plugin.state.project import ProjectState
 from plugin.state.references import GROUND_TRUTH
+from plugin.summary import consensus_lines
 from tests.profiles import examples
 
 CONFIG = parse_label_config("""<View><Text name="text" value="$text"/>
@@ -158,6 +161,33 @@ def test_ground_truth_is_known_and_shown_beside_the_estimated_accuracy():
     assert set(summary["priors"]) == set(LABELS) and summary["converged"]
     third = scores.tasks[3].controls["sentiment"]["consensus"]
     assert third == {"label": LABELS[0], "posterior": 1.0, "method": "dawid-skene"}  # task 3: known
+
+
+def test_each_annotator_s_answers_are_counted_beside_their_accuracy_and_a_right_newcomer_reads_accurate():
+    # annotator 6 joins late and labels three tasks, all of true label LABELS[0], rightly: by the label priors their
+    # accuracy would read about a third. They used one label, so the prior's pseudo-counts of others are left out
+    # and their row of LABELS[0] is certain: their accuracy is the mean posterior of LABELS[0] on their three tasks
+    tasks = _project(60, seed=4)
+    for task in tasks[2:9:3]:  # tasks 3, 6, 9: true label LABELS[0]
+        task["annotations"].append(_annotation(1000 + task["id"], task["id"], 6, LABELS[0]))
+    state = _state(tasks)
+    scores = state.scores()
+    summary = scores.controls["sentiment"].summary(people={})["consensus"]
+    answered = Counter(a["completed_by"] for task in tasks for a in task["annotations"])
+    assert {who: row["n_answers"] for who, row in summary["annotators"].items()} == {
+        str(who): n for who, n in answered.items()}
+    newcomer = summary["annotators"]["6"]
+    theirs = [scores.tasks[task].controls["sentiment"]["consensus"] for task in (3, 6, 9)]
+    assert all(one["label"] == LABELS[0] for one in theirs)
+    assert newcomer["n_answers"] == 3 and newcomer["accuracy"] > 0.6
+    assert newcomer["accuracy"] == pytest.approx(np.mean([one["posterior"] for one in theirs]), abs=0.01)
+    live = state.live_summary()["sentiment"]["consensus"]
+    assert live["n_answers"] == {who: row["n_answers"] for who, row in summary["annotators"].items()}
+    assert live["accuracy"] == {who: row["accuracy"] for who, row in summary["annotators"].items()}
+    assert consensus_lines("sentiment", summary)[0].endswith(
+        "least estimated accuracy: " + ", ".join(
+            f"{who} {row['accuracy']:.2f} ({row['n_answers']} answers)"
+            for who, row in sorted(summary["annotators"].items(), key=lambda entry: entry[1]["accuracy"])[:3]) + ".")
 
 
 def test_uncertain_tasks_are_flagged_with_flag_on_posterior_and_not_by_default():
