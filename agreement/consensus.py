@@ -11,6 +11,7 @@ priors :math:`p_k`, and each item's posterior over its true label, by expectatio
 
 With a prior, each annotator's confusion rows are estimated as a posterior mode rather than by maximum likelihood
 (as Raykar et al. 2010 do with Beta and Dirichlet priors): a row :math:`\\pi^w_{k\\cdot}` over the :math:`L` labels
+anybody said (a label code nobody used, such as a config's category no one chose, changes nothing)
 has a Dirichlet prior of concentration :math:`1 + a` on the diagonal and :math:`1 + b / (L - 1)` off it, restricted to
 the labels ``w`` used, so that the M-step adds ``prior = (a, b)``, ``b`` shared evenly among the other labels, to the
 expected counts before normalising,
@@ -251,13 +252,17 @@ def _log_prior(confusion: NDArray[np.float64], prior: NDArray[np.float64]) -> fl
     return float((weights[on] * np.log(confusion[on])).sum())
 
 
-def _prior_matrix(prior: tuple[float, float], n_l: int) -> NDArray[np.float64]:
-    """The pseudo-counts ``[said l, true k]`` of a prior ``(a, b)``: ``a`` on the diagonal, ``b / (n_l - 1)`` off."""
+def _prior_matrix(prior: tuple[float, float], n_l: int, *, n_said: int) -> NDArray[np.float64]:
+    """The pseudo-counts ``[said l, true k]`` of a prior ``(a, b)``: ``a`` on the diagonal, ``b / (n_said - 1)`` off.
+
+    ``n_said`` is the number of labels anybody said: a label code nobody used (a config's category left unused,
+    or a label whose last answer was deleted) takes no share of ``b``.
+    """
     diagonal, off = (float(value) for value in prior)
     if not (np.isfinite(diagonal) and np.isfinite(off) and diagonal >= 0 and off >= 0):
         raise ValueError(f"prior must be two finite pseudo-counts of at least 0 (diagonal, off-diagonal); got "
                          f"{prior!r}.")
-    matrix = np.full((n_l, n_l), off / max(n_l - 1, 1))
+    matrix = np.full((n_l, n_l), off / max(n_said - 1, 1))
     np.fill_diagonal(matrix, diagonal)
     return matrix
 
@@ -339,8 +344,9 @@ def dawid_skene(items: ArrayLike, annotators: ArrayLike, labels: ArrayLike, *, n
         change); by default, and when an answer given now was impossible in it, the EM starts from majority vote.
     prior : (float, float)
         Pseudo-counts ``(a, b)`` added at every M-step to each annotator's expected counts: ``a`` where the label
-        said is the true one, ``b`` shared evenly among the ``n_labels - 1`` others (a Dirichlet prior on each
-        confusion row, over the labels the annotator used). ``(0, 0)``: maximum likelihood.
+        said is the true one, ``b`` shared evenly among the other labels anybody said (a Dirichlet prior on each
+        confusion row, over the labels the annotator used; a label code nobody said takes no share, so that the
+        fit does not depend on ``n_labels``). ``(0, 0)``: maximum likelihood.
     n_iter : int
         At most this many EM steps.
     tol : float
@@ -367,7 +373,7 @@ def dawid_skene(items: ArrayLike, annotators: ArrayLike, labels: ArrayLike, *, n
     known_codes = np.full(n_i, -1, dtype=np.intp) if known is None else np.asarray(known, dtype=np.intp)
     if known_codes.shape != (n_i,) or (known_codes >= n_l).any() or (known_codes < -1).any():
         raise ValueError(f"known must hold one label code (or -1) for each of the {n_i} items.")
-    pseudo = _prior_matrix(prior, n_l)
+    pseudo = _prior_matrix(prior, n_l, n_said=np.count_nonzero(np.bincount(l_, minlength=n_l)))
     used = np.bincount(w * n_l + l_, minlength=n_w * n_l) > 0
     item_pattern, weight, known_p, at, pairs = _patterns(i, w * n_l + l_, known_codes, n_i)
     said_w, said_l, n_p = pairs // max(n_l, 1), pairs % max(n_l, 1), len(weight)

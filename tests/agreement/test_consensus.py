@@ -108,7 +108,8 @@ def _log_posterior(items, annotators, labels, priors, confusion, prior):
     """The log posterior the EM climbs, written out: each item's marginal likelihood, and the prior's density."""
     logs = np.log(confusion[annotators, :, labels])  # (annotations, true labels)
     per_item = np.stack([np.bincount(items, weights=logs[:, k]) for k in range(len(priors))], axis=1)
-    weights = np.where(np.eye(len(priors), dtype=bool), prior[0], prior[1] / (len(priors) - 1))
+    off = prior[1] / max(len(np.unique(labels)) - 1, 1)  # b shared among the other labels anybody said
+    weights = np.where(np.eye(len(priors), dtype=bool), prior[0], off)
     return logsumexp(np.log(priors) + per_item, axis=1).sum() + (weights * np.log(confusion)).sum()
 
 
@@ -169,7 +170,8 @@ def test_each_em_step_under_a_prior_raises_the_log_posterior(data):
         # the log posterior over the cells each annotator's answers use (the confusion's others are 0)
         used = fit.confusion > 0
         confusion = np.where(used, fit.confusion, 1.0)
-        weights = np.where(np.eye(n_labels, dtype=bool), prior[0], prior[1] / (n_labels - 1))[None] * used
+        off = prior[1] / max(len(np.unique(labels)) - 1, 1)  # b shared among the other labels anybody said
+        weights = np.where(np.eye(n_labels, dtype=bool), prior[0], off)[None] * used
         value = sum(logsumexp(np.log(np.maximum(fit.priors, 1e-300)) + sum(
             np.log(confusion[w, :, l]) for w, l in zip(annotators[items == item], labels[items == item],
                                                         strict=True))) for item in said)
@@ -255,6 +257,22 @@ def test_renaming_annotators_or_labels_changes_nothing(drawn, random, prior):
                           (labels, names[labels]))
     assert (renamed_vote.ties == vote.ties).all()
     assert (renamed_vote.labels[~vote.ties] == np.where(vote.labels >= 0, names[vote.labels], -1)[~vote.ties]).all()
+
+
+@settings(max_examples=examples(60), deadline=None)
+@given(annotations(), st.integers(1, 3), st.randoms(use_true_random=False), st.sampled_from([(0, 0), (2, 1)]))
+def test_label_codes_nobody_said_change_nothing(drawn, extra, random, prior):
+    # a live state keeps the code of a label whose last answer was deleted, and a config's unused category has a
+    # code too: the fit of the same answers must not depend on them (the live state must equal a batch read)
+    items, annotators, labels, n_items, n_annotators, n_labels = drawn
+    fit = dawid_skene(items, annotators, labels, n_items=n_items, n_annotators=n_annotators, n_labels=n_labels,
+                      prior=prior)
+    wider = np.array(sorted(random.sample(range(n_labels + extra), n_labels)))  # the same labels among unused codes
+    spread = dawid_skene(items, annotators, wider[labels], n_items=n_items, n_annotators=n_annotators,
+                         n_labels=n_labels + extra, prior=prior)
+    np.testing.assert_allclose(spread.posterior[:, wider], fit.posterior, atol=1e-7)
+    np.testing.assert_allclose(spread.confusion[np.ix_(range(n_annotators), wider, wider)], fit.confusion, atol=1e-7)
+    np.testing.assert_allclose(annotator_accuracy(spread), annotator_accuracy(fit), atol=1e-7)
 
 
 @settings(max_examples=examples(60), deadline=None)
