@@ -22,7 +22,7 @@ run through the same private chunked dissimilarity and alignment pass (``_disord
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import pairwise
 from typing import Any
 
@@ -53,11 +53,15 @@ class ObservedDisorder:
         The best alignment's total disorder on each continuum (0 where it is not defined).
     units_per_annotator : ndarray of float, with shape (n_docs,)
         The average number of units per annotator on each continuum; 0 where fewer than two annotators annotated
-        it or nobody marked a unit, and its disorder is not defined.
+        it or nobody marked a unit, or it is ``unaligned``, and its disorder is not defined.
+    unaligned : ndarray of bool, with shape (n_docs,)
+        Continua left unaligned: a group of their units that overlap would need more than :data:`MAX_GROUPS`
+        candidate unitary alignments (many annotators marking the same place), and no exact best alignment is sought.
     """
 
     total: NDArray[np.float64]
     units_per_annotator: NDArray[np.float64]
+    unaligned: NDArray[np.bool_]
 
     @property
     def per_task(self) -> NDArray[np.float64]:
@@ -189,6 +193,17 @@ PAIRS_AT_ONCE = 4_000_000
 UNITS_AT_ONCE = 100_000
 """Units whose neighbours within reach are found at once at most (a project's continua, a chunk at a time)."""
 
+MAX_GROUPS = 1 << 16
+"""Candidate unitary alignments of one component of units within reach, at most, counted before any is built: the
+product over its annotators of one more than their units there. The exact best alignment enumerates them, so a
+place where n annotators each marked one unit has 2^n: 16 annotators agreeing on a span are aligned (65,536 groups,
+half a second on two cores), and a continuum with a larger component is left unaligned (its disorder not defined)
+rather than take the machine's memory (30 annotators would need 2^30 groups)."""
+
+UNALIGNED_REASON = (f"units there overlap among too many annotators to align exactly (over {MAX_GROUPS:,} candidate "
+                    "groups)")
+"""Why a continuum is left unaligned, as the end of a sentence."""
+
 
 def _components_within_reach(doc: NDArray[np.intp], annotator: NDArray[np.intp], start: NDArray[np.float64],
                              end: NDArray[np.float64], label: NDArray[np.intp], *, reach: float, alpha: float,
@@ -260,8 +275,8 @@ def _disorders(doc: NDArray[np.intp], annotator: NDArray[np.intp], start: NDArra
     """
     size = np.bincount(doc, minlength=len(n_annotators))
     total = np.zeros(len(n_annotators))
+    unaligned = np.zeros(len(n_annotators), dtype=bool)
     defined = (n_annotators >= 2) & (size > 0)
-    weight = np.where(defined, size / np.maximum(n_annotators, 1), 0.0)
     bounds = np.concatenate([[0], np.cumsum(size)])
     options = {"alpha": alpha, "beta": beta, "delta_empty": delta_empty, "label_distance": label_distance}
     for n in np.unique(n_annotators[defined]).tolist():
@@ -269,24 +284,37 @@ def _disorders(doc: NDArray[np.intp], annotator: NDArray[np.intp], start: NDArra
         cuts = block_edges(size[docs], at_most=UNITS_AT_ONCE)
         for first_doc, last_doc in pairwise(cuts):  # continua of at most about UNITS_AT_ONCE units
             chunk = docs[first_doc:last_doc]
-            owner, disorder = _component_disorders(ranges(bounds[chunk], size[chunk]), doc, annotator, start, end,
-                                                   label, n_annotators=n, **options)
+            owner, disorder, left = _component_disorders(ranges(bounds[chunk], size[chunk]), doc, annotator, start,
+                                                         end, label, n_annotators=n, **options)
             total += np.bincount(owner, weights=disorder, minlength=len(total))
-    return ObservedDisorder(total, weight)
+            unaligned[left] = True
+    total[unaligned] = 0.0
+    weight = np.where(defined & ~unaligned, size / np.maximum(n_annotators, 1), 0.0)
+    return ObservedDisorder(total, weight, unaligned)
 
 
 def _component_disorders(units: NDArray[np.intp], doc: NDArray[np.intp], annotator: NDArray[np.intp],
                          start: NDArray[np.float64], end: NDArray[np.float64], label: NDArray[np.intp], *,
                          n_annotators: int, alpha: float, beta: float, delta_empty: float,
-                         label_distance: ArrayLike | None) -> tuple[NDArray[np.intp], NDArray[np.float64]]:
+                         label_distance: ArrayLike | None
+                         ) -> tuple[NDArray[np.intp], NDArray[np.float64], NDArray[np.intp]]:
     """Each component's continuum and best-alignment disorder, for components of units within reach.
 
     The components of units within reach of each other among ``units`` (continua of ``n_annotators``), aligned a chunk
     of at most about :data:`PAIRS_AT_ONCE` pairs at a time. A continuum's disorder is the sum over its components.
+    A component of more than :data:`MAX_GROUPS` candidate groups is not aligned: the third array holds the
+    continua of such components.
     """
     options = {"alpha": alpha, "beta": beta, "delta_empty": delta_empty, "label_distance": label_distance}
     component = _components_within_reach(doc[units], annotator[units], start[units], end[units], label[units],
                                          reach=alignment_reach(n_annotators, delta_empty=delta_empty), **options)
+    n_components = int(component.max()) + 1 if len(component) else 0
+    held = np.bincount(component * n_annotators + annotator[units], minlength=n_components * n_annotators)
+    groups = np.log1p(held.reshape(n_components, n_annotators)).sum(axis=1)  # log of the candidates' bound
+    too_many = groups > np.log(MAX_GROUPS) + 1e-9
+    left = np.unique(doc[units[too_many[component]]])
+    kept = ~too_many[component]
+    units, component = units[kept], np.unique(component[kept], return_inverse=True)[1].astype(np.intp)
     units = units[np.argsort(component, kind="stable")]  # components end to end
     part = np.bincount(component).astype(np.intp)
     owner = doc[units[np.cumsum(part) - part]]
@@ -300,7 +328,7 @@ def _component_disorders(units: NDArray[np.intp], doc: NDArray[np.intp], annotat
         cost = _pair_dissimilarity(s[row], e[row], code[row], s[column], e[column], code[column], **options)
         disorder[first:last] = alignment_totals(annotator[chunk], part[first:last], cost, n_annotators=n_annotators,
                                                 delta_empty=delta_empty, connected=True)
-    return owner, disorder
+    return owner, disorder, left
 
 
 def observed_disorder(units: Units, *, alpha: float = 1.0, beta: float = 1.0, delta_empty: float = 1.0,
@@ -338,9 +366,13 @@ def observed_disorder(units: Units, *, alpha: float = 1.0, beta: float = 1.0, de
     doc = units.doc[order]
     # each unit's annotator coded among those who annotated its continuum (a unit's annotator always did)
     rank = np.cumsum(units.present, axis=1, dtype=np.int32) - 1
-    return _disorders(doc, rank[doc, units.annotator[order]].astype(np.intp), units.start[order], units.end[order],
-                      units.label[order], units.present.sum(axis=1), alpha=alpha, beta=beta, delta_empty=delta_empty,
-                      label_distance=label_distance)
+    disorder = _disorders(doc, rank[doc, units.annotator[order]].astype(np.intp), units.start[order],
+                          units.end[order], units.label[order], units.present.sum(axis=1), alpha=alpha, beta=beta,
+                          delta_empty=delta_empty, label_distance=label_distance)
+    if (n_left := int(disorder.unaligned.sum())) > 0:
+        warn_undefined(f"The best-alignment disorder of {n_left} continu{'um' if n_left == 1 else 'a'}",
+                       UNALIGNED_REASON)
+    return disorder
 
 
 @dataclass(frozen=True)
@@ -409,8 +441,8 @@ def _sample(statistics: _Statistics, n_annotators: NDArray[np.intp], rng: np.ran
 
 
 def expected_disorder(units: Units, *, n_samples: int = 30, seed: int = 0, max_docs: int = 100, alpha: float = 1.0,
-                      beta: float = 1.0, delta_empty: float = 1.0,
-                      label_distance: ArrayLike | None = None) -> ExpectedDisorder:
+                      beta: float = 1.0, delta_empty: float = 1.0, label_distance: ArrayLike | None = None,
+                      leave_out: ArrayLike | None = None) -> ExpectedDisorder:
     """The expected disorder ``D_e``: the mean disorder of continua sampled with the corpus's statistics.
 
     Mathet et al. (2015), §5.2, statistical sampling as pygamma-agreement's default sampler does it: every
@@ -432,6 +464,9 @@ def expected_disorder(units: Units, *, n_samples: int = 30, seed: int = 0, max_d
         The most continua in one sampled corpus.
     alpha, beta, delta_empty, label_distance
         See :func:`dissimilarity`.
+    leave_out : array_like of bool, with shape (n_docs,), optional
+        Continua left out of the corpus's statistics and of the sampled corpora's shape: those
+        :func:`observed_disorder` left ``unaligned``, so that ``D_e`` is sampled from the corpus ``D_o`` measures.
 
     Returns
     -------
@@ -439,6 +474,9 @@ def expected_disorder(units: Units, *, n_samples: int = 30, seed: int = 0, max_d
     """
     if n_samples < 1:
         raise ValueError(f"The expected disorder needs at least one sample, not {n_samples}.")
+    if leave_out is not None and np.any(leave_out):
+        left = np.asarray(leave_out, dtype=bool)
+        units = replace(units.select(~left[units.doc]), present=units.present & ~left[:, None])
     counts = units.present.sum(axis=1)
     eligible = np.sort(counts[counts >= 2])  # only how many annotators each has matters: sorted, order is moot
     if units.n_units == 0 or len(eligible) == 0:
@@ -459,6 +497,10 @@ def expected_disorder(units: Units, *, n_samples: int = 30, seed: int = 0, max_d
     doc, who, start, end, label = (np.concatenate(column) for column in zip(*parts, strict=True))
     disorders = _disorders(doc, who, start, end, label, np.concatenate(sizes), alpha=alpha, beta=beta,
                            delta_empty=delta_empty, label_distance=label_distance)
+    if disorders.unaligned.any():  # a sample left out would bias the mean: nothing is sampled rather
+        value = warn_undefined("Gamma's expected disorder", f"in {int(disorders.unaligned.sum())} of the sampled "
+                                                            f"continua, {UNALIGNED_REASON}")
+        return ExpectedDisorder(value, value, value, value, np.full(n_samples, np.nan), seed)
     within = np.concatenate(corpus)
     samples = (np.bincount(within, weights=disorders.total, minlength=n_samples)
                / np.bincount(within, weights=disorders.units_per_annotator, minlength=n_samples))

@@ -16,7 +16,7 @@ from plugin.settings import ScoringOptions
 from plugin.state.project import ProjectScores
 from plugin.state.flags import flag_rule
 from plugin.state.scoring import named_rows
-from plugin.state.spans import unitizing_caveat
+from plugin.state.spans import gamma_caveat, unitizing_caveat
 
 __all__ = ["saved_state_lines", "summary_text", "sync_summary"]
 
@@ -79,12 +79,14 @@ def _span_lines(name: str, spans: Mapping[str, Any] | None) -> list[str]:
     gamma = spans["gamma"]
     interval = f" [{_fmt(gamma['low'])}, {_fmt(gamma['high'])}]" if gamma["value"] is not None else ""
     caveat = unitizing_caveat(int(spans["unitizing_alpha"].get("most_annotators", 0)))
+    left_out = gamma_caveat(int(gamma.get("n_unaligned_tasks", 0)))
     return [(f"{name}: pairwise F1 {_fmt(exact['mean'])} exact, {_fmt(overlap['mean'])} with overlap (Jaccard "
             f">= {overlap['jaccard']:.2f}), mean over {len(exact['pairs'])} annotator pairs; unitizing alpha "
             f"{_fmt(spans['unitizing_alpha']['value'])}{f' ({caveat})' if caveat else ''}, u-alpha "
             f"{_fmt(spans['u_alpha']['value'])}."),
             (f"{name}: gamma {_fmt(gamma['value'])}{interval} (expected disorder from {gamma['n_samples']} sampled "
-            f"corpora, seed {gamma['seed']}), over {spans['n_units']} spans on {spans['n_continua']} continua.")]
+            f"corpora, seed {gamma['seed']}), over {spans['n_units']} spans on {spans['n_continua']} continua"
+            f"{f'; it {left_out}' if left_out else ''}.")]
 
 
 def reference_lines(name: str, references: Mapping[str, Any] | None) -> list[str]:

@@ -45,7 +45,7 @@ from plugin.settings import MappingOptions, ReportOptions
 from plugin.state.flags import flag_rule
 from plugin.state.project import ProjectScores, ProjectSnapshot
 from plugin.state.scoring import ControlScore, is_wide, name_of
-from plugin.state.spans import unitizing_caveat
+from plugin.state.spans import gamma_caveat, unitizing_caveat
 
 __all__ = ["SPAN_MEASURES", "Report", "aligned_caveat", "build_report", "distinct_names", "span_caveats",
            "span_offsets", "span_unit"]
@@ -454,12 +454,16 @@ def span_caveats(spans: Mapping[str, Any], mapping: MappingOptions) -> dict[str,
 
     SPA and alpha on aligned items count boundaries as the alignment does (:func:`aligned_caveat`); the 1995/2004
     unitizing alpha is unreliable with more than two annotators on a continuum
-    (:func:`plugin.state.spans.unitizing_caveat`).
+    (:func:`plugin.state.spans.unitizing_caveat`); gamma may leave out tasks it cannot align
+    (:func:`plugin.state.spans.gamma_caveat`).
     """
     out = {"spa": aligned_caveat(mapping), "alpha": aligned_caveat(mapping)}
     unitizing = unitizing_caveat(int(spans["unitizing_alpha"].get("most_annotators", 0)))
     if unitizing is not None:
         out["unitizing_alpha"] = unitizing
+    left_out = gamma_caveat(int(spans["gamma"].get("n_unaligned_tasks", 0)))
+    if left_out is not None:
+        out["gamma"] = left_out
     return out
 
 

@@ -579,6 +579,8 @@ class ProjectState:
         # every task was scored just above
         observed = self._each_scored("summing up", lambda _, control: control.spans.observed(),  # type: ignore
                                      among=spans)
+        unaligned = self._each_scored("summing up", lambda _, control: control.spans.unaligned(),  # type: ignore
+                                      among=spans)
         mapped = self.mapped(span_rows=False, built=built, coded=coded)
         inputs, authors = self.reference_inputs()
         times = self.annotation_times()  # every counted annotation: their number and annotators are read from it
@@ -587,6 +589,7 @@ class ProjectState:
                                annotators=tuple(sorted(times["annotator"].unique().tolist())),
                                config=self.config_remarks(), times=times,
                                scoring=self.scoring, mapping=self.mapping, expected=expected, observed=observed,
+                               unaligned=unaligned,
                                span_f1={name: spans.f1 for name, spans in built.items()},
                                references={name: rows for name, (rows, _, _) in inputs.items()},
                                reference_authors=authors,

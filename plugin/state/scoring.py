@@ -472,6 +472,7 @@ def _lengths_source(mapped: MappedControl, units: Units) -> str:
 
 def span_scores(mapped: MappedControl, options: ScoringOptions, *, span_jaccard: float = 0.5,
                 expected: ExpectedDisorder | None = None, observed: float | None = None,
+                unaligned: int | None = None,
                 f1_counts: Mapping[str, SpanF1] | None = None) -> dict[str, Any] | None:
     """The span measures of a span-like control over the project, or None for another control.
 
@@ -495,7 +496,10 @@ def span_scores(mapped: MappedControl, options: ScoringOptions, *, span_jaccard:
       it sampled with ``options``' gamma settings; otherwise sampled here) and
       the observed disorder (``observed``, when the caller holds every task's
       best alignment: the summed disorders over the summed units per
-      annotator, the same sums; otherwise aligned here).
+      annotator, the same sums, with the tasks it leaves ``unaligned``;
+      otherwise aligned here), and ``n_unaligned_tasks``, the tasks whose
+      spans overlap among too many annotators to align exactly
+      (:data:`agreement.gamma.MAX_GROUPS`), left out of the observed disorder.
 
     Every number goes through :func:`number` (None when undefined).
     """
@@ -508,10 +512,15 @@ def span_scores(mapped: MappedControl, options: ScoringOptions, *, span_jaccard:
     unitizing = unitizing_alpha(units)
     family = u_alpha(units)
     dissimilarity = {"alpha": options.gamma_alpha, "beta": options.gamma_beta, "delta_empty": options.gamma_empty}
+    if observed is None:
+        disorder = observed_disorder(units, **dissimilarity)
+        observed = disorder.value
+        unaligned = len({units.docs[doc][0] for doc in np.flatnonzero(disorder.unaligned).tolist()})
+        if expected is None:  # sampled from the corpus the observed disorder measures
+            expected = expected_disorder(units, n_samples=options.gamma_samples, seed=options.gamma_seed,
+                                         leave_out=disorder.unaligned, **dissimilarity)
     if expected is None:
         expected = expected_disorder(units, n_samples=options.gamma_samples, seed=options.gamma_seed, **dissimilarity)
-    if observed is None:
-        observed = observed_disorder(units, **dissimilarity).value
     result = gamma_of(observed, expected)
     return {
         "f1": f1,
@@ -525,20 +534,21 @@ def span_scores(mapped: MappedControl, options: ScoringOptions, *, span_jaccard:
         "u_alpha": {"value": number(family.value), "binary": number(family.binary), "coding": number(family.coding)},
         "gamma": {"value": number(result.value), "observed": number(result.observed),
                   "expected": number(result.expected), "low": number(result.low), "high": number(result.high),
-                  "seed": result.seed, "n_samples": result.n_samples},
+                  "seed": result.seed, "n_samples": result.n_samples, "n_unaligned_tasks": unaligned or 0},
         "n_units": units.n_units, "n_continua": len(units.docs), "lengths": _lengths_source(mapped, units),
     }
 
 
 def score_control(mapped: MappedControl, options: ScoringOptions, *, span_jaccard: float = 0.5,
                   expected: ExpectedDisorder | None = None, observed: float | None = None,
-                  f1_counts: Mapping[str, SpanF1] | None = None) -> ControlScore:
+                  unaligned: int | None = None, f1_counts: Mapping[str, SpanF1] | None = None) -> ControlScore:
     """Score one mapped control for the project (the tasks are scored by :mod:`plugin.state.project`).
 
     Undefined measures become None; their warnings are expected while few
     annotations exist and are not re-emitted. A span-like control also gets
     :func:`span_scores` (``span_jaccard`` for overlap F1, ``expected`` and
-    ``observed`` gamma's disorders and ``f1_counts`` the F1 counts when the caller holds them).
+    ``observed`` gamma's disorders with the tasks the latter leaves ``unaligned``, and ``f1_counts`` the F1 counts
+    when the caller holds them).
     """
     control = mapped.control
     if is_wide(mapped):
@@ -573,7 +583,7 @@ def score_control(mapped: MappedControl, options: ScoringOptions, *, span_jaccar
             augmented=_augmented(mapped),
             labels=_per_label(mapped, counts) if is_label_set(mapped) else None,
             spans=span_scores(mapped, options, span_jaccard=span_jaccard, expected=expected, observed=observed,
-                              f1_counts=f1_counts),
+                              unaligned=unaligned, f1_counts=f1_counts),
         )
 
 

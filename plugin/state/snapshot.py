@@ -87,6 +87,9 @@ class ProjectSnapshot:
     observed : dict of str to float
         Per span-like control, gamma's observed disorder from every task's
         held best alignment (so that no task is aligned twice).
+    unaligned : dict of str to int
+        Per span-like control, the tasks that disorder leaves out (their spans
+        overlap among too many annotators to align exactly).
     span_f1 : dict of str to dict
         Per span-like control whose tasks were all scored in one block when
         the snapshot was taken: per match, the pairwise F1 counts of every
@@ -113,6 +116,7 @@ class ProjectSnapshot:
     mapping: MappingOptions = field(default_factory=MappingOptions)
     expected: dict[str, ExpectedDisorder] = field(default_factory=dict)
     observed: dict[str, float] = field(default_factory=dict)
+    unaligned: dict[str, int] = field(default_factory=dict)
     span_f1: dict[str, dict[str, SpanF1]] = field(default_factory=dict, compare=False)
     references: dict[str, tuple[tuple[Any, ...], ...]] = field(default_factory=dict)
     reference_authors: dict[int, str] = field(default_factory=dict)
@@ -138,6 +142,7 @@ class ProjectSnapshot:
             score = contained(lambda: replace(
                 score_control(mapped, self.scoring, span_jaccard=self.mapping.span_jaccard,
                               expected=self.expected.get(name), observed=self.observed.get(name),
+                              unaligned=self.unaligned.get(name),
                               f1_counts=self.span_f1.get(name)),
                 references=self.reference_scores(name), consensus=self.consensus.get(name)),
                 where=f"scoring {mapped.control.describe()}")

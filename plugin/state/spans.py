@@ -47,7 +47,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from agreement import UndefinedMeasureWarning
-from agreement.gamma import ExpectedDisorder, expected_disorder, observed_disorder
+from agreement.gamma import UNALIGNED_REASON, ExpectedDisorder, expected_disorder, observed_disorder
 from agreement.ranges import block_edges, ranges
 from agreement.span_f1 import SpanF1, span_f1
 from agreement.uniques import unique_counts, unique_inverse
@@ -59,7 +59,8 @@ from plugin.settings import MappingOptions, ScoringOptions
 from plugin.state.codes import NARROW, Interned, pack_floats, stack_numbers, unpack_numbers
 from plugin.state.scoring import number, rounded
 
-__all__ = ["MATCHES", "ScoredSpans", "ScoredTasks", "SpanTasks", "TaskSpans", "pair_f1", "unitizing_caveat"]
+__all__ = ["MATCHES", "ScoredSpans", "ScoredTasks", "SpanTasks", "TaskSpans", "gamma_caveat", "pair_f1",
+           "unitizing_caveat"]
 
 MATCHES = ("exact", "overlap")
 Pair = tuple[str, str]
@@ -75,6 +76,18 @@ def pair_f1(counts: Mapping[Pair, tuple[int, int]]) -> float:
     0.75
     """
     return _mean_defined([2.0 * tp / total if total > 0 else math.nan for tp, total in counts.values()])
+
+
+def gamma_caveat(n_unaligned_tasks: int) -> str | None:
+    """Which tasks gamma leaves out, in words; None where it leaves out none.
+
+    >>> gamma_caveat(0) is None, gamma_caveat(2)
+    (True, 'leaves out 2 tasks: units there overlap among too many annotators to align exactly (over 65,536 \
+candidate groups)')
+    """
+    if n_unaligned_tasks <= 0:
+        return None
+    return f"leaves out {n_unaligned_tasks} task{'' if n_unaligned_tasks == 1 else 's'}: {UNALIGNED_REASON}"
 
 
 def unitizing_caveat(most_annotators: int) -> str | None:
@@ -628,13 +641,20 @@ class SpanTasks:
         return [tasks[lo:hi] for lo, hi in pairwise(edges)]
 
     def _expected(self, scoring: ScoringOptions, units: Units | None = None) -> ExpectedDisorder:
-        """The expected disorder sampled from every task's units (``units``, when the caller just built them)."""
+        """The expected disorder sampled from every task's units (``units``, when the caller just built them).
+
+        Tasks left unaligned (:meth:`unaligned`) are left out of it too: ``D_e`` is sampled from the tasks ``D_o``
+        measures.
+        """
         units = self.units(sorted(self.tasks)) if units is None else units
+        held = list(self.scored)
+        left = np.array(held, dtype=np.int64)[np.isnan(self.scored.heads(held)[:, 0])] if held else []
+        task_of = np.array([task for task, _ in units.docs], dtype=np.int64)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UndefinedMeasureWarning)
             return expected_disorder(units, n_samples=scoring.gamma_samples, seed=scoring.gamma_seed,
                                      alpha=scoring.gamma_alpha, beta=scoring.gamma_beta,
-                                     delta_empty=scoring.gamma_empty)
+                                     delta_empty=scoring.gamma_empty, leave_out=np.isin(task_of, left))
 
     def _score(self, tasks: list[int], mapping: MappingOptions, scoring: ScoringOptions) -> ScoredSpans | None:
         """Score ``tasks`` in one vectorized call per measure.
@@ -681,6 +701,8 @@ class SpanTasks:
         defined = disorder.units_per_annotator > 0
         totals = np.bincount(place, weights=np.where(defined, disorder.total, 0.0), minlength=len(tasks))
         weights = np.bincount(place, weights=disorder.units_per_annotator, minlength=len(tasks))
+        unaligned = np.bincount(place, weights=disorder.unaligned, minlength=len(tasks)) > 0
+        totals[unaligned], weights[unaligned] = np.nan, 0.0  # held as NaN: counted by :meth:`unaligned`
         f1 = [_means_defined(np.where(sums[2 * m + 1] > 0, 2.0 * sums[2 * m] / np.maximum(sums[2 * m + 1], 1),
                                       np.nan), owner, len(tasks))
               for m in range(len(MATCHES))]  # pair_f1's mean over each task's pairs
@@ -692,12 +714,20 @@ class SpanTasks:
         """The project's observed disorder from the tasks' held best alignments; NaN if none is defined.
 
         It is their summed disorders over their summed units per annotator
-        (:attr:`agreement.gamma.ObservedDisorder.value`'s sums). Every task must be scored (:meth:`task_scores`
-        over every task).
+        (:attr:`agreement.gamma.ObservedDisorder.value`'s sums), tasks left unaligned (:meth:`unaligned`) left
+        out. Every task must be scored (:meth:`task_scores` over every task).
         """
         heads = self.scored.heads(list(self.scored))
         weight = sum(heads[:, 1].tolist())
-        return sum(heads[:, 0].tolist()) / weight if weight > 0 else math.nan
+        return sum(np.nan_to_num(heads[:, 0]).tolist()) / weight if weight > 0 else math.nan
+
+    def unaligned(self) -> int:
+        """Tasks left out of the observed disorder: their spans overlap among too many annotators to align exactly.
+
+        Their disorder is held as NaN (:data:`agreement.gamma.MAX_GROUPS`). Every task must be scored, as for
+        :meth:`observed`.
+        """
+        return int(np.isnan(self.scored.heads(list(self.scored))[:, 0]).sum())
 
     def live_f1(self, mapping: MappingOptions, scoring: ScoringOptions) -> dict[str, float | None]:
         """The project's pairwise F1, exact and overlap: the mean over pairs of the running sums' F1.

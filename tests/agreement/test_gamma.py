@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from agreement.alignment import best_alignment
 from agreement.gamma import (
+    MAX_GROUPS,
     _components_within_reach,
     _sample,
     _statistics,
@@ -303,3 +304,37 @@ def test_a_long_unit_costs_its_own_pairs_not_every_pair_of_its_continuum():
     # units, 40 apart from one another's ends, stand alone
     assert len(set(component[annotator != 0].tolist())) == 1
     assert len(set(component.tolist())) == 1 + n // 3
+
+
+def _crowd(n_annotators):
+    """Continuum 1: ``n_annotators`` marking one span alike; continuum 2: three annotators, a boundary apart."""
+    rows = [{"doc": 1, "annotator": f"a{k}", "label": "x", "start": 10, "end": 20} for k in range(n_annotators)]
+    rows += [{"doc": 2, "annotator": f"a{k}", "label": "x" if k else "y", "start": 10 + (k % 2), "end": 20}
+             for k in range(3)]
+    return units_from_frame(pd.DataFrame(rows))
+
+
+def test_a_place_too_many_annotators_share_is_left_unaligned_with_a_warning_not_aligned_at_any_cost():
+    # n annotators on one place have 2^n candidate unitary alignments: 16 are aligned (65,536), 17 are not (the
+    # enumeration once asked for gigabytes with 30); the other continuum's disorder is as it is alone
+    assert MAX_GROUPS == 2 ** 16
+    alone = observed_disorder(_crowd(0))
+    aligned = observed_disorder(_crowd(16))
+    assert not aligned.unaligned.any() and aligned.per_task[0] == 0.0
+    with pytest.warns(UndefinedMeasureWarning, match="disorder of 1 continuum is undefined: units there overlap "
+                                                     "among too many annotators to align exactly"):
+        left = observed_disorder(_crowd(17))
+    assert left.unaligned.tolist() == [True, False] and np.isnan(left.per_task[0])
+    assert left.per_task[1] == pytest.approx(alone.per_task[-1], abs=1e-12)
+    assert left.value == pytest.approx(alone.value, abs=1e-12)  # the corpus's value over the continua aligned
+
+
+def test_the_expected_disorder_leaving_continua_out_is_that_of_the_corpus_without_them():
+    units = _crowd(17)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedMeasureWarning)
+        left = observed_disorder(units).unaligned
+    kept = expected_disorder(units, n_samples=5, seed=3, leave_out=left)
+    alone = expected_disorder(_crowd(0), n_samples=5, seed=3)
+    assert kept.value == pytest.approx(alone.value, rel=1e-12)
+    np.testing.assert_allclose(kept.samples, alone.samples, rtol=1e-12)

@@ -348,3 +348,39 @@ def test_the_matched_spans_of_every_task_at_once_are_each_task_s_pair_counts_sum
     assert scored.matched([1], "overlap").tolist() == [[6, 8, 3]]
     assert scored.matched([1], "exact").tolist() == [[2, 8, 3]]
     assert scored.matched([], "exact").shape == (0, 3)
+
+
+def test_a_task_whose_spans_too_many_annotators_share_is_left_out_of_gamma_with_a_note():
+    """Twenty annotators marking one span would need 2^20 candidate groups to align exactly: that task has no gamma
+    and the project's observed disorder is that of the other tasks, said in the scores, the summary and the report
+    (rather than the machine's memory taken: 30 annotators once asked for gigabytes)."""
+    from plugin.report.tables import build_report
+    from plugin.state.scoring import span_scores
+    from plugin.summary import _span_lines
+
+    crowd = _task(1, {who: [(0, 12, "PER")] for who in range(1, 21)})
+    rest = [_task(2, {1: [(0, 12, "PER")], 2: [(0, 10, "PER")], 3: [(21, 26, "LOC")]}),
+            _task(3, {1: [(21, 26, "LOC")], 2: [(21, 26, "LOC")], 3: [(21, 26, "ORG")]})]
+    state, without = _state([crowd, *rest]), _state(rest)
+    snapshot = state.snapshot()
+    assert snapshot.unaligned == {"label": 1}
+    assert snapshot.observed["label"] == pytest.approx(without.snapshot().observed["label"], rel=1e-12)
+    spans = snapshot.scores().controls["label"].spans
+    assert spans["gamma"]["n_unaligned_tasks"] == 1 and spans["gamma"]["value"] is not None
+    assert spans["gamma"]["value"] == without.scores().controls["label"].spans["gamma"]["value"]  # D_e too
+    mapped = snapshot.mapped["label"]
+    assert span_scores(mapped, ScoringOptions())["gamma"]["n_unaligned_tasks"] == 1  # aligned there, not held
+    tasks = state.task_scores()
+    assert tasks[1].controls["label"]["gamma"] is None
+    assert all(tasks[t].controls["label"]["gamma"] is not None for t in (2, 3))
+    note = ("leaves out 1 task: units there overlap among too many annotators to align exactly (over 65,536 "
+            "candidate groups)")
+    assert _span_lines("label", spans)[1].endswith(f"; it {note}.")
+    measures = build_report(snapshot, source="t", generated_at="now").span_measures.set_index("measure")
+    assert measures.loc["gamma", "caveat"] == note
+    live = _state([])
+    for task in (rest[0], crowd, rest[1]):
+        live.set_task(task)
+        live.task_scores([task["id"]])
+    assert _canonical(live) == _canonical(state)
+    assert live.snapshot().unaligned == {"label": 1}
