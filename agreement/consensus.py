@@ -195,10 +195,16 @@ def _log_terms(confusion: NDArray[np.float64], w: NDArray[np.intp], l_: NDArray[
 
 
 def _e_step(priors: NDArray[np.float64], logs: NDArray[np.float64], i: NDArray[np.intp], n_i: int,
-            known: NDArray[np.intp]) -> NDArray[np.float64]:
-    """Each item's posterior (E-step); items with a known label keep it."""
+            known: NDArray[np.intp], *, in_play: NDArray[np.bool_] | None = None) -> NDArray[np.float64]:
+    """Each item's posterior (E-step); items with a known label keep it.
+
+    A label out of ``in_play`` (nobody said it and no annotated item is known to have it) gets none: without it,
+    the prior's clip would give it about ``CLIP``, and a code nobody said would move the fit.
+    """
     n_k = len(priors)
     log_priors = np.log(np.maximum(priors, CLIP))
+    if in_play is not None:
+        log_priors[~in_play] = -np.inf
     scores = np.empty((n_i, n_k))
     for k in range(n_k):
         scores[:, k] = np.bincount(i, weights=logs[:, k], minlength=n_i)
@@ -373,20 +379,24 @@ def dawid_skene(items: ArrayLike, annotators: ArrayLike, labels: ArrayLike, *, n
     known_codes = np.full(n_i, -1, dtype=np.intp) if known is None else np.asarray(known, dtype=np.intp)
     if known_codes.shape != (n_i,) or (known_codes >= n_l).any() or (known_codes < -1).any():
         raise ValueError(f"known must hold one label code (or -1) for each of the {n_i} items.")
-    pseudo = _prior_matrix(prior, n_l, n_said=np.count_nonzero(np.bincount(l_, minlength=n_l)))
+    said = np.bincount(l_, minlength=n_l) > 0
+    pseudo = _prior_matrix(prior, n_l, n_said=np.count_nonzero(said))
     used = np.bincount(w * n_l + l_, minlength=n_w * n_l) > 0
     item_pattern, weight, known_p, at, pairs = _patterns(i, w * n_l + l_, known_codes, n_i)
     said_w, said_l, n_p = pairs // max(n_l, 1), pairs % max(n_l, 1), len(weight)
+    in_play = said.copy()  # a label somebody said, or that an annotated item is known to have
+    in_play[known_p[known_p >= 0]] = True
     if (start is not None and start.confusion.shape == (n_w, n_l, n_l) and start.priors.shape == (n_l,)
             and (start.confusion[said_w, :, said_l] > 0).any(axis=1).all()):  # every answer now possible then
-        posterior = _e_step(start.priors, _log_terms(start.confusion, said_w, said_l), at, n_p, known_p)
+        posterior = _e_step(start.priors, _log_terms(start.confusion, said_w, said_l), at, n_p, known_p,
+                            in_play=in_play)
     else:
         posterior = _with_known(majority_vote(at, said_l, n_items=n_p, n_labels=n_l).posterior, known_p)
     priors = _priors(posterior, weight) if n_p else np.zeros(n_l)
     confusion = _m_step(posterior, at, weight, pairs, used, n_w, n_l, pseudo)
     loss, steps, converged = -np.inf, 0, False
     while steps < n_iter and n_p:
-        posterior = _e_step(priors, _log_terms(confusion, said_w, said_l), at, n_p, known_p)
+        posterior = _e_step(priors, _log_terms(confusion, said_w, said_l), at, n_p, known_p, in_play=in_play)
         priors = _priors(posterior, weight)
         confusion = _m_step(posterior, at, weight, pairs, used, n_w, n_l, pseudo)
         steps += 1
