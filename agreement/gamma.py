@@ -32,6 +32,7 @@ from scipy import sparse
 from scipy.sparse.csgraph import connected_components
 
 from agreement.alignment import alignment_reach, alignment_totals, matrix_entries
+from agreement.set_partition import CROWDED_REASON, too_many_candidates
 from agreement.ranges import block_edges, ranges
 from agreement.undefined import warn_undefined
 from agreement.units import Units
@@ -55,8 +56,9 @@ class ObservedDisorder:
         The average number of units per annotator on each continuum; 0 where fewer than two annotators annotated
         it or nobody marked a unit, or it is ``unaligned``, and its disorder is not defined.
     unaligned : ndarray of bool, with shape (n_docs,)
-        Continua left unaligned: a group of their units that overlap would need more than :data:`MAX_GROUPS`
-        candidate unitary alignments (many annotators marking the same place), and no exact best alignment is sought.
+        Continua left unaligned: a group of their units that overlap would need more than
+        :data:`agreement.set_partition.MAX_CANDIDATES` candidate unitary alignments (many annotators marking the
+        same place), and no exact best alignment is sought.
     """
 
     total: NDArray[np.float64]
@@ -193,16 +195,6 @@ PAIRS_AT_ONCE = 4_000_000
 UNITS_AT_ONCE = 100_000
 """Units whose neighbours within reach are found at once at most (a project's continua, a chunk at a time)."""
 
-MAX_GROUPS = 1 << 16
-"""Candidate unitary alignments of one component of units within reach, at most, counted before any is built: the
-product over its annotators of one more than their units there. The exact best alignment enumerates them, so a
-place where n annotators each marked one unit has 2^n: 16 annotators agreeing on a span are aligned (65,536 groups,
-half a second on two cores), and a continuum with a larger component is left unaligned (its disorder not defined)
-rather than take the machine's memory (30 annotators would need 2^30 groups)."""
-
-UNALIGNED_REASON = (f"units there overlap among too many annotators to align exactly (over {MAX_GROUPS:,} candidate "
-                    "groups)")
-"""Why a continuum is left unaligned, as the end of a sentence."""
 
 
 def _components_within_reach(doc: NDArray[np.intp], annotator: NDArray[np.intp], start: NDArray[np.float64],
@@ -302,16 +294,13 @@ def _component_disorders(units: NDArray[np.intp], doc: NDArray[np.intp], annotat
 
     The components of units within reach of each other among ``units`` (continua of ``n_annotators``), aligned a chunk
     of at most about :data:`PAIRS_AT_ONCE` pairs at a time. A continuum's disorder is the sum over its components.
-    A component of more than :data:`MAX_GROUPS` candidate groups is not aligned: the third array holds the
-    continua of such components.
+    A component of more than :data:`agreement.set_partition.MAX_CANDIDATES` candidate groups is not aligned
+    (:func:`agreement.set_partition.too_many_candidates`): the third array holds the continua of such components.
     """
     options = {"alpha": alpha, "beta": beta, "delta_empty": delta_empty, "label_distance": label_distance}
     component = _components_within_reach(doc[units], annotator[units], start[units], end[units], label[units],
                                          reach=alignment_reach(n_annotators, delta_empty=delta_empty), **options)
-    n_components = int(component.max()) + 1 if len(component) else 0
-    held = np.bincount(component * n_annotators + annotator[units], minlength=n_components * n_annotators)
-    groups = np.log1p(held.reshape(n_components, n_annotators)).sum(axis=1)  # log of the candidates' bound
-    too_many = groups > np.log(MAX_GROUPS) + 1e-9
+    too_many = too_many_candidates(component, annotator[units])
     left = np.unique(doc[units[too_many[component]]])
     kept = ~too_many[component]
     units, component = units[kept], np.unique(component[kept], return_inverse=True)[1].astype(np.intp)
@@ -371,7 +360,7 @@ def observed_disorder(units: Units, *, alpha: float = 1.0, beta: float = 1.0, de
                           delta_empty=delta_empty, label_distance=label_distance)
     if (n_left := int(disorder.unaligned.sum())) > 0:
         warn_undefined(f"The best-alignment disorder of {n_left} continu{'um' if n_left == 1 else 'a'}",
-                       UNALIGNED_REASON)
+                       CROWDED_REASON)
     return disorder
 
 
@@ -499,7 +488,7 @@ def expected_disorder(units: Units, *, n_samples: int = 30, seed: int = 0, max_d
                            delta_empty=delta_empty, label_distance=label_distance)
     if disorders.unaligned.any():  # a sample left out would bias the mean: nothing is sampled rather
         value = warn_undefined("Gamma's expected disorder", f"in {int(disorders.unaligned.sum())} of the sampled "
-                                                            f"continua, {UNALIGNED_REASON}")
+                                                            f"continua, {CROWDED_REASON}")
         return ExpectedDisorder(value, value, value, value, np.full(n_samples, np.nan), seed)
     within = np.concatenate(corpus)
     samples = (np.bincount(within, weights=disorders.total, minlength=n_samples)

@@ -20,7 +20,7 @@ from scipy import sparse
 from scipy.optimize import Bounds, LinearConstraint, linprog, milp
 from scipy.sparse.csgraph import connected_components
 
-__all__ = ["solve_set_partition", "unitary_candidates"]
+__all__ = ["solve_set_partition", "too_many_candidates", "unitary_candidates"]
 
 
 def solve_set_partition(incidence: ArrayLike | sparse.spmatrix | sparse.sparray, cost: ArrayLike) -> NDArray[np.bool_]:
@@ -72,6 +72,33 @@ def solve_set_partition(incidence: ArrayLike | sparse.spmatrix | sparse.sparray,
     if large.any():
         chosen[large] = _solve_relaxed(matrix[size[component] > SMALL_COMPONENT][:, large], c[large])
     return chosen
+
+
+MAX_CANDIDATES = 1 << 16
+"""Candidate groups of one component that :func:`unitary_candidates` is asked to build, at most, as bounded by
+:func:`too_many_candidates` before any is built. Where n annotators each marked one unit at one place there are
+2^n: 16 annotators are grouped (65,536 candidates, about half a second on two cores); callers leave a larger
+component out with a reason rather than let it take the machine's memory (30 annotators would need 2^30)."""
+
+CROWDED_REASON = (f"units there overlap among too many annotators to align exactly (over {MAX_CANDIDATES:,} "
+                  "candidate groups)")
+"""Why a component is left out, as the end of a sentence."""
+
+
+def too_many_candidates(component: ArrayLike, annotator: ArrayLike) -> NDArray[np.bool_]:
+    """Whether each component's units could make more than :data:`MAX_CANDIDATES` candidate groups.
+
+    The bound is the product over the component's annotators of one more than their units there (a group holds
+    at most one unit of each). ``component`` and ``annotator`` are each unit's codes; the result has one entry per
+    component code.
+
+    >>> too_many_candidates([0, 0, 0, 0] + [1] * 17, [0, 0, 1, 2] + list(range(17))).tolist()
+    [False, True]
+    """
+    c, a = np.asarray(component, dtype=np.intp), np.asarray(annotator, dtype=np.intp)
+    n_c, n_a = (int(c.max()) + 1, int(a.max()) + 1) if len(c) else (0, 0)
+    held = np.bincount(c * n_a + a, minlength=n_c * n_a).reshape(n_c, n_a)
+    return np.log1p(held).sum(axis=1) > np.log(MAX_CANDIDATES) + 1e-9
 
 
 SMALL_COMPONENT = 10
@@ -250,10 +277,22 @@ def unitary_candidates(annotator: ArrayLike, pair_cost: ArrayLike, *, n_annotato
         Each group's unit of each annotator, -1 for the empty unit. The group of empty units only is left out.
     cost : ndarray of float, with shape (n_groups,)
         Each group's summed pair cost.
+   
+    Raises
+    ------
+    ValueError
+        Where the units that may share a group (a connected component of ``compatible``) could make more than
+        :data:`MAX_CANDIDATES` groups (:func:`too_many_candidates`): they are counted before any is built.
     """
     who = np.asarray(annotator, dtype=np.intp)
     cost_matrix = np.asarray(pair_cost, dtype=float)
     ok = None if compatible is None else np.asarray(compatible, dtype=bool).ravel()
+    if len(who):  # the units that may share a group, component by component, bounded before any group is built
+        linked = np.ones((len(who), len(who)), dtype=bool) if ok is None else ok.reshape(len(who), len(who))
+        component = connected_components(sparse.csr_array(linked), directed=False)[1]
+        if too_many_candidates(component, who).any():
+            raise ValueError(f"These units could make more than {MAX_CANDIDATES:,} candidate groups: too many "
+                             "annotators' units may share a group at one place to enumerate the groups exactly.")
     batch = _Continua(who, np.zeros(len(who), dtype=np.intp), np.array([0, len(who)]), cost_matrix.ravel(), ok)
     members, cost, _ = _candidates(batch, n_annotators=n_annotators, empty_cost=empty_cost, budget=budget)
     return members, cost

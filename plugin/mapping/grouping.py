@@ -13,20 +13,24 @@ The candidate graph splits into connected components, solved one by one: a compo
 annotators (one or two regions always are) is one group, since every similarity is positive; a component of two
 annotators is an assignment problem (:func:`scipy.optimize.linear_sum_assignment`); the others a set partition of
 the candidate groups of :func:`agreement.alignment.unitary_candidates`, solved by a search over subsets for a few
-regions and by :func:`agreement.alignment.solve_set_partition` (HiGHS) for more.
+regions and by :func:`agreement.alignment.solve_set_partition` (HiGHS) for more. A component whose candidate
+groups could number more than :data:`agreement.set_partition.MAX_CANDIDATES` (more than 16 annotators' regions
+overlapping at one place, and not all of them alike) is not grouped: its regions are handed back as crowded.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import NamedTuple
 
 import numpy as np
 from scipy import sparse
 from scipy.optimize import linear_sum_assignment
 
 from agreement.alignment import solve_set_partition, unitary_candidates
+from agreement.set_partition import too_many_candidates
 
-__all__ = ["best_groups"]
+__all__ = ["Grouping", "best_groups"]
 
 
 _SMALL = 12  # components up to this many regions are solved by a search over subsets, not a linear program
@@ -87,7 +91,14 @@ def _component_groups(who: np.ndarray, gain: np.ndarray, ok: np.ndarray) -> list
     return [sorted(int(u) for u in members[g] if u >= 0) for g in chosen]
 
 
-def best_groups(annotator: Sequence[str], candidates: Mapping[tuple[int, int], float]) -> list[list[int]]:
+class Grouping(NamedTuple):
+    """:func:`best_groups`'s answer: the groups, and the units of components too crowded to group exactly."""
+
+    groups: list[list[int]]
+    crowded: list[int]
+
+
+def best_groups(annotator: Sequence[str], candidates: Mapping[tuple[int, int], float]) -> Grouping:
     """Partition units into groups of greatest summed pairwise similarity.
 
     Parameters
@@ -100,16 +111,19 @@ def best_groups(annotator: Sequence[str], candidates: Mapping[tuple[int, int], f
 
     Returns
     -------
-    list of list of int
-        The groups, each ascending, in order of their first unit. Each group holds at most one unit per annotator
+    Grouping
+        ``groups``: each ascending, in order of their first unit. Each group holds at most one unit per annotator
         and only candidate pairs; the grouping maximises the summed similarity of the pairs inside groups. The
         result depends only on the units' order (ties in the optimum are broken by the solvers, deterministically).
+        ``crowded``: the units, ascending, of components that are not a clique and whose candidate groups could
+        number more than :data:`agreement.set_partition.MAX_CANDIDATES` (many annotators' regions overlapping at
+        one place): they are in no group, for the caller to count as left out.
 
     Examples
     --------
     Unit 1 is more similar to 0 than to 2, but matching it with 2 lets 0 match 3:
 
-    >>> best_groups(["a", "b", "a", "b"], {(0, 1): 0.9, (1, 2): 0.8, (0, 3): 0.7})
+    >>> best_groups(["a", "b", "a", "b"], {(0, 1): 0.9, (1, 2): 0.8, (0, 3): 0.7}).groups
     [[0, 3], [1, 2]]
     """
     n = len(annotator)
@@ -132,6 +146,7 @@ def best_groups(annotator: Sequence[str], candidates: Mapping[tuple[int, int], f
     for pair in candidates:
         edges_of.setdefault(find(pair[0]), []).append(pair)
     groups: list[list[int]] = []
+    crowded: list[int] = []
     for key, units in units_of.items():
         m = len(units)
         edges = edges_of.get(key, [])
@@ -146,5 +161,8 @@ def best_groups(annotator: Sequence[str], candidates: Mapping[tuple[int, int], f
         gain[i, j] = gain[j, i] = [candidates[pair] for pair in edges]
         ok[i, j] = ok[j, i] = True
         who = np.array([str(annotator[u]) for u in units])
+        if too_many_candidates(np.zeros(m, dtype=np.intp), np.unique(who, return_inverse=True)[1])[0]:
+            crowded.extend(units)
+            continue
         groups.extend([units[u] for u in group] for group in _component_groups(who, gain, ok))
-    return sorted(groups)
+    return Grouping(sorted(groups), sorted(crowded))

@@ -32,6 +32,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from agreement.set_partition import CROWDED_REASON
 from plugin.mapping.annotations import Skips, Submission
 from plugin.mapping.base import MAX_MAGNITUDE, finite_number, reason
 from plugin.mapping.grouping import best_groups
@@ -173,13 +174,16 @@ def _threshold(a: Family, b: Family, options: MappingOptions) -> float | None:
     return max(first, second)
 
 
-def _groups(regions: list[Region], options: MappingOptions) -> list[list[Region]]:
-    """The grouping of greatest total similarity of regions of one scope; see the module notes."""
+def _groups(regions: list[Region], options: MappingOptions) -> tuple[list[list[Region]], list[Region]]:
+    """The grouping of greatest total similarity of regions of one scope, and the regions too crowded to group.
+
+    See the module notes and :func:`plugin.mapping.grouping.best_groups`.
+    """
     families = {region.geometry.family for region in regions}
     if len(families) == 1 and next(iter(families)).threshold(options) is None:
         equal = _equal_positions(regions)
         if equal is not None:
-            return equal
+            return equal, []
     return _most_similar(regions, options)
 
 
@@ -200,7 +204,7 @@ def _equal_positions(regions: list[Region]) -> list[list[Region]] | None:
     return list(at.values())
 
 
-def _most_similar(regions: list[Region], options: MappingOptions) -> list[list[Region]]:
+def _most_similar(regions: list[Region], options: MappingOptions) -> tuple[list[list[Region]], list[Region]]:
     """Group regions by comparing every two whose bounds meet.
 
     :func:`_groups` by comparing every two regions whose bounds meet, and :func:`best_groups` over the pairs.
@@ -224,7 +228,8 @@ def _most_similar(regions: list[Region], options: MappingOptions) -> list[list[R
                 score = a.geometry.family.similarity(a.geometry.shape, b.geometry.shape)
             if score >= threshold:
                 candidates[(min(i, j), max(i, j))] = score
-    return [[regions[k] for k in group] for group in best_groups([r.annotator for r in regions], candidates)]
+    grouping = best_groups([r.annotator for r in regions], candidates)
+    return [[regions[k] for k in group] for group in grouping.groups], [regions[k] for k in grouping.crowded]
 
 
 def _text(value: Any) -> str:
@@ -256,7 +261,9 @@ def match_regions(task: int, regions: Sequence[Region], control: Control, skips:
     items: list[tuple[str, list[Region]]] = []
     used: set[str] = set()
     for scope in sorted(by_scope, key=repr):
-        groups = _groups(by_scope[scope], options)
+        groups, crowded = _groups(by_scope[scope], options)
+        for _ in crowded:
+            skips.add(reason(control, "region in a crowd", f"{CROWDED_REASON}: left out of the items"))
         for group in sorted(groups, key=lambda g: min(r.order() for r in g)):
             first = min(group, key=Region.order)
             item = f"{task}:{item_key(first)}"

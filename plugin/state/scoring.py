@@ -499,7 +499,7 @@ def span_scores(mapped: MappedControl, options: ScoringOptions, *, span_jaccard:
       annotator, the same sums, with the tasks it leaves ``unaligned``;
       otherwise aligned here), and ``n_unaligned_tasks``, the tasks whose
       spans overlap among too many annotators to align exactly
-      (:data:`agreement.gamma.MAX_GROUPS`), left out of the observed disorder.
+      (:data:`agreement.set_partition.MAX_CANDIDATES`), left out of the observed disorder.
 
     Every number goes through :func:`number` (None when undefined).
     """

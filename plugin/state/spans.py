@@ -47,8 +47,9 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from agreement import UndefinedMeasureWarning
-from agreement.gamma import UNALIGNED_REASON, ExpectedDisorder, expected_disorder, observed_disorder
+from agreement.gamma import ExpectedDisorder, expected_disorder, observed_disorder
 from agreement.ranges import block_edges, ranges
+from agreement.set_partition import CROWDED_REASON
 from agreement.span_f1 import SpanF1, span_f1
 from agreement.uniques import unique_counts, unique_inverse
 from agreement.units import Units
@@ -87,7 +88,7 @@ candidate groups)')
     """
     if n_unaligned_tasks <= 0:
         return None
-    return f"leaves out {n_unaligned_tasks} task{'' if n_unaligned_tasks == 1 else 's'}: {UNALIGNED_REASON}"
+    return f"leaves out {n_unaligned_tasks} task{'' if n_unaligned_tasks == 1 else 's'}: {CROWDED_REASON}"
 
 
 def unitizing_caveat(most_annotators: int) -> str | None:
@@ -724,7 +725,7 @@ class SpanTasks:
     def unaligned(self) -> int:
         """Tasks left out of the observed disorder: their spans overlap among too many annotators to align exactly.
 
-        Their disorder is held as NaN (:data:`agreement.gamma.MAX_GROUPS`). Every task must be scored, as for
+        Their disorder is held as NaN (:data:`agreement.set_partition.MAX_CANDIDATES`). Every task must be scored, as for
         :meth:`observed`.
         """
         return int(np.isnan(self.scored.heads(list(self.scored))[:, 0]).sum())

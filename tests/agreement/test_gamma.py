@@ -16,7 +16,6 @@ from hypothesis import strategies as st
 
 from agreement.alignment import best_alignment
 from agreement.gamma import (
-    MAX_GROUPS,
     _components_within_reach,
     _sample,
     _statistics,
@@ -27,6 +26,7 @@ from agreement.gamma import (
     task_gamma,
     task_gammas,
 )
+from agreement.set_partition import MAX_CANDIDATES
 from agreement.undefined import UndefinedMeasureWarning
 from agreement.units import units_from_frame
 from tests.profiles import examples
@@ -317,7 +317,7 @@ def _crowd(n_annotators):
 def test_a_place_too_many_annotators_share_is_left_unaligned_with_a_warning_not_aligned_at_any_cost():
     # n annotators on one place have 2^n candidate unitary alignments: 16 are aligned (65,536), 17 are not (the
     # enumeration once asked for gigabytes with 30); the other continuum's disorder is as it is alone
-    assert MAX_GROUPS == 2 ** 16
+    assert MAX_CANDIDATES == 2 ** 16
     alone = observed_disorder(_crowd(0))
     aligned = observed_disorder(_crowd(16))
     assert not aligned.unaligned.any() and aligned.per_task[0] == 0.0
