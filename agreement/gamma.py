@@ -32,8 +32,8 @@ from scipy import sparse
 from scipy.sparse.csgraph import connected_components
 
 from agreement.alignment import alignment_reach, alignment_totals, matrix_entries
-from agreement.set_partition import CROWDED_REASON, too_many_candidates
 from agreement.ranges import block_edges, ranges
+from agreement.set_partition import CROWDED_REASON, too_many_candidates
 from agreement.undefined import warn_undefined
 from agreement.units import Units
 
@@ -196,13 +196,14 @@ UNITS_AT_ONCE = 100_000
 """Units whose neighbours within reach are found at once at most (a project's continua, a chunk at a time)."""
 
 
-
 def _components_within_reach(doc: NDArray[np.intp], annotator: NDArray[np.intp], start: NDArray[np.float64],
                              end: NDArray[np.float64], label: NDArray[np.intp], *, reach: float, alpha: float,
-                             beta: float, delta_empty: float, label_distance: ArrayLike | None) -> NDArray[np.intp]:
-    """Each unit's connected component among the units of its continuum.
+                             beta: float, delta_empty: float, label_distance: ArrayLike | None
+                             ) -> tuple[NDArray[np.intp], NDArray[np.intp], NDArray[np.intp]]:
+    """Each unit's connected component among the units of its continuum, and the pairs within reach.
 
-    Two units of different annotators are connected when their dissimilarity is at most ``reach``.
+    Two units of different annotators are connected when their dissimilarity is at most ``reach``; the second and
+    third arrays are those pairs, each once.
 
     Only pairs that can be that near are compared. Since ``d(u, v) >= Δ∅ (α d_pos(u, v) + f)``, with ``f`` the
     least categorical term (0 unless a label distance or β is negative), a pair within reach has
@@ -248,7 +249,7 @@ def _components_within_reach(doc: NDArray[np.intp], annotator: NDArray[np.intp],
         edges.append((u[near], v[near]))
     u, v = (np.concatenate(side) for side in zip(*edges, strict=True)) if edges else (np.zeros(0, np.intp),) * 2
     graph = sparse.coo_array((np.ones(len(u)), (u, v)), shape=(n, n))
-    return connected_components(graph, directed=False)[1].astype(np.intp)
+    return connected_components(graph, directed=False)[1].astype(np.intp), u, v
 
 
 def _disorders(doc: NDArray[np.intp], annotator: NDArray[np.intp], start: NDArray[np.float64],
@@ -298,9 +299,10 @@ def _component_disorders(units: NDArray[np.intp], doc: NDArray[np.intp], annotat
     (:func:`agreement.set_partition.too_many_candidates`): the third array holds the continua of such components.
     """
     options = {"alpha": alpha, "beta": beta, "delta_empty": delta_empty, "label_distance": label_distance}
-    component = _components_within_reach(doc[units], annotator[units], start[units], end[units], label[units],
-                                         reach=alignment_reach(n_annotators, delta_empty=delta_empty), **options)
-    too_many = too_many_candidates(component, annotator[units])
+    reach = alignment_reach(n_annotators, delta_empty=delta_empty)
+    component, pair_u, pair_v = _components_within_reach(doc[units], annotator[units], start[units], end[units],
+                                                         label[units], reach=reach, **options)
+    too_many = too_many_candidates(component, annotator[units], pair_u, pair_v)
     left = np.unique(doc[units[too_many[component]]])
     kept = ~too_many[component]
     units, component = units[kept], np.unique(component[kept], return_inverse=True)[1].astype(np.intp)

@@ -161,7 +161,7 @@ def best_groups(annotator: Sequence[str], candidates: Mapping[tuple[int, int], f
         gain[i, j] = gain[j, i] = [candidates[pair] for pair in edges]
         ok[i, j] = ok[j, i] = True
         who = np.array([str(annotator[u]) for u in units])
-        if too_many_candidates(np.zeros(m, dtype=np.intp), np.unique(who, return_inverse=True)[1])[0]:
+        if too_many_candidates(np.zeros(m, dtype=np.intp), np.unique(who, return_inverse=True)[1], i, j)[0]:
             crowded.extend(units)
             continue
         groups.extend([units[u] for u in group] for group in _component_groups(who, gain, ok))

@@ -293,9 +293,9 @@ def test_a_long_unit_costs_its_own_pairs_not_every_pair_of_its_continuum():
     saved = module.PAIRS_AT_ONCE
     module._pair_dissimilarity, module.PAIRS_AT_ONCE = counting, 2_000
     try:
-        component = _components_within_reach(np.zeros(n + 1, dtype=np.intp), annotator, start, end,
-                                             np.zeros(n + 1, dtype=np.intp), reach=5.0, alpha=1.0, beta=1.0,
-                                             delta_empty=1.0, label_distance=None)
+        component, _, _ = _components_within_reach(np.zeros(n + 1, dtype=np.intp), annotator, start, end,
+                                                   np.zeros(n + 1, dtype=np.intp), reach=5.0, alpha=1.0,
+                                                   beta=1.0, delta_empty=1.0, label_distance=None)
     finally:
         module._pair_dissimilarity, module.PAIRS_AT_ONCE = original, saved
     assert sum(compared) < 4 * n
@@ -338,3 +338,15 @@ def test_the_expected_disorder_leaving_continua_out_is_that_of_the_corpus_withou
     alone = expected_disorder(_crowd(0), n_samples=5, seed=3)
     assert kept.value == pytest.approx(alone.value, rel=1e-12)
     np.testing.assert_allclose(kept.samples, alone.samples, rtol=1e-12)
+
+
+def test_a_sentence_tagged_token_by_token_is_aligned_however_long():
+    # three annotators tag 60 adjacent tokens each (a one-token shift for the third): every token is within reach
+    # of its neighbours, so the whole text is one component of 180 units. Its candidate groups are local, a few
+    # per token: it is aligned, where a bound of the product of the annotators' units (61^3) would refuse it
+    rows = [{"doc": 1, "annotator": f"a{k}", "label": "x", "start": 2 * t + (k == 2), "end": 2 * t + 2 + (k == 2)}
+            for k in range(3) for t in range(60)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UndefinedMeasureWarning)
+        disorder = observed_disorder(units_from_frame(pd.DataFrame(rows)))
+    assert not disorder.unaligned.any() and 0 < disorder.per_task[0] < 1

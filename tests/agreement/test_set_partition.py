@@ -123,3 +123,18 @@ def test_candidates_drop_groups_worse_than_their_units_alone():
     members, cost = unitary_candidates([0, 1], [[0, 2.5], [2.5, 0]], n_annotators=2, empty_cost=1.0, budget=1.0)
     assert sorted(map(tuple, members.tolist())) == [(-1, 1), (0, -1)]
     assert cost.tolist() == [1.0, 1.0]
+
+
+def test_unitary_candidates_refuses_a_crowd_in_one_line_before_building_any_group():
+    # 17 annotators' units all compatible: 2^17 candidate groups, over the bound; 16 are built (2^16 - 1 groups,
+    # the group of empty units left out)
+    for n, groups in ((16, 2 ** 16 - 1), (17, None)):
+        compatible = ~np.eye(n, dtype=bool)
+        if groups is None:
+            with pytest.raises(ValueError, match="more than 65,536 candidate groups"):
+                unitary_candidates(np.arange(n), np.zeros((n, n)), n_annotators=n, empty_cost=0.0,
+                                   compatible=compatible)
+        else:
+            members, _ = unitary_candidates(np.arange(n), np.zeros((n, n)), n_annotators=n, empty_cost=0.0,
+                                            compatible=compatible)
+            assert len(members) == groups
