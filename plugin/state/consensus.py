@@ -293,19 +293,20 @@ class ConsensusFit:
 
     def accuracy(self, people: Mapping[str, str]) -> dict[str, float]:
         """Each annotator's estimated accuracy by name (Dawid-Skene; none for majority vote): ``/status``."""
-        if self.fit is None:
-            return {}
-        values = annotator_accuracy(self.fit)
-        return {people.get(name, name): round(float(values[code]), 4) for code, name in enumerate(self.annotators)
-                if self.fit.confusion[code].any()}
+        values = annotator_accuracy(self.fit) if self.fit is not None else []
+        return {name: round(float(values[code]), 4) for code, name in self._weighed(people)}
 
     def answers(self, people: Mapping[str, str]) -> dict[str, int]:
         """Each annotator's answers the fit weighed, by name (Dawid-Skene; none for majority vote): ``/status``."""
+        counts = self.fit.answers.sum(axis=1) if self.fit is not None else []
+        return {name: round(float(counts[code])) for code, name in self._weighed(people)}
+
+    def _weighed(self, people: Mapping[str, str]) -> list[tuple[int, str]]:
+        """The code and name of each annotator the fit weighs answers of (none for majority vote)."""
         if self.fit is None:
-            return {}
-        counts = self.fit.answers.sum(axis=1)
-        return {people.get(name, name): round(float(counts[code])) for code, name in enumerate(self.annotators)
-                if self.fit.confusion[code].any()}
+            return []
+        return [(code, people.get(name, name)) for code, name in enumerate(self.annotators)
+                if self.fit.confusion[code].any()]
 
 
 def fit_items(rows: np.ndarray, n_items: int, *, known: np.ndarray, method: str, labels: Sequence[Any],

@@ -27,7 +27,8 @@ task is scored and held in between, as the lowest-decile cut is.
 
 :class:`ProjectState` has more than 20 methods because it is the one object every path reads and changes
 (a read, an event's task, the pass's diff, the report's snapshot): each method is one question or one change of
-the same task index and controls, and splitting them would pass the index between objects on every task.
+the same task index and controls, and splitting them would pass the index between objects on every task. The
+module is past 600 lines for the same reason: its one class is every path's view of a project.
 """
 
 from __future__ import annotations
@@ -577,10 +578,10 @@ class ProjectState:
                     if control.spans is not None and control.spans.expected is not None}
         spans = [name for name, control in self.controls.items() if control.spans is not None]
         # every task was scored just above
-        observed = self._each_scored("summing up", lambda _, control: control.spans.observed(),  # type: ignore
-                                     among=spans)
-        unaligned = self._each_scored("summing up", lambda _, control: control.spans.unaligned(),  # type: ignore
+        disorders = self._each_scored("summing up", lambda _, control: control.spans.observed(),  # type: ignore
                                       among=spans)
+        observed = {name: value for name, (value, _) in disorders.items()}
+        unaligned = {name: left for name, (_, left) in disorders.items()}
         mapped = self.mapped(span_rows=False, built=built, coded=coded)
         inputs, authors = self.reference_inputs()
         times = self.annotation_times()  # every counted annotation: their number and annotators are read from it

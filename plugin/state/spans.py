@@ -644,18 +644,18 @@ class SpanTasks:
     def _expected(self, scoring: ScoringOptions, units: Units | None = None) -> ExpectedDisorder:
         """The expected disorder sampled from every task's units (``units``, when the caller just built them).
 
-        Tasks left unaligned (:meth:`unaligned`) are left out of it too: ``D_e`` is sampled from the tasks ``D_o``
-        measures.
+        Tasks left unaligned (see :meth:`observed`) are left out of it too: ``D_e`` is sampled from the tasks
+        ``D_o`` measures.
         """
         units = self.units(sorted(self.tasks)) if units is None else units
         held = list(self.scored)
         left = np.array(held, dtype=np.int64)[np.isnan(self.scored.heads(held)[:, 0])] if held else []
-        task_of = np.array([task for task, _ in units.docs], dtype=np.int64)
+        leave_out = np.isin(np.array([task for task, _ in units.docs], dtype=np.int64), left) if len(left) else None
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UndefinedMeasureWarning)
             return expected_disorder(units, n_samples=scoring.gamma_samples, seed=scoring.gamma_seed,
                                      alpha=scoring.gamma_alpha, beta=scoring.gamma_beta,
-                                     delta_empty=scoring.gamma_empty, leave_out=np.isin(task_of, left))
+                                     delta_empty=scoring.gamma_empty, leave_out=leave_out)
 
     def _score(self, tasks: list[int], mapping: MappingOptions, scoring: ScoringOptions) -> ScoredSpans | None:
         """Score ``tasks`` in one vectorized call per measure.
@@ -703,7 +703,7 @@ class SpanTasks:
         totals = np.bincount(place, weights=np.where(defined, disorder.total, 0.0), minlength=len(tasks))
         weights = np.bincount(place, weights=disorder.units_per_annotator, minlength=len(tasks))
         unaligned = np.bincount(place, weights=disorder.unaligned, minlength=len(tasks)) > 0
-        totals[unaligned], weights[unaligned] = np.nan, 0.0  # held as NaN: counted by :meth:`unaligned`
+        totals[unaligned], weights[unaligned] = np.nan, 0.0  # held as NaN: left out, and counted, by :meth:`observed`
         f1 = [_means_defined(np.where(sums[2 * m + 1] > 0, 2.0 * sums[2 * m] / np.maximum(sums[2 * m + 1], 1),
                                       np.nan), owner, len(tasks))
               for m in range(len(MATCHES))]  # pair_f1's mean over each task's pairs
@@ -711,24 +711,21 @@ class SpanTasks:
                           np.searchsorted(owner, np.arange(len(tasks) + 1)))
         return ScoredSpans(tasks, units, given, dict(zip(MATCHES, found, strict=True)), self.version)
 
-    def observed(self) -> float:
-        """The project's observed disorder from the tasks' held best alignments; NaN if none is defined.
+    def observed(self) -> tuple[float, int]:
+        """The project's observed disorder from the tasks' held best alignments (NaN if none is defined), and the
+        tasks it leaves out.
 
-        It is their summed disorders over their summed units per annotator
-        (:attr:`agreement.gamma.ObservedDisorder.value`'s sums), tasks left unaligned (:meth:`unaligned`) left
-        out. Every task must be scored (:meth:`task_scores` over every task).
+        The disorder is their summed disorders over their summed units per annotator
+        (:attr:`agreement.gamma.ObservedDisorder.value`'s sums). A task whose spans overlap among too many
+        annotators to align exactly has its disorder held as NaN
+        (:data:`agreement.set_partition.MAX_CANDIDATES`): it is left out, and counted. Every task must be scored
+        (:meth:`task_scores` over every task).
         """
         heads = self.scored.heads(list(self.scored))
         weight = sum(heads[:, 1].tolist())
-        return sum(np.nan_to_num(heads[:, 0]).tolist()) / weight if weight > 0 else math.nan
-
-    def unaligned(self) -> int:
-        """Tasks left out of the observed disorder: their spans overlap among too many annotators to align exactly.
-
-        Their disorder is held as NaN (:data:`agreement.set_partition.MAX_CANDIDATES`). Every task must be scored, as for
-        :meth:`observed`.
-        """
-        return int(np.isnan(self.scored.heads(list(self.scored))[:, 0]).sum())
+        unaligned = np.isnan(heads[:, 0])
+        value = sum(heads[~unaligned, 0].tolist()) / weight if weight > 0 else math.nan
+        return value, int(unaligned.sum())
 
     def live_f1(self, mapping: MappingOptions, scoring: ScoringOptions) -> dict[str, float | None]:
         """The project's pairwise F1, exact and overlap: the mean over pairs of the running sums' F1.
